@@ -1,0 +1,51 @@
+# The two commands: `make run` (embedded default) and `make test` (the whole suite).
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: install run test lint typecheck unit services bench serve-prod worker clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## Embedded default: SQLite, in-process tasks, demo data; console + API + MCP on one origin.
+run: install
+	$(PY) manage.py migrate --noinput -v0
+	$(PY) manage.py seed_demo --print-credentials
+	@echo "Console: http://$(HOST):$(PORT)/   API: http://$(HOST):$(PORT)/v1/   MCP: http://$(HOST):$(PORT)/mcp"
+	$(VENV)/bin/uvicorn xmemo.asgi:application --host $(HOST) --port $(PORT) --log-level warning
+
+## Lint, types, then every test.
+test: install lint typecheck
+	$(PY) -m pytest -q -p no:cacheprovider
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck: install
+	$(VENV)/bin/mypy .
+
+unit: install
+	$(PY) -m pytest -q -p no:cacheprovider tests/domain
+
+## Production topology on this machine (needs DATABASE_URL, REDIS_URL, SECRET_KEY).
+serve-prod: install
+	$(VENV)/bin/gunicorn xmemo.wsgi:application --workers 2 --bind $(HOST):$(PORT)
+
+worker: install
+	$(VENV)/bin/celery -A xmemo worker --loglevel INFO --concurrency 2 -Q xmemo
+
+bench: install
+	$(PY) -m bench
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

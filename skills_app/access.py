@@ -1,0 +1,166 @@
+"""THE tenant gate: who is asking and what they may read or change.
+
+Every query of tenant data starts here. Objects of a workspace the caller is not a member of
+(or that the caller's token is restricted away from) answer ``NotFound`` exactly like objects
+that do not exist, so their existence never leaks. Roles come from memberships; token scopes
+can only narrow what the role allows, never widen it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from django.db.models import QuerySet
+
+from . import errors
+from .models import ApiToken, Job, Membership, Skill, SkillRevision, Workspace
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+SCOPES = ("skills:read", "skills:write", "skills:review", "skills:execute", "workspace:admin")
+ROLES = ("owner", "admin", "member")
+ADMIN_ROLES = ("owner", "admin")
+
+
+@dataclass
+class Actor:
+    """The caller of a service: a user, through a token or not, or the system itself.
+
+    ``token`` is None for the console and management commands, which act with the user's full
+    role; ``system`` actors (directory loader, seed data) bypass role checks entirely.
+    """
+
+    user: User | None
+    token: ApiToken | None = None
+    via: str = "console"
+    ip: str | None = None
+    system: bool = False
+    _roles: dict[int, str | None] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def for_system(cls, *, via: str = "cli") -> Actor:
+        return cls(user=None, via=via, system=True)
+
+    @property
+    def label(self) -> str:
+        if self.user is not None:
+            return self.user.get_username()
+        return "system"
+
+    def has_scope(self, scope: str) -> bool:
+        return self.token is None or scope in (self.token.scopes or [])
+
+    def role_in(self, workspace: Workspace) -> str | None:
+        if self.system:
+            return "owner"
+        if self.user is None:
+            return None
+        if workspace.pk not in self._roles:
+            self._roles[workspace.pk] = (
+                Membership.objects.filter(workspace=workspace, user=self.user)
+                .values_list("role", flat=True)
+                .first()
+            )
+        return self._roles[workspace.pk]
+
+
+def require_scope(actor: Actor, scope: str) -> None:
+    if not actor.has_scope(scope):
+        raise errors.PermissionDenied(
+            f"This token lacks the '{scope}' scope.", details={"required_scope": scope}
+        )
+
+
+def readable_workspaces(actor: Actor, *, include_disabled: bool = False) -> QuerySet[Workspace]:
+    """The workspaces the actor may see: their memberships, narrowed by a token restriction."""
+    if actor.system:
+        qs = Workspace.objects.all()
+    elif actor.user is None:
+        return Workspace.objects.none()
+    else:
+        qs = Workspace.objects.filter(memberships__user=actor.user)
+    if actor.token is not None and actor.token.workspace_id is not None:
+        qs = qs.filter(pk=actor.token.workspace_id)
+    if not include_disabled:
+        qs = qs.filter(cloud_skills_enabled=True)
+    return qs
+
+
+def _ensure_enabled(workspace: Workspace) -> Workspace:
+    if not workspace.cloud_skills_enabled:
+        raise errors.FeatureDisabled(details={"workspace": workspace.slug})
+    return workspace
+
+
+def workspace_for(actor: Actor, slug: str, *, require_enabled: bool = True) -> Workspace:
+    workspace = readable_workspaces(actor, include_disabled=True).filter(slug=slug).first()
+    if workspace is None:
+        raise errors.NotFound(f"Workspace '{slug}' was not found.", details={"workspace": slug})
+    return _ensure_enabled(workspace) if require_enabled else workspace
+
+
+def require_role(actor: Actor, workspace: Workspace, roles: tuple[str, ...] = ROLES) -> str:
+    """The actor's role in the workspace, or PermissionDenied if it is not one of ``roles``."""
+    role = actor.role_in(workspace)
+    if role is None:
+        # Not a member at all: the workspace does not exist for this actor.
+        raise errors.NotFound("Workspace not found.", details={"workspace": workspace.slug})
+    if role not in roles:
+        raise errors.PermissionDenied(
+            f"This needs the role {' or '.join(roles)} in '{workspace.slug}'; you are {role}.",
+            details={"required_roles": list(roles), "role": role},
+        )
+    return role
+
+
+def skills_for(actor: Actor) -> QuerySet[Skill]:
+    return Skill.objects.filter(workspace__in=readable_workspaces(actor))
+
+
+def skill_for(actor: Actor, skill_id: str) -> Skill:
+    skill = (
+        Skill.objects.filter(workspace__in=readable_workspaces(actor, include_disabled=True))
+        .select_related("workspace")
+        .filter(skill_id=skill_id)
+        .first()
+    )
+    if skill is None:
+        raise errors.NotFound(f"Skill '{skill_id}' was not found.", details={"skill_id": skill_id})
+    _ensure_enabled(skill.workspace)
+    return skill
+
+
+def revisions_for(actor: Actor) -> QuerySet[SkillRevision]:
+    return SkillRevision.objects.filter(workspace__in=readable_workspaces(actor))
+
+
+def revision_for(actor: Actor, revision_id: str) -> SkillRevision:
+    revision = (
+        SkillRevision.objects.filter(
+            workspace__in=readable_workspaces(actor, include_disabled=True)
+        )
+        .select_related("skill", "workspace", "author")
+        .filter(revision_id=revision_id)
+        .first()
+    )
+    if revision is None:
+        raise errors.NotFound(
+            f"Revision '{revision_id}' was not found.", details={"revision_id": revision_id}
+        )
+    _ensure_enabled(revision.workspace)
+    return revision
+
+
+def job_for(actor: Actor, job_id: str) -> Job:
+    job = (
+        Job.objects.filter(workspace__in=readable_workspaces(actor, include_disabled=True))
+        .select_related("workspace")
+        .defer("input_data", "output_data")
+        .filter(job_id=job_id)
+        .first()
+    )
+    if job is None:
+        raise errors.NotFound(f"Job '{job_id}' was not found.", details={"job_id": job_id})
+    return job

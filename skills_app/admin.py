@@ -1,0 +1,72 @@
+"""Django admin: read-only views of skill content. There is no path to edit a revision."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.http import HttpRequest
+
+from .models import ApiToken, AuditEntry, Job, Membership, Skill, SkillComponent, SkillRevision, Workspace
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class ComponentInline(admin.TabularInline):  # type: ignore[type-arg]
+    model = SkillComponent
+    fields = ("logical_path", "type", "size", "media_type", "content_hash")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(SkillRevision)
+class SkillRevisionAdmin(ReadOnlyAdmin):
+    list_display = ("revision_id", "skill", "revision_number", "state", "name", "created_at")
+    list_filter = ("state", "source")
+    search_fields = ("revision_id", "name", "skill__slug")
+    inlines = [ComponentInline]
+
+
+@admin.register(SkillComponent)
+class SkillComponentAdmin(ReadOnlyAdmin):
+    list_display = ("logical_path", "type", "size", "media_type", "revision")
+    exclude = ("blob",)
+
+
+@admin.register(Skill)
+class SkillAdmin(ReadOnlyAdmin):
+    list_display = ("skill_id", "workspace", "slug", "status", "revision_count", "updated_at")
+    list_filter = ("status",)
+    search_fields = ("skill_id", "slug")
+
+
+@admin.register(Workspace)
+class WorkspaceAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    """Staff switch the Cloud Skills feature and review settings here."""
+
+    list_display = ("slug", "name", "kind", "cloud_skills_enabled", "require_distinct_reviewer")
+    list_editable = ("cloud_skills_enabled",)
+    fields = ("slug", "name", "kind", "cloud_skills_enabled", "require_distinct_reviewer", "allow_dangerous_scripts")
+    readonly_fields = ("slug", "kind")
+
+
+admin.site.register(Membership, ReadOnlyAdmin)
+admin.site.register(ApiToken, ReadOnlyAdmin)
+admin.site.register(AuditEntry, ReadOnlyAdmin)
+admin.site.register(Job, ReadOnlyAdmin)

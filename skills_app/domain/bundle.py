@@ -1,0 +1,34 @@
+"""The neutral value every writer of skill content produces and ``services.skills`` consumes.
+
+Console forms, the REST/MCP save, and every import reader turn their input into a
+``SkillBundle``; one save service validates and stores it. Nothing here touches the database.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+COMPONENT_TYPES = ("reference", "example", "template", "document", "artifact", "script")
+
+
+@dataclass(frozen=True)
+class ComponentData:
+    logical_path: str
+    type: str
+    content: bytes
+    media_type: str = "application/octet-stream"
+
+
+@dataclass(frozen=True)
+class SkillBundle:
+    """One revision's content. ``components`` None means "carry the base revision's over"."""
+
+    name: str
+    description: str
+    instruction_body: str
+    frontmatter: dict[str, Any] = field(default_factory=dict)
+    components: tuple[ComponentData, ...] | None = None
+    slug: str | None = None
+    source: str = "api"
+    source_ref: str = ""

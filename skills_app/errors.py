@@ -1,0 +1,132 @@
+"""The one exception hierarchy of the product.
+
+Every failure a caller can act on is an ``XmemoError`` with a stable ``code`` (SPEC §7) and an
+HTTP ``status``. The REST exception handler, the MCP tools and the console all map these the
+same way, so a rule raises once and every front door reports it alike.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class XmemoError(Exception):
+    code = "ERROR"
+    status = 400
+    default_message = "The request could not be completed."
+
+    def __init__(self, message: str | None = None, *, details: dict[str, Any] | None = None) -> None:
+        self.message = message or self.default_message
+        self.details: dict[str, Any] = details or {}
+        super().__init__(self.message)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "details": self.details}
+
+
+class ValidationFailed(XmemoError):
+    code = "VALIDATION_ERROR"
+    default_message = "The input is not valid."
+
+
+class BodyTooLarge(XmemoError):
+    code = "BODY_TOO_LARGE"
+    status = 413
+    default_message = "The instruction body is larger than 65,536 bytes."
+
+
+class ComponentTooLarge(XmemoError):
+    code = "COMPONENT_TOO_LARGE"
+    status = 413
+    default_message = "A component is larger than 131,072 bytes."
+
+
+class TooManyComponents(XmemoError):
+    code = "TOO_MANY_COMPONENTS"
+    default_message = "A revision may hold at most 50 components."
+
+
+class InvalidPath(XmemoError):
+    code = "INVALID_PATH"
+    default_message = "A component path is not a valid relative POSIX path."
+
+
+class InvalidTransition(XmemoError):
+    code = "INVALID_TRANSITION"
+    status = 409
+    default_message = "That lifecycle action is not possible from the revision's current state."
+
+
+class PermissionDenied(XmemoError):
+    code = "PERMISSION_DENIED"
+    status = 403
+    default_message = "You do not have permission to do that."
+
+
+class AuthenticationRequired(XmemoError):
+    code = "AUTHENTICATION_REQUIRED"
+    status = 401
+    default_message = "Authentication is required: send 'Authorization: Bearer <token>'."
+
+
+class NotFound(XmemoError):
+    code = "NOT_FOUND"
+    status = 404
+    default_message = "Not found."
+
+
+class Conflict(XmemoError):
+    code = "CONFLICT"
+    status = 409
+    default_message = "Someone else changed this first; reload and try again."
+
+
+class AmbiguousSlug(XmemoError):
+    code = "AMBIGUOUS_SLUG"
+    status = 409
+    default_message = "That slug exists in more than one workspace; qualify it as WORKSPACE/SLUG."
+
+
+class RevisionIdRequired(XmemoError):
+    code = "REVISION_ID_REQUIRED"
+    default_message = "Resource recall needs the revision_id you got from Level 1."
+
+
+class NoPublishedRevision(XmemoError):
+    code = "NO_PUBLISHED_REVISION"
+    status = 404
+    default_message = "The skill has no published revision."
+
+
+class UnsafeArchive(XmemoError):
+    code = "UNSAFE_ARCHIVE"
+    default_message = "The archive is unsafe and was refused."
+
+
+class UnsupportedFormat(XmemoError):
+    code = "UNSUPPORTED_FORMAT"
+    status = 415
+    default_message = "That format is not supported."
+
+
+class ImportHostNotAllowed(XmemoError):
+    code = "IMPORT_HOST_NOT_ALLOWED"
+    default_message = "Imports are only allowed from the configured hosts."
+
+
+class SandboxUnavailable(XmemoError):
+    code = "SANDBOX_UNAVAILABLE"
+    status = 503
+    default_message = "The script sandbox is unavailable; nothing was run."
+
+
+class RateLimited(XmemoError):
+    code = "RATE_LIMITED"
+    status = 429
+    default_message = "Too many requests; slow down."
+
+
+class FeatureDisabled(XmemoError):
+    code = "FEATURE_DISABLED"
+    status = 403
+    default_message = "Cloud Skills is not enabled for this workspace. Ask staff to switch it on."

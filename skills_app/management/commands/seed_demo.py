@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandParser
+from django.db import transaction
+
+from skills_app import demo_data
+from skills_app.access import Actor
+from skills_app.models import Membership, Skill, SkillRevision, Workspace
+from skills_app.services.accounts import token_create, user_create
+from skills_app.services.skills import revision_transition, skill_save
+
+
+class Command(BaseCommand):
+    help = "Seed the demo user, a team workspace and sample skills (idempotent)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--print-credentials",
+            action="store_true",
+            help="Also create a fresh demo API token and print the login and token.",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        with transaction.atomic():
+            self._seed()
+        if options["print_credentials"]:
+            user = get_user_model().objects.get(username=demo_data.DEMO_USER)
+            _, secret = token_create(
+                actor=Actor(user=user, via="cli"),
+                user=user,
+                name="demo",
+                scopes=["skills:read", "skills:write", "skills:review", "skills:execute", "workspace:admin"],
+            )
+            self.stdout.write(
+                f"Demo login: {demo_data.DEMO_USER} / {demo_data.DEMO_PASSWORD}\n"
+                f"Demo token: {secret}\n"
+            )
+
+    def _seed(self) -> None:
+        demo = user_create(username=demo_data.DEMO_USER, email="demo@example.com", password=demo_data.DEMO_PASSWORD)
+        riley = user_create(username=demo_data.REVIEWER_USER, email="riley@example.com", password=demo_data.DEMO_PASSWORD)
+        team, _ = Workspace.objects.get_or_create(
+            slug=demo_data.TEAM_SLUG,
+            defaults={"name": "Acme Ops", "kind": Workspace.Kind.TEAM, "created_by": demo},
+        )
+        Membership.objects.get_or_create(workspace=team, user=demo, defaults={"role": "owner"})
+        Membership.objects.get_or_create(workspace=team, user=riley, defaults={"role": "member"})
+        users = {demo_data.DEMO_USER: demo, demo_data.REVIEWER_USER: riley}
+        personal = Workspace.objects.get(slug=demo.get_username())
+        if Skill.objects.filter(workspace__in=[personal, team]).exists():
+            return  # already seeded: never add revisions on a second run
+        for item in demo_data.DEMO_SAVES:
+            actor = Actor(user=users[item.as_user], via="cli")
+            result = skill_save(
+                actor=actor,
+                workspace=personal if item.workspace == "personal" else team,
+                slug=item.slug,
+                bundle=item.bundle,
+                intent=item.intent,
+                message=item.message,
+            )
+            # The team's first deploy runbook is approved so the proposal has something to diff against.
+            if result.revision.revision_number == 1 and result.revision.state == SkillRevision.State.PROPOSED and item.slug == "deploy-runbook":
+                revision_transition(actor=Actor(user=demo, via="cli"), revision=result.revision, action="approve")

@@ -1,0 +1,167 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models.functions import Lower
+
+from . import ids
+from .tenancy import Workspace
+
+
+class Skill(models.Model):
+    """A named skill in one workspace. Its content lives in immutable revisions.
+
+    ``published_revision`` and ``current_revision`` are denormalized pointers kept by the
+    services in the same transaction as every change, so recall resolves in one query. The
+    ``search_*`` columns mirror the current revision for Level 0 search.
+    """
+
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        ARCHIVED = "archived"
+
+    skill_id = models.CharField(max_length=40, unique=True, default=ids.skill_id)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="skills")
+    slug = models.CharField(max_length=64)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    revision_count = models.PositiveIntegerField(default=0)
+    latest_revision = models.ForeignKey(
+        "SkillRevision", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    published_revision = models.ForeignKey(
+        "SkillRevision", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    current_revision = models.ForeignKey(
+        "SkillRevision", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    search_name = models.CharField(max_length=200, blank=True, default="")
+    search_description = models.TextField(blank=True, default="")
+    search_body = models.TextField(blank=True, default="")
+    model_invocable = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["slug"]
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "slug"], name="uniq_skill_slug_per_ws"),
+        ]
+        indexes = [
+            models.Index(fields=["slug"], name="skill_slug_idx"),
+            models.Index(fields=["workspace", "status"], name="skill_ws_status_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.workspace_id}/{self.slug}"
+
+
+class SkillRevision(models.Model):
+    """An immutable snapshot. Only ``state`` and the review fields ever change (a database
+    trigger refuses any other UPDATE)."""
+
+    class State(models.TextChoices):
+        DRAFT = "draft"
+        PROPOSED = "proposed"
+        PUBLISHED = "published"
+        DEPRECATED = "deprecated"
+
+    class Source(models.TextChoices):
+        CONSOLE = "console"
+        API = "api"
+        MCP = "mcp"
+        IMPORT_SKILL_MD = "import-skill-md"
+        IMPORT_ZIP = "import-zip"
+        IMPORT_URL = "import-url"
+        IMPORT_SKILL_JSON = "import-skill-json"
+        RESTORE = "restore"
+
+    revision_id = models.CharField(max_length=40, unique=True, default=ids.revision_id)
+    skill = models.ForeignKey(Skill, on_delete=models.CASCADE, related_name="revisions")
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    revision_number = models.PositiveIntegerField()
+    state = models.CharField(max_length=16, choices=State.choices)
+    name = models.CharField(max_length=200)
+    description = models.TextField()
+    frontmatter = models.JSONField(default=dict)
+    instruction_body = models.TextField(blank=True)
+    canonical_hash = models.CharField(max_length=64)
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    message = models.TextField(blank=True, default="")
+    source = models.CharField(max_length=32, choices=Source.choices, default=Source.API)
+    source_ref = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    # Review fields: the only ones besides ``state`` that may change after creation.
+    reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    review_comment = models.TextField(blank=True, default="")
+    state_changed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["skill_id", "-revision_number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["skill", "revision_number"], name="uniq_revision_number_per_skill"
+            ),
+            models.UniqueConstraint(
+                fields=["skill"],
+                condition=models.Q(state="published"),
+                name="one_published_revision_per_skill",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["workspace", "state"], name="revision_ws_state_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.revision_id} (#{self.revision_number}, {self.state})"
+
+
+class Blob(models.Model):
+    """Content-addressed bytes: identical bytes are stored once however many revisions use them."""
+
+    sha256 = models.CharField(max_length=64, unique=True)
+    size = models.PositiveIntegerField()
+    data = models.BinaryField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.sha256
+
+
+class SkillComponent(models.Model):
+    """One attached file of a revision. Rows are immutable (trigger)."""
+
+    class Type(models.TextChoices):
+        REFERENCE = "reference"
+        EXAMPLE = "example"
+        TEMPLATE = "template"
+        DOCUMENT = "document"
+        ARTIFACT = "artifact"
+        SCRIPT = "script"
+
+    revision = models.ForeignKey(SkillRevision, on_delete=models.CASCADE, related_name="components")
+    logical_path = models.CharField(max_length=255)
+    type = models.CharField(max_length=16, choices=Type.choices)
+    blob = models.ForeignKey(Blob, on_delete=models.PROTECT, related_name="components")
+    content_hash = models.CharField(max_length=64)
+    size = models.PositiveIntegerField()
+    media_type = models.CharField(max_length=127)
+
+    class Meta:
+        ordering = ["logical_path"]
+        constraints = [
+            models.UniqueConstraint(fields=["revision", "logical_path"], name="uniq_component_path"),
+            models.UniqueConstraint(
+                "revision", Lower("logical_path"), name="uniq_component_path_nocase"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.logical_path

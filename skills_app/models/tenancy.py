@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from . import ids
+
+
+def default_skills_enabled() -> bool:
+    return bool(settings.XMEMO_SKILLS_DEFAULT_ENABLED)
+
+
+class Workspace(models.Model):
+    """The tenant. Every skill, revision, job and audit entry belongs to exactly one."""
+
+    class Kind(models.TextChoices):
+        PERSONAL = "personal"
+        TEAM = "team"
+
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=200)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    cloud_skills_enabled = models.BooleanField(default=default_skills_enabled)
+    require_distinct_reviewer = models.BooleanField(default=False)
+    allow_dangerous_scripts = models.BooleanField(default=False)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+    @property
+    def is_personal(self) -> bool:
+        return self.kind == self.Kind.PERSONAL
+
+
+class Membership(models.Model):
+    class Role(models.TextChoices):
+        OWNER = "owner"
+        ADMIN = "admin"
+        MEMBER = "member"
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(max_length=16, choices=Role.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "user"], name="uniq_membership"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}@{self.workspace_id}:{self.role}"
+
+
+class ApiToken(models.Model):
+    """A bearer token. Only a SHA-256 of the secret is stored (tokens carry 256 random bits,
+    so a fast hash is safe and keeps authentication to one indexed lookup)."""
+
+    token_id = models.CharField(max_length=40, unique=True, default=ids.token_id)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="tokens")
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=16)
+    secret_hash = models.CharField(max_length=64, unique=True)
+    scopes = models.JSONField(default=list)
+    workspace = models.ForeignKey(
+        Workspace, null=True, blank=True, on_delete=models.CASCADE, related_name="tokens"
+    )
+    client_profile = models.CharField(max_length=40, default="ordinary-full")
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.token_id} ({self.name})"

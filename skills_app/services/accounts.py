@@ -1,0 +1,216 @@
+"""Users, workspaces, memberships and API tokens."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import datetime
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from .. import errors
+from ..access import ADMIN_ROLES, ROLES, SCOPES, Actor, require_role, require_scope
+from ..domain.limits import validate_slug
+from ..models import ApiToken, Membership, Workspace
+from .audit import audit_record
+
+TOKEN_PREFIX = "xm_"
+
+
+def _load_profiles() -> tuple[str, ...]:
+    from ..mcp.contract import profile_names
+
+    return profile_names()
+
+
+def token_hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+@transaction.atomic
+def user_create(*, username: str, email: str = "", password: str | None = None) -> User:
+    """Create a user with their personal workspace (slug = username). Idempotent."""
+    user_model = get_user_model()
+    user = user_model.objects.filter(username=username).first()
+    if user is None:
+        validate_slug(username)
+        if Workspace.objects.filter(slug=username).exists():
+            raise errors.Conflict(
+                f"A workspace named '{username}' already exists; choose another username.",
+                details={"username": username},
+            )
+        user = user_model.objects.create_user(username=username, email=email, password=password)
+    elif password:
+        user.set_password(password)
+        user.save(update_fields=["password"])
+    workspace, _ = Workspace.objects.get_or_create(
+        slug=username,
+        defaults={"name": f"{username} (personal)", "kind": Workspace.Kind.PERSONAL, "created_by": user},
+    )
+    Membership.objects.get_or_create(
+        workspace=workspace, user=user, defaults={"role": Membership.Role.OWNER}
+    )
+    return user
+
+
+def workspace_create(*, actor: Actor, slug: str, name: str) -> Workspace:
+    """Create a team workspace; the caller becomes its owner."""
+    require_scope(actor, "workspace:admin")
+    if actor.user is None:
+        raise errors.PermissionDenied("Only a user can own a workspace.")
+    validate_slug(slug)
+    name = name.strip()
+    if not name or len(name) > 200:
+        raise errors.ValidationFailed("A workspace name needs 1–200 characters.", details={"field": "name"})
+    try:
+        with transaction.atomic():
+            workspace = Workspace.objects.create(
+                slug=slug, name=name, kind=Workspace.Kind.TEAM, created_by=actor.user
+            )
+            Membership.objects.create(workspace=workspace, user=actor.user, role=Membership.Role.OWNER)
+            audit_record(actor=actor, workspace=workspace, action="workspace.create", target_type="workspace", target_id=slug)
+    except IntegrityError as exc:
+        raise errors.Conflict(f"The workspace slug '{slug}' is taken.", details={"slug": slug}) from exc
+    return workspace
+
+
+def _team_admin(actor: Actor, workspace: Workspace) -> str:
+    require_scope(actor, "workspace:admin")
+    if workspace.is_personal:
+        raise errors.ValidationFailed(
+            "A personal workspace has exactly one member, its owner.", details={"workspace": workspace.slug}
+        )
+    return require_role(actor, workspace, ADMIN_ROLES)
+
+
+def _check_role_value(role: str) -> None:
+    if role not in ROLES:
+        raise errors.ValidationFailed(f"role must be one of {', '.join(ROLES)}.", details={"field": "role"})
+
+
+def _owner_count(workspace: Workspace) -> int:
+    return Membership.objects.filter(workspace=workspace, role=Membership.Role.OWNER).count()
+
+
+@transaction.atomic
+def membership_add(*, actor: Actor, workspace: Workspace, username: str, role: str) -> Membership:
+    my_role = _team_admin(actor, workspace)
+    _check_role_value(role)
+    if role == "owner" and my_role != "owner":
+        raise errors.PermissionDenied("Only an owner can add another owner.")
+    user = get_user_model().objects.filter(username=username).first()
+    if user is None:
+        raise errors.NotFound(f"User '{username}' was not found.", details={"username": username})
+    membership, created = Membership.objects.get_or_create(workspace=workspace, user=user, defaults={"role": role})
+    if not created:
+        raise errors.Conflict(f"'{username}' is already a member.", details={"username": username})
+    audit_record(actor=actor, workspace=workspace, action="workspace.member.add", target_type="user", target_id=username, data={"role": role})
+    return membership
+
+
+def _membership(workspace: Workspace, username: str) -> Membership:
+    membership = (
+        Membership.objects.select_for_update()
+        .select_related("user")
+        .filter(workspace=workspace, user__username=username)
+        .first()
+    )
+    if membership is None:
+        raise errors.NotFound(f"'{username}' is not a member.", details={"username": username})
+    return membership
+
+
+@transaction.atomic
+def membership_change(*, actor: Actor, workspace: Workspace, username: str, role: str) -> Membership:
+    my_role = _team_admin(actor, workspace)
+    _check_role_value(role)
+    membership = _membership(workspace, username)
+    if "owner" in (role, membership.role) and my_role != "owner":
+        raise errors.PermissionDenied("Only an owner can grant or take away the owner role.")
+    if membership.role == "owner" and role != "owner" and _owner_count(workspace) == 1:
+        raise errors.Conflict("A team needs at least one owner.")
+    old = membership.role
+    membership.role = role
+    membership.save(update_fields=["role"])
+    audit_record(actor=actor, workspace=workspace, action="workspace.member.change", target_type="user", target_id=username, data={"from": old, "to": role})
+    return membership
+
+
+@transaction.atomic
+def membership_remove(*, actor: Actor, workspace: Workspace, username: str) -> None:
+    my_role = _team_admin(actor, workspace)
+    membership = _membership(workspace, username)
+    if membership.role == "owner":
+        if my_role != "owner":
+            raise errors.PermissionDenied("Only an owner can remove an owner.")
+        if _owner_count(workspace) == 1:
+            raise errors.Conflict("A team needs at least one owner.")
+    membership.delete()
+    audit_record(actor=actor, workspace=workspace, action="workspace.member.remove", target_type="user", target_id=username)
+
+
+@transaction.atomic
+def token_create(
+    *,
+    actor: Actor,
+    user: User,
+    name: str,
+    scopes: list[str],
+    workspace: Workspace | None = None,
+    profile: str = "ordinary-full",
+    expires_at: datetime | None = None,
+) -> tuple[ApiToken, str]:
+    """Create a token; returns it with its secret, which is never retrievable again."""
+    if actor.token is not None:
+        require_scope(actor, "workspace:admin")
+        unknown_grant = set(scopes) - set(actor.token.scopes or [])
+        if unknown_grant:
+            raise errors.PermissionDenied(
+                "A token cannot create a token with scopes it does not have.",
+                details={"scopes": sorted(unknown_grant)},
+            )
+    name = name.strip()
+    if not name or len(name) > 100:
+        raise errors.ValidationFailed("A token name needs 1–100 characters.", details={"field": "name"})
+    bad = [s for s in scopes if s not in SCOPES]
+    if bad or not scopes:
+        raise errors.ValidationFailed(
+            f"scopes must be a non-empty subset of {', '.join(SCOPES)}.", details={"field": "scopes", "invalid": bad}
+        )
+    if profile not in _load_profiles():
+        raise errors.ValidationFailed(f"Unknown client profile '{profile}'.", details={"field": "profile"})
+    if expires_at is not None and expires_at <= timezone.now():
+        raise errors.ValidationFailed("expires_at must be in the future.", details={"field": "expires_at"})
+    if workspace is not None and actor.role_in(workspace) is None:
+        raise errors.NotFound("Workspace not found.", details={"workspace": workspace.slug})
+    secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    token = ApiToken.objects.create(
+        user=user,
+        name=name,
+        prefix=secret[:10],
+        secret_hash=token_hash(secret),
+        scopes=sorted(set(scopes), key=SCOPES.index),
+        workspace=workspace,
+        client_profile=profile,
+        expires_at=expires_at,
+    )
+    audit_workspace = workspace or Workspace.objects.get(slug=user.get_username())
+    audit_record(actor=actor, workspace=audit_workspace, action="token.create", target_type="token", target_id=token.token_id, data={"name": name, "scopes": token.scopes, "profile": profile})
+    return token, secret
+
+
+@transaction.atomic
+def token_revoke(*, actor: Actor, token: ApiToken) -> ApiToken:
+    if actor.token is not None:
+        require_scope(actor, "workspace:admin")
+    if actor.user is None or token.user_id != actor.user.pk:
+        raise errors.NotFound("Token not found.", details={"token_id": token.token_id})
+    if token.revoked_at is None:
+        token.revoked_at = timezone.now()
+        token.save(update_fields=["revoked_at"])
+        audit_workspace = token.workspace or Workspace.objects.get(slug=actor.user.get_username())
+        audit_record(actor=actor, workspace=audit_workspace, action="token.revoke", target_type="token", target_id=token.token_id)
+    return token

@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+from typing import Any
+
+from ..access import Actor
+from ..models import AuditEntry, Workspace
+
+
+def audit_record(
+    *,
+    actor: Actor,
+    workspace: Workspace,
+    action: str,
+    target_type: str = "",
+    target_id: str = "",
+    data: dict[str, Any] | None = None,
+) -> AuditEntry:
+    """Write one audit entry; call it inside the transaction of the change it describes."""
+    return AuditEntry.objects.create(
+        workspace=workspace,
+        actor=actor.user,
+        actor_label=actor.label,
+        action=action,
+        target_type=target_type,
+        target_id=target_id,
+        data=data or {},
+        ip=actor.ip,
+        via=actor.via,
+    )

@@ -1,0 +1,459 @@
+"""The write side of skills: save, lifecycle transitions, restore, archive and delete.
+
+Every function here is one transaction that locks the skill row first (``select_for_update``),
+so concurrent saves get gap-free revision numbers and concurrent publishes leave exactly one
+published revision. The database constraints and triggers back each rule up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from .. import errors
+from ..access import ADMIN_ROLES, Actor, require_role, require_scope
+from ..domain import lifecycle
+from ..domain.bundle import ComponentData, SkillBundle
+from ..domain.canonical import canonical_hash, sha256_hex
+from ..domain.limits import validate_bundle, validate_slug
+from ..models import Blob, Skill, SkillComponent, SkillRevision, Workspace
+from .audit import audit_record
+
+State = SkillRevision.State
+
+# Which scope a lifecycle action needs on a token (SPEC §2 scopes; roles are checked apart).
+ACTION_SCOPES = {
+    "propose": "skills:write",
+    "withdraw": "skills:write",
+    "approve": "skills:review",
+    "reject": "skills:review",
+    "publish": "skills:review",
+    "deprecate": "skills:review",
+}
+
+
+@dataclass(frozen=True)
+class SaveResult:
+    revision: SkillRevision
+    created: bool
+
+
+def _lock_skill(skill_pk: int) -> Skill:
+    return Skill.objects.select_for_update().select_related("workspace").get(pk=skill_pk)
+
+
+def _lock_or_create_skill(workspace: Workspace, slug: str) -> tuple[Skill, bool]:
+    skill = Skill.objects.select_for_update().filter(workspace=workspace, slug=slug).first()
+    if skill is not None:
+        return skill, False
+    try:
+        with transaction.atomic():
+            return Skill.objects.create(workspace=workspace, slug=slug), True
+    except IntegrityError:
+        # A concurrent first save created it; wait for its lock like everyone else.
+        return Skill.objects.select_for_update().get(workspace=workspace, slug=slug), False
+
+
+def _component_rows(revision: SkillRevision) -> list[SkillComponent]:
+    return list(SkillComponent.objects.filter(revision=revision).select_related("blob"))
+
+
+def _hash_input(components: Iterable[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    return [(path, ctype, sha) for path, ctype, sha in components]
+
+
+def _store_blobs(components: Sequence[ComponentData]) -> dict[str, Blob]:
+    """Content-addressed: identical bytes are stored once, across every revision."""
+    by_hash = {sha256_hex(c.content): c.content for c in components}
+    if not by_hash:
+        return {}
+    Blob.objects.bulk_create(
+        [Blob(sha256=h, size=len(data), data=data) for h, data in by_hash.items()],
+        ignore_conflicts=True,
+    )
+    return {b.sha256: b for b in Blob.objects.filter(sha256__in=by_hash).only("id", "sha256", "size")}
+
+
+def _refresh_pointers(skill: Skill) -> None:
+    """Recompute the denormalized pointers and search columns from the revisions."""
+    revisions = SkillRevision.objects.filter(skill=skill)
+    latest = revisions.order_by("-revision_number").first()
+    published = revisions.filter(state=State.PUBLISHED).first()
+    current = published or revisions.exclude(state=State.DEPRECATED).order_by("-revision_number").first()
+    skill.latest_revision = latest
+    skill.published_revision = published
+    skill.current_revision = current
+    skill.revision_count = latest.revision_number if latest else 0
+    if current is not None:
+        skill.search_name = current.name
+        skill.search_description = current.description
+        skill.search_body = current.instruction_body
+        invoke = (current.frontmatter or {}).get("invoke")
+        skill.model_invocable = not (isinstance(invoke, dict) and invoke.get("model") is False)
+    else:
+        skill.search_name = skill.search_description = skill.search_body = ""
+        skill.model_invocable = True
+    skill.save(
+        update_fields=[
+            "latest_revision",
+            "published_revision",
+            "current_revision",
+            "revision_count",
+            "search_name",
+            "search_description",
+            "search_body",
+            "model_invocable",
+            "updated_at",
+        ]
+    )
+
+
+def _set_state(
+    revision: SkillRevision, *, actor: Actor, to_state: str, comment: str | None = None, review: bool = False
+) -> None:
+    """Move one revision's state; publishing supersedes the previous published revision."""
+    now = timezone.now()
+    if to_state == State.PUBLISHED:
+        previous = (
+            SkillRevision.objects.filter(skill_id=revision.skill_id, state=State.PUBLISHED)
+            .exclude(pk=revision.pk)
+            .first()
+        )
+        if previous is not None:
+            SkillRevision.objects.filter(pk=previous.pk).update(state=State.DEPRECATED, state_changed_at=now)
+            audit_record(
+                actor=actor,
+                workspace=revision.workspace,
+                action="skills.revision.deprecate",
+                target_type="revision",
+                target_id=previous.revision_id,
+                data={"superseded_by": revision.revision_id, "revision_number": previous.revision_number},
+            )
+    fields: dict[str, Any] = {"state": to_state, "state_changed_at": now}
+    if review:
+        fields.update(reviewed_by=actor.user, reviewed_at=now, review_comment=comment or "")
+    SkillRevision.objects.filter(pk=revision.pk).update(**fields)
+    for key, value in fields.items():
+        setattr(revision, key, value)
+
+
+def _role_for_lifecycle(actor: Actor, workspace: Workspace) -> str | None:
+    role = actor.role_in(workspace)
+    if role is None:
+        raise errors.NotFound("Not found.", details={"workspace": workspace.slug})
+    return role
+
+
+def skill_save(
+    *,
+    actor: Actor,
+    workspace: Workspace,
+    slug: str,
+    bundle: SkillBundle,
+    intent: str = "draft",
+    base_revision_id: str | None = None,
+    message: str = "",
+) -> SaveResult:
+    """Store ``bundle`` as the skill's next revision (creating the skill on first save).
+
+    Identical content to the latest revision creates nothing (``created=False``); with intent
+    ``publish`` that revision is then published (personal) or proposed (team) if its state
+    allows. ``base_revision_id`` that is not the latest revision raises ``Conflict``.
+    """
+    require_scope(actor, "skills:write")
+    if intent not in ("draft", "publish"):
+        raise errors.ValidationFailed("intent must be 'draft' or 'publish'.", details={"field": "intent"})
+    if not workspace.cloud_skills_enabled:
+        raise errors.FeatureDisabled(details={"workspace": workspace.slug})
+    role = _role_for_lifecycle(actor, workspace)
+    action = "save_publish" if intent == "publish" else "save_draft"
+    target_state = lifecycle.check_transition(
+        action=action, state=None, workspace_kind=workspace.kind, role=role, is_author=True
+    )
+    validate_slug(slug)
+    if len(message) > 2000:
+        raise errors.ValidationFailed("message is limited to 2,000 characters.", details={"field": "message"})
+    validate_bundle(bundle)
+
+    with transaction.atomic():
+        skill, _ = _lock_or_create_skill(workspace, slug)
+        latest = skill.latest_revision
+        if base_revision_id is not None and (latest is None or latest.revision_id != base_revision_id):
+            raise errors.Conflict(
+                "Someone saved a newer revision since yours was based on it; rebase on the latest.",
+                details={
+                    "base_revision_id": base_revision_id,
+                    "latest_revision_id": latest.revision_id if latest else None,
+                    "latest_revision_number": latest.revision_number if latest else None,
+                },
+            )
+        return _save_locked(
+            actor=actor,
+            skill=skill,
+            latest=latest,
+            bundle=bundle,
+            target_state=target_state,
+            intent=intent,
+            message=message,
+        )
+
+
+def _save_locked(
+    *,
+    actor: Actor,
+    skill: Skill,
+    latest: SkillRevision | None,
+    bundle: SkillBundle,
+    target_state: str,
+    intent: str,
+    message: str,
+    source_revision: SkillRevision | None = None,
+) -> SaveResult:
+    workspace = skill.workspace
+    carried: list[SkillComponent] = []
+    if bundle.components is None:
+        base = source_revision or latest
+        carried = _component_rows(base) if base is not None else []
+        hash_rows = [(c.logical_path, c.type, c.content_hash) for c in carried]
+        new_components: Sequence[ComponentData] = ()
+    else:
+        new_components = bundle.components
+        hash_rows = [(c.logical_path, c.type, sha256_hex(c.content)) for c in new_components]
+    digest = canonical_hash(
+        name=bundle.name,
+        description=bundle.description,
+        frontmatter=bundle.frontmatter,
+        instruction_body=bundle.instruction_body,
+        components=_hash_input(hash_rows),
+    )
+    if latest is not None and latest.canonical_hash == digest:
+        if intent == "publish":
+            _publish_intent_on_existing(actor=actor, revision=latest)
+        return SaveResult(revision=latest, created=False)
+
+    number = skill.revision_count + 1
+    revision = SkillRevision.objects.create(
+        skill=skill,
+        workspace=workspace,
+        revision_number=number,
+        state=State.DRAFT if target_state == State.PUBLISHED else target_state,
+        name=bundle.name,
+        description=bundle.description,
+        frontmatter=bundle.frontmatter,
+        instruction_body=bundle.instruction_body,
+        canonical_hash=digest,
+        parent=latest,
+        author=actor.user,
+        message=message,
+        source=bundle.source,
+        source_ref=bundle.source_ref,
+        state_changed_at=timezone.now(),
+    )
+    if carried:
+        SkillComponent.objects.bulk_create(
+            [
+                SkillComponent(
+                    revision=revision,
+                    logical_path=c.logical_path,
+                    type=c.type,
+                    blob_id=c.blob_id,
+                    content_hash=c.content_hash,
+                    size=c.size,
+                    media_type=c.media_type,
+                )
+                for c in carried
+            ]
+        )
+    elif new_components:
+        blobs = _store_blobs(new_components)
+        SkillComponent.objects.bulk_create(
+            [
+                SkillComponent(
+                    revision=revision,
+                    logical_path=c.logical_path,
+                    type=c.type,
+                    blob=blobs[sha],
+                    content_hash=sha,
+                    size=len(c.content),
+                    media_type=c.media_type,
+                )
+                for c, (_, _, sha) in zip(new_components, hash_rows, strict=True)
+            ]
+        )
+    if target_state == State.PUBLISHED:
+        _set_state(revision, actor=actor, to_state=State.PUBLISHED)
+    audit_record(
+        actor=actor,
+        workspace=workspace,
+        action="skills.revision.create",
+        target_type="revision",
+        target_id=revision.revision_id,
+        data={
+            "skill_id": skill.skill_id,
+            "slug": skill.slug,
+            "revision_number": number,
+            "state": revision.state,
+            "source": bundle.source,
+            "source_ref": bundle.source_ref,
+            "canonical_hash": digest,
+        },
+    )
+    _refresh_pointers(skill)
+    return SaveResult(revision=revision, created=True)
+
+
+def _publish_intent_on_existing(*, actor: Actor, revision: SkillRevision) -> None:
+    """Intent ``publish`` on unchanged content: publish (personal) or propose (team) if allowed."""
+    action = "publish" if revision.workspace.is_personal else "propose"
+    try:
+        _transition_locked(actor=actor, revision=revision, action=action, comment="")
+    except (errors.InvalidTransition, errors.PermissionDenied):
+        return
+
+
+def _transition_locked(*, actor: Actor, revision: SkillRevision, action: str, comment: str) -> None:
+    workspace = revision.workspace
+    role = _role_for_lifecycle(actor, workspace)
+    target = lifecycle.check_transition(
+        action=action,
+        state=revision.state,
+        workspace_kind=workspace.kind,
+        role=role,
+        is_author=actor.user is not None and revision.author_id == actor.user.pk,
+        require_distinct_reviewer=workspace.require_distinct_reviewer,
+    )
+    if action == "reject" and not comment.strip():
+        raise errors.ValidationFailed("A rejection needs a comment for the author.", details={"field": "comment"})
+    from_state = revision.state
+    _set_state(
+        revision, actor=actor, to_state=target, comment=comment, review=action in ("approve", "reject")
+    )
+    audit_record(
+        actor=actor,
+        workspace=workspace,
+        action=f"skills.revision.{action}",
+        target_type="revision",
+        target_id=revision.revision_id,
+        data={
+            "skill_id": revision.skill.skill_id,
+            "revision_number": revision.revision_number,
+            "from": from_state,
+            "to": target,
+            **({"comment": comment} if comment else {}),
+        },
+    )
+    _refresh_pointers(revision.skill)
+
+
+def revision_transition(*, actor: Actor, revision: SkillRevision, action: str, comment: str = "") -> SkillRevision:
+    """Apply one lifecycle action (propose, withdraw, approve, reject, publish, deprecate)."""
+    if action not in ACTION_SCOPES:
+        raise errors.InvalidTransition(f"Unknown lifecycle action '{action}'.", details={"action": action})
+    require_scope(actor, ACTION_SCOPES[action])
+    with transaction.atomic():
+        skill = _lock_skill(revision.skill_id)
+        locked = SkillRevision.objects.select_related("workspace").get(pk=revision.pk)
+        locked.skill = skill
+        _transition_locked(actor=actor, revision=locked, action=action, comment=comment)
+        return locked
+
+
+def revision_restore(*, actor: Actor, revision: SkillRevision, message: str = "") -> SaveResult:
+    """A new revision with ``revision``'s content, then handled as a save with intent publish."""
+    require_scope(actor, "skills:write")
+    workspace = revision.workspace
+    role = _role_for_lifecycle(actor, workspace)
+    target_state = lifecycle.check_transition(
+        action="restore", state=revision.state, workspace_kind=workspace.kind, role=role, is_author=True
+    )
+    bundle = SkillBundle(
+        name=revision.name,
+        description=revision.description,
+        instruction_body=revision.instruction_body,
+        frontmatter=revision.frontmatter,
+        components=None,
+        source=SkillRevision.Source.RESTORE,
+        source_ref=revision.revision_id,
+    )
+    with transaction.atomic():
+        skill = _lock_skill(revision.skill_id)
+        latest = skill.latest_revision
+        if latest is not None and latest.canonical_hash == revision.canonical_hash:
+            _publish_intent_on_existing(actor=actor, revision=latest)
+            return SaveResult(revision=latest, created=False)
+        return _save_locked(
+            actor=actor,
+            skill=skill,
+            latest=latest,
+            bundle=replace(bundle),
+            target_state=target_state,
+            intent="publish",
+            message=message or f"Restore revision {revision.revision_number}",
+            source_revision=revision,
+        )
+
+
+def skill_set_status(*, actor: Actor, skill: Skill, status: str) -> Skill:
+    """Archive or unarchive (owner/admin)."""
+    require_scope(actor, "skills:write")
+    if status not in (Skill.Status.ACTIVE, Skill.Status.ARCHIVED):
+        raise errors.ValidationFailed("status must be 'active' or 'archived'.", details={"field": "status"})
+    require_role(actor, skill.workspace, ADMIN_ROLES)
+    with transaction.atomic():
+        locked = _lock_skill(skill.pk)
+        if locked.status != status:
+            locked.status = status
+            locked.save(update_fields=["status", "updated_at"])
+            audit_record(
+                actor=actor,
+                workspace=locked.workspace,
+                action="skills.skill.archive" if status == Skill.Status.ARCHIVED else "skills.skill.unarchive",
+                target_type="skill",
+                target_id=locked.skill_id,
+                data={"slug": locked.slug},
+            )
+        return locked
+
+
+def skill_delete(*, actor: Actor, skill: Skill) -> None:
+    """Delete an archived skill and all its revisions for good; the audit log keeps a tombstone."""
+    require_scope(actor, "skills:write")
+    require_role(actor, skill.workspace, ADMIN_ROLES)
+    with transaction.atomic():
+        locked = _lock_skill(skill.pk)
+        if locked.status != Skill.Status.ARCHIVED:
+            raise errors.InvalidTransition(
+                "Archive the skill before deleting it for good.", details={"status": locked.status}
+            )
+        tombstone = {
+            "slug": locked.slug,
+            "revisions": list(
+                SkillRevision.objects.filter(skill=locked)
+                .order_by("revision_number")
+                .values_list("revision_id", "revision_number", "canonical_hash")
+            ),
+        }
+        blob_ids = set(
+            SkillComponent.objects.filter(revision__skill=locked).values_list("blob_id", flat=True)
+        )
+        Skill.objects.filter(pk=locked.pk).update(
+            latest_revision=None, published_revision=None, current_revision=None
+        )
+        SkillRevision.objects.filter(skill=locked).exclude(parent=None).update(parent=None)
+        locked.delete()
+        audit_record(
+            actor=actor,
+            workspace=locked.workspace,
+            action="skills.skill.delete",
+            target_type="skill",
+            target_id=skill.skill_id,
+            data=tombstone,
+        )
+        # Bytes no other revision shares go too: "for good" means the content as well.
+        Blob.objects.filter(pk__in=blob_ids).exclude(
+            pk__in=SkillComponent.objects.filter(blob_id__in=blob_ids).values("blob_id")
+        ).delete()

@@ -1,0 +1,101 @@
+"""Factories for users, workspaces and skills, built through the real services."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.models import User
+
+from skills_app.access import Actor
+from skills_app.domain.bundle import ComponentData, SkillBundle
+from skills_app.models import ApiToken, Membership, Workspace
+from skills_app.services.accounts import token_create, user_create
+from skills_app.services.skills import SaveResult, skill_save
+
+_counter = itertools.count(1)
+
+ALL_SCOPES = ["skills:read", "skills:write", "skills:review", "skills:execute", "workspace:admin"]
+
+
+def make_user(username: str | None = None) -> User:
+    return user_create(username=username or f"user-{next(_counter)}")
+
+
+def actor_for(user: User, *, token: ApiToken | None = None, via: str = "api") -> Actor:
+    return Actor(user=user, token=token, via=via)
+
+
+def personal_ws(user: User) -> Workspace:
+    return Workspace.objects.get(slug=user.get_username())
+
+
+def make_team(owner: User, slug: str | None = None, members: dict[User, str] | None = None) -> Workspace:
+    team = Workspace.objects.create(
+        slug=slug or f"team-{next(_counter)}", name="Team", kind=Workspace.Kind.TEAM, created_by=owner
+    )
+    Membership.objects.create(workspace=team, user=owner, role="owner")
+    for user, role in (members or {}).items():
+        Membership.objects.create(workspace=team, user=user, role=role)
+    return team
+
+
+def make_token(user: User, scopes: list[str] | None = None, **kwargs: Any) -> tuple[ApiToken, str]:
+    return token_create(
+        actor=Actor(user=user, via="cli"),
+        user=user,
+        name=kwargs.pop("name", "test"),
+        scopes=scopes or ALL_SCOPES,
+        **kwargs,
+    )
+
+
+def bundle(**overrides: Any) -> SkillBundle:
+    values: dict[str, Any] = {
+        "name": "Deploy runbook",
+        "description": "How to deploy safely.",
+        "instruction_body": "# Deploy\n\nStep one.\n",
+        "frontmatter": {"license": "MIT"},
+        "components": (
+            ComponentData("templates/t.md", "template", b"template bytes", "text/markdown"),
+        ),
+    }
+    values.update(overrides)
+    return SkillBundle(**values)
+
+
+def save(
+    user: User, workspace: Workspace, slug: str = "deploy", intent: str = "draft", **overrides: Any
+) -> SaveResult:
+    base_revision_id = overrides.pop("base_revision_id", None)
+    message = overrides.pop("message", "")
+    return skill_save(
+        actor=actor_for(user),
+        workspace=workspace,
+        slug=slug,
+        bundle=bundle(**overrides),
+        intent=intent,
+        base_revision_id=base_revision_id,
+        message=message,
+    )
+
+
+@dataclass
+class Env:
+    owner: User
+    admin: User
+    member: User
+    member2: User
+    outsider: User
+    personal: Workspace
+    team: Workspace
+
+    def role_user(self, role: str) -> User:
+        return {"owner": self.owner, "admin": self.admin, "member": self.member}[role]
+
+
+def build_env() -> Env:
+    owner, admin, member, member2, outsider = (make_user() for _ in range(5))
+    team = make_team(owner, members={admin: "admin", member: "member", member2: "member"})
+    return Env(owner, admin, member, member2, outsider, personal_ws(owner), team)

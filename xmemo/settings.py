@@ -1,0 +1,195 @@
+"""Settings: every knob comes from the environment; the defaults are the embedded mode.
+
+Embedded mode (no environment at all): SQLite under ./var, tasks run in-process, DEBUG on,
+local-memory cache. Production: set DATABASE_URL (PostgreSQL), REDIS_URL (Celery broker and
+cache), SECRET_KEY, ALLOWED_HOSTS and XMEMO_DEBUG=0.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+
+
+def env_bool(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_list(name: str, default: str) -> list[str]:
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("XMEMO_VAR_DIR", BASE_DIR / "var"))
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+# --- Core -----------------------------------------------------------------------------------
+DATABASE_URL = os.environ.get("DATABASE_URL", "")
+REDIS_URL = os.environ.get("REDIS_URL", "")
+EMBEDDED = not DATABASE_URL
+
+DEBUG = env_bool("XMEMO_DEBUG", EMBEDDED)
+SECRET_KEY = os.environ.get("SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise RuntimeError("SECRET_KEY must be set when DEBUG is off.")
+    SECRET_KEY = "embedded-mode-only-not-a-secret"  # noqa: S105 - embedded default only
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver")
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "skills_app",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "xmemo.urls"
+WSGI_APPLICATION = "xmemo.wsgi.application"
+ASGI_APPLICATION = "xmemo.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -------------------------------------------------------------------------------
+DATABASES = {
+    "default": dj_database_url.parse(
+        DATABASE_URL or f"sqlite:///{VAR_DIR / 'xmemo.sqlite3'}",
+        conn_max_age=int(os.environ.get("XMEMO_CONN_MAX_AGE", "60")),
+    )
+}
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    DATABASES["default"]["OPTIONS"] = {"timeout": 30, "transaction_mode": "IMMEDIATE"}
+# Parallel local test runs (several checkouts, one server) may name their own test database.
+if os.environ.get("XMEMO_TEST_DB_NAME"):
+    DATABASES["default"]["TEST"] = {"NAME": os.environ["XMEMO_TEST_DB_NAME"]}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Cache ----------------------------------------------------------------------------------
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": os.environ.get("XMEMO_CACHE_PREFIX", "xmemo"),
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# --- Celery ---------------------------------------------------------------------------------
+CELERY_BROKER_URL = REDIS_URL or "memory://"
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_ALWAYS_EAGER = env_bool("XMEMO_TASKS_EAGER", not REDIS_URL)
+CELERY_TASK_EAGER_PROPAGATES = False
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("XMEMO_TASK_QUEUE", "xmemo")
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 600}
+
+# --- Auth, sessions, security ---------------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS: list[dict[str, str]] = []
+LOGIN_URL = "/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/login/"
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SECURE = not DEBUG and env_bool("XMEMO_SECURE_COOKIES", True)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# --- I18N, static ---------------------------------------------------------------------------
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "staticfiles"
+DATA_UPLOAD_MAX_MEMORY_SIZE = 32 * 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
+
+# --- REST framework -------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "skills_app.api.auth.BearerTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "skills_app.api.errors.exception_handler",
+    "DEFAULT_THROTTLE_RATES": {"token": os.environ.get("XMEMO_RATE_LIMIT", "6000/min")},
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "XMemo Cloud Skills API",
+    "DESCRIPTION": "Versioned skills for LLM agents: progressive recall, save, review, import/export.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+# --- Product knobs --------------------------------------------------------------------------
+XMEMO_SKILLS_DEFAULT_ENABLED = env_bool("XMEMO_SKILLS_DEFAULT_ENABLED", True)
+XMEMO_MCP_CONTRACT = Path(
+    os.environ.get("XMEMO_MCP_CONTRACT", BASE_DIR / "config" / "mcp-documentation-contract.json")
+)
+XMEMO_MCP_ALLOWED_HOSTS = env_list("XMEMO_MCP_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]")
+XMEMO_MCP_ALLOWED_ORIGINS = env_list("XMEMO_MCP_ALLOWED_ORIGINS", "")
+# URL import (SPEC §8): base URLs are settings so tests can point them at a local fake server.
+XMEMO_GITHUB_API_URL = os.environ.get("XMEMO_GITHUB_API_URL", "https://api.github.com")
+XMEMO_GITHUB_CODELOAD_URL = os.environ.get("XMEMO_GITHUB_CODELOAD_URL", "https://codeload.github.com")
+XMEMO_CLAWHUB_URL = os.environ.get("XMEMO_CLAWHUB_URL", "https://clawhub.ai")
+XMEMO_IMPORT_ALLOWED_HOSTS = env_list(
+    "XMEMO_IMPORT_ALLOWED_HOSTS",
+    "github.com,api.github.com,codeload.github.com,raw.githubusercontent.com,clawhub.ai,www.clawhub.ai",
+)
+XMEMO_IMPORT_ALLOW_PRIVATE = env_bool("XMEMO_IMPORT_ALLOW_PRIVATE", False)
+XMEMO_IMPORT_MAX_BYTES = int(os.environ.get("XMEMO_IMPORT_MAX_BYTES", str(16 * 1024 * 1024)))
+XMEMO_IMPORT_TIMEOUT_SECONDS = float(os.environ.get("XMEMO_IMPORT_TIMEOUT_SECONDS", "20"))
+XMEMO_IMPORT_DIR_ROOTS = env_list("XMEMO_IMPORT_DIR_ROOTS", "")
+# Sandbox (SPEC §13).
+XMEMO_BWRAP_PATH = os.environ.get("XMEMO_BWRAP_PATH", "bwrap")
+XMEMO_SANDBOX_MAX_TIMEOUT = int(os.environ.get("XMEMO_SANDBOX_MAX_TIMEOUT", "120"))
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("XMEMO_LOG_LEVEL", "WARNING")},
+}
