@@ -1,0 +1,166 @@
+"""Word-level diff between two revisions (SPEC §10), as JSON-ready data.
+
+Texts are cut into word, whitespace and punctuation tokens; each distinct token becomes one
+character (diff-match-patch's ``linesToChars`` trick, applied to words), the characters are
+diffed and semantically cleaned up, then mapped back. Doing the cleanup on the token string
+keeps every edit on token boundaries: a diff never splits a word.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from diff_match_patch import diff_match_patch
+
+from skills_app.domain.skillmd import frontmatter_yaml
+
+EQUAL = "equal"
+INSERT = "insert"
+DELETE = "delete"
+_OPS = {
+    diff_match_patch.DIFF_EQUAL: EQUAL,
+    diff_match_patch.DIFF_INSERT: INSERT,
+    diff_match_patch.DIFF_DELETE: DELETE,
+}
+
+# Beyond this the diff stops looking for the minimal edit script and answers a valid, coarser
+# one; it bounds the cost of diffing two unrelated 128 KiB components.
+DIFF_TIMEOUT_SECONDS = 2.0
+
+_TOKEN = re.compile(r"\w+|\s+|[^\w\s]+")
+_WORD = re.compile(r"\S+")
+
+
+def _encode(text: str, index: dict[str, int], tokens: list[str]) -> str:
+    chars = []
+    for token in _TOKEN.findall(text):
+        if token not in index:
+            index[token] = len(tokens)
+            tokens.append(token)
+        chars.append(chr(index[token]))
+    return "".join(chars)
+
+
+def word_diff(a: str, b: str) -> list[tuple[str, str]]:
+    """``(op, text)`` pairs with op equal/insert/delete.
+
+    The equal and delete texts spell ``a``; the equal and insert texts spell ``b``.
+    """
+    index: dict[str, int] = {}
+    tokens: list[str] = []
+    chars_a = _encode(a, index, tokens)
+    chars_b = _encode(b, index, tokens)
+    dmp = diff_match_patch()
+    dmp.Diff_Timeout = DIFF_TIMEOUT_SECONDS
+    diffs = dmp.diff_main(chars_a, chars_b, False)
+    dmp.diff_cleanupSemantic(diffs)
+    return [(_OPS[op], "".join(tokens[ord(ch)] for ch in chars)) for op, chars in diffs if chars]
+
+
+@dataclass(frozen=True)
+class ComponentSnapshot:
+    type: str
+    sha256: str
+    size: int
+    text: str | None  # None for binary content
+
+
+@dataclass(frozen=True)
+class RevisionSnapshot:
+    revision_id: str
+    revision_number: int
+    name: str
+    description: str
+    frontmatter: dict[str, Any]
+    instruction_body: str
+    components: dict[str, ComponentSnapshot]
+
+
+def _ops(pairs: list[tuple[str, str]]) -> list[dict[str, str]]:
+    return [{"op": op, "text": text} for op, text in pairs]
+
+
+class _Stats:
+    def __init__(self) -> None:
+        self.insertions = 0
+        self.deletions = 0
+
+    def diff(self, a: str, b: str) -> list[dict[str, str]]:
+        pairs = word_diff(a, b)
+        for op, text in pairs:
+            if op == INSERT:
+                self.insertions += len(_WORD.findall(text))
+            elif op == DELETE:
+                self.deletions += len(_WORD.findall(text))
+        return _ops(pairs)
+
+    def diff_if_changed(self, a: str, b: str) -> list[dict[str, str]] | None:
+        return None if a == b else self.diff(a, b)
+
+
+def _listing(path: str, component: ComponentSnapshot) -> dict[str, Any]:
+    return {
+        "path": path,
+        "type": component.type,
+        "size": component.size,
+        "sha256": component.sha256,
+    }
+
+
+def diff_snapshots(old: RevisionSnapshot, new: RevisionSnapshot) -> dict[str, Any]:
+    """The diff of SPEC §10. ``name``/``description``/``frontmatter`` are None when equal.
+
+    ``frontmatter`` diffs a key-sorted YAML dump. A component is "changed" when its bytes or
+    its type differ; its ``diff`` is None when either side is binary or only the type changed.
+    ``stats`` counts the words (runs of non-space) inserted and deleted across every diff.
+    """
+    stats = _Stats()
+    frontmatter = None
+    if old.frontmatter != new.frontmatter:
+        frontmatter = stats.diff(
+            frontmatter_yaml(old.frontmatter, sort_keys=True),
+            frontmatter_yaml(new.frontmatter, sort_keys=True),
+        )
+    result: dict[str, Any] = {
+        "from": {"revision_id": old.revision_id, "revision_number": old.revision_number},
+        "to": {"revision_id": new.revision_id, "revision_number": new.revision_number},
+        "name": stats.diff_if_changed(old.name, new.name),
+        "description": stats.diff_if_changed(old.description, new.description),
+        "frontmatter": frontmatter,
+        "instruction_body": stats.diff(old.instruction_body, new.instruction_body),
+    }
+
+    added = [_listing(p, c) for p, c in sorted(new.components.items()) if p not in old.components]
+    removed = [_listing(p, c) for p, c in sorted(old.components.items()) if p not in new.components]
+    changed: list[dict[str, Any]] = []
+    unchanged: list[str] = []
+    for path in sorted(old.components.keys() & new.components.keys()):
+        before, after = old.components[path], new.components[path]
+        if before.sha256 == after.sha256 and before.type == after.type:
+            unchanged.append(path)
+            continue
+        text_diff = None
+        if before.sha256 != after.sha256 and before.text is not None and after.text is not None:
+            text_diff = stats.diff(before.text, after.text)
+        changed.append(
+            {
+                "path": path,
+                "type": after.type,
+                "old_type": before.type,
+                "old_sha256": before.sha256,
+                "new_sha256": after.sha256,
+                "old_size": before.size,
+                "new_size": after.size,
+                "diff": text_diff,
+            }
+        )
+    result["components"] = {
+        "added": added,
+        "removed": removed,
+        "changed": changed,
+        "unchanged": unchanged,
+    }
+    result["stats"] = {"insertions": stats.insertions, "deletions": stats.deletions}
+    return result

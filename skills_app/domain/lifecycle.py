@@ -1,0 +1,227 @@
+"""The revision lifecycle of SPEC §4 as one table.
+
+``TRANSITIONS`` is the only place that says which action moves a revision from which state to
+which, for which role in which kind of workspace. Services call ``check_transition`` (under
+``select_for_update``) and the console asks ``actions_available`` which buttons to show; neither
+re-states a rule.
+
+Order of checks, so every caller reports the same error for the same attempt:
+
+1. unknown action, or an action the workspace kind does not have (``propose`` in a personal
+   workspace, ``publish`` in a team) → ``InvalidTransition``;
+2. the revision's state is not a from-state of the action → ``InvalidTransition``;
+3. the caller is not a member, or their role (or authorship) does not allow the action, or the
+   workspace requires a distinct reviewer and the caller wrote the revision → ``PermissionDenied``.
+
+State comes before role on purpose: "this revision is already published" is the useful answer
+to a stale button, whoever pressed it. Non-members never get here: ``access`` answers 404 first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from skills_app.errors import InvalidTransition, PermissionDenied, XmemoError
+
+DRAFT = "draft"
+PROPOSED = "proposed"
+PUBLISHED = "published"
+DEPRECATED = "deprecated"
+STATES = (DRAFT, PROPOSED, PUBLISHED, DEPRECATED)
+# The from-state of a save: the revision does not exist yet.
+NEW = None
+
+PERSONAL = "personal"
+TEAM = "team"
+WORKSPACE_KINDS = (PERSONAL, TEAM)
+
+OWNER = "owner"
+ADMIN = "admin"
+MEMBER = "member"
+ROLES = (OWNER, ADMIN, MEMBER)
+
+SAVE_DRAFT = "save_draft"
+SAVE_PUBLISH = "save_publish"
+PROPOSE = "propose"
+WITHDRAW = "withdraw"
+APPROVE = "approve"
+REJECT = "reject"
+PUBLISH = "publish"
+DEPRECATE = "deprecate"
+RESTORE = "restore"
+
+
+@dataclass(frozen=True)
+class Transition:
+    """One row of the table. ``None`` roles: the action does not exist in that workspace kind."""
+
+    action: str
+    from_states: frozenset[str | None]
+    to_state: str
+    personal_roles: frozenset[str] | None
+    team_roles: frozenset[str] | None
+    # The revision's author may do it whatever their role.
+    author_allowed: bool = False
+    # Where the revision lands in a team workspace when that differs from ``to_state``.
+    team_to_state: str | None = None
+    # Barred to the author when the workspace sets ``require_distinct_reviewer``.
+    distinct_reviewer: bool = False
+    comment_required: bool = False
+
+    def roles_for(self, workspace_kind: str) -> frozenset[str] | None:
+        return self.personal_roles if workspace_kind == PERSONAL else self.team_roles
+
+    def target(self, workspace_kind: str) -> str:
+        if workspace_kind == TEAM and self.team_to_state is not None:
+            return self.team_to_state
+        return self.to_state
+
+
+_OWNER_ONLY = frozenset({OWNER})
+_REVIEWERS = frozenset({OWNER, ADMIN})
+_EVERYONE = frozenset(ROLES)
+
+TRANSITIONS: tuple[Transition, ...] = (
+    Transition(SAVE_DRAFT, frozenset({NEW}), DRAFT, _OWNER_ONLY, _EVERYONE),
+    Transition(
+        SAVE_PUBLISH, frozenset({NEW}), PUBLISHED, _OWNER_ONLY, _EVERYONE, team_to_state=PROPOSED
+    ),
+    Transition(PROPOSE, frozenset({DRAFT}), PROPOSED, None, _REVIEWERS, author_allowed=True),
+    Transition(WITHDRAW, frozenset({PROPOSED}), DRAFT, None, frozenset(), author_allowed=True),
+    Transition(APPROVE, frozenset({PROPOSED}), PUBLISHED, None, _REVIEWERS, distinct_reviewer=True),
+    Transition(REJECT, frozenset({PROPOSED}), DRAFT, None, _REVIEWERS, comment_required=True),
+    Transition(PUBLISH, frozenset({DRAFT}), PUBLISHED, _OWNER_ONLY, None),
+    Transition(DEPRECATE, frozenset({DRAFT, PUBLISHED}), DEPRECATED, _OWNER_ONLY, _REVIEWERS),
+    # Restore makes a new revision with revision k's content, then acts as save_publish.
+    Transition(
+        RESTORE, frozenset(STATES), PUBLISHED, _OWNER_ONLY, _EVERYONE, team_to_state=PROPOSED
+    ),
+)
+TRANSITIONS_BY_ACTION = {transition.action: transition for transition in TRANSITIONS}
+ACTIONS = tuple(TRANSITIONS_BY_ACTION)
+# The actions of ``POST /v1/revisions/{revision_id}/{action}`` (saves have their own endpoint).
+REVISION_ACTIONS = tuple(action for action in ACTIONS if action not in (SAVE_DRAFT, SAVE_PUBLISH))
+COMMENT_REQUIRED_ACTIONS = frozenset(t.action for t in TRANSITIONS if t.comment_required)
+
+_NOT_IN_KIND_HINTS = {
+    PERSONAL: "a personal workspace has no review step; publish or deprecate the revision directly",
+    TEAM: "team revisions go through review: propose it, then an admin or owner approves it",
+}
+
+
+def require_comment(action: str) -> bool:
+    """True when the action needs a non-empty comment (reject); the service enforces it."""
+    return action in COMMENT_REQUIRED_ACTIONS
+
+
+def _who(transition: Transition, roles: frozenset[str]) -> str:
+    names = (["the revision's author"] if transition.author_allowed else []) + [
+        f"the {role}" if role == OWNER else f"an {role}" if role == ADMIN else "any member"
+        for role in ROLES
+        if role in roles
+    ]
+    if len(names) == 1:
+        return names[0]
+    return ", ".join(names[:-1]) + " or " + names[-1]
+
+
+def _evaluate(
+    *,
+    action: str,
+    state: str | None,
+    workspace_kind: str,
+    role: str | None,
+    is_author: bool,
+    require_distinct_reviewer: bool,
+) -> XmemoError | Transition:
+    """The transition when the move is allowed, else the error ``check_transition`` raises."""
+    if workspace_kind not in WORKSPACE_KINDS:
+        raise ValueError(f"unknown workspace kind {workspace_kind!r}")
+    details = {"action": action, "state": state}
+    transition = TRANSITIONS_BY_ACTION.get(action)
+    if transition is None:
+        return InvalidTransition(
+            f"{action!r} is not a lifecycle action; use one of {', '.join(ACTIONS)}.",
+            details=details,
+        )
+    roles = transition.roles_for(workspace_kind)
+    if roles is None:
+        return InvalidTransition(
+            f"There is no {action!r} in a {workspace_kind} workspace: "
+            f"{_NOT_IN_KIND_HINTS[workspace_kind]}.",
+            details=details,
+        )
+    if state not in transition.from_states:
+        allowed = sorted("new" if s is NEW else s for s in transition.from_states)
+        return InvalidTransition(
+            f"Cannot {action} a {state or 'new'} revision: "
+            f"{action} needs one that is {' or '.join(allowed)}.",
+            details=details,
+        )
+    denied = {**details, "role": role}
+    if role is None:
+        return PermissionDenied("You are not a member of this workspace.", details=denied)
+    if role not in roles and not (transition.author_allowed and is_author):
+        return PermissionDenied(
+            f"Only {_who(transition, roles)} may {action} this revision.", details=denied
+        )
+    if transition.distinct_reviewer and require_distinct_reviewer and is_author:
+        return PermissionDenied(
+            "This workspace requires someone other than the author to approve a revision.",
+            details=denied,
+        )
+    return transition
+
+
+def check_transition(
+    *,
+    action: str,
+    state: str | None,
+    workspace_kind: str,
+    role: str | None,
+    is_author: bool,
+    require_distinct_reviewer: bool = False,
+) -> str:
+    """The state the revision moves to, or raise InvalidTransition / PermissionDenied.
+
+    ``state`` is the revision's current state (``None`` for a save, whose revision is new; for
+    restore, the state of the revision being restored). ``role`` is the caller's role in the
+    workspace, ``None`` when not a member.
+    """
+    outcome = _evaluate(
+        action=action,
+        state=state,
+        workspace_kind=workspace_kind,
+        role=role,
+        is_author=is_author,
+        require_distinct_reviewer=require_distinct_reviewer,
+    )
+    if isinstance(outcome, XmemoError):
+        raise outcome
+    return outcome.target(workspace_kind)
+
+
+def actions_available(
+    *,
+    state: str | None,
+    workspace_kind: str,
+    role: str | None,
+    is_author: bool,
+    require_distinct_reviewer: bool = False,
+) -> list[str]:
+    """The actions ``check_transition`` would allow, in table order (the console's buttons)."""
+    return [
+        action
+        for action in ACTIONS
+        if isinstance(
+            _evaluate(
+                action=action,
+                state=state,
+                workspace_kind=workspace_kind,
+                role=role,
+                is_author=is_author,
+                require_distinct_reviewer=require_distinct_reviewer,
+            ),
+            Transition,
+        )
+    ]

@@ -1,0 +1,150 @@
+"""The size and shape limits of SPEC §3, checked on a whole bundle before anything is stored.
+
+``validate_bundle`` is the one gate every writer (console, REST, MCP, imports, restore) passes
+through; each failure names the limit it broke so a person can fix the input.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+
+from skills_app.domain.bundle import COMPONENT_TYPES, SkillBundle
+from skills_app.domain.paths import MAX_PATH_LENGTH, check_unique_paths, validate_logical_path
+from skills_app.domain.skillmd import IDENTITY_KEYS, validate_frontmatter
+from skills_app.errors import (
+    BodyTooLarge,
+    ComponentTooLarge,
+    TooManyComponents,
+    ValidationFailed,
+)
+
+__all__ = [
+    "DESCRIPTION_MAX",
+    "MAX_BODY_BYTES",
+    "MAX_COMPONENTS",
+    "MAX_COMPONENT_BYTES",
+    "MAX_FRONTMATTER_BYTES",
+    "MAX_PATH_LENGTH",
+    "NAME_MAX",
+    "SLUG_MAX",
+    "slug_from_name",
+    "validate_bundle",
+    "validate_slug",
+]
+
+MAX_BODY_BYTES = 65_536
+MAX_COMPONENTS = 50
+MAX_COMPONENT_BYTES = 131_072
+NAME_MAX = 200
+DESCRIPTION_MAX = 1024
+SLUG_MAX = 64
+# Not in the SPEC: without it the body limit could be dodged by moving text into frontmatter,
+# which Level 1 returns in full. Measured as compact UTF-8 JSON, like the canonical document.
+MAX_FRONTMATTER_BYTES = 65_536
+
+_SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+_NOT_SLUG_CHARS = re.compile(r"[^a-z0-9]+")
+_FALLBACK_SLUG = "skill"
+
+
+def validate_slug(slug: str) -> str:
+    """Return ``slug`` if it follows the Agent Skills name rule, else raise ValidationFailed."""
+    if not isinstance(slug, str) or not 1 <= len(slug) <= SLUG_MAX or not _SLUG.fullmatch(slug):
+        raise ValidationFailed(
+            f"The slug {slug!r} is invalid: use 1 to {SLUG_MAX} characters of a-z, 0-9 and '-', "
+            "with no leading, trailing or double hyphen.",
+            details={"field": "slug", "limit": SLUG_MAX},
+        )
+    return slug
+
+
+def slug_from_name(name: str) -> str:
+    """A valid slug suggested by a display name ("Café Review!" → "cafe-review")."""
+    ascii_name = "".join(
+        ch for ch in unicodedata.normalize("NFKD", name.lower()) if not unicodedata.combining(ch)
+    )
+    slug = _NOT_SLUG_CHARS.sub("-", ascii_name).strip("-")
+    slug = slug[:SLUG_MAX].rstrip("-")
+    return slug or _FALLBACK_SLUG
+
+
+def _validate_text(value: str, *, field: str, limit: int) -> None:
+    if not isinstance(value, str) or not value.strip() or len(value) > limit:
+        raise ValidationFailed(
+            f"The {field} must be 1 to {limit} characters and not blank.",
+            details={"field": field, "limit": limit},
+        )
+    _utf8_size(value, field=field)
+
+
+def _utf8_size(value: str, *, field: str) -> int:
+    try:
+        return len(value.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        raise ValidationFailed(
+            f"The {field} holds text that is not valid Unicode.", details={"field": field}
+        ) from exc
+
+
+def validate_bundle(bundle: SkillBundle) -> None:
+    """Raise the first broken rule of ``bundle``; components None (carried over) are skipped."""
+    _validate_text(bundle.name, field="name", limit=NAME_MAX)
+    _validate_text(bundle.description, field="description", limit=DESCRIPTION_MAX)
+    if bundle.slug is not None:
+        validate_slug(bundle.slug)
+
+    body_size = _utf8_size(bundle.instruction_body, field="instruction_body")
+    if body_size > MAX_BODY_BYTES:
+        raise BodyTooLarge(
+            f"The instruction body is {body_size:,} bytes of UTF-8; "
+            f"the limit is {MAX_BODY_BYTES:,} bytes.",
+            details={"limit": MAX_BODY_BYTES, "size": body_size},
+        )
+
+    for key in IDENTITY_KEYS:
+        if key in bundle.frontmatter:
+            raise ValidationFailed(
+                f"The frontmatter must not repeat {key!r}; send it as the {key} field.",
+                details={"field": f"frontmatter.{key}"},
+            )
+    validate_frontmatter(bundle.frontmatter)
+    frontmatter_size = len(
+        json.dumps(bundle.frontmatter, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    )
+    if frontmatter_size > MAX_FRONTMATTER_BYTES:
+        raise ValidationFailed(
+            f"The frontmatter is {frontmatter_size:,} bytes as JSON; "
+            f"the limit is {MAX_FRONTMATTER_BYTES:,} bytes.",
+            details={
+                "field": "frontmatter",
+                "limit": MAX_FRONTMATTER_BYTES,
+                "size": frontmatter_size,
+            },
+        )
+
+    if bundle.components is None:
+        return
+    count = len(bundle.components)
+    if count > MAX_COMPONENTS:
+        raise TooManyComponents(
+            f"The revision has {count} components; the limit is {MAX_COMPONENTS}.",
+            details={"limit": MAX_COMPONENTS, "count": count},
+        )
+    for component in bundle.components:
+        path = validate_logical_path(component.logical_path)
+        if component.type not in COMPONENT_TYPES:
+            raise ValidationFailed(
+                f"Component {path!r} has the type {component.type!r}; "
+                f"use one of {', '.join(COMPONENT_TYPES)}.",
+                details={"field": "type", "path": path, "allowed": list(COMPONENT_TYPES)},
+            )
+        size = len(component.content)
+        if size > MAX_COMPONENT_BYTES:
+            raise ComponentTooLarge(
+                f"Component {path!r} is {size:,} bytes; "
+                f"the limit is {MAX_COMPONENT_BYTES:,} bytes.",
+                details={"path": path, "limit": MAX_COMPONENT_BYTES, "size": size},
+            )
+    check_unique_paths(component.logical_path for component in bundle.components)

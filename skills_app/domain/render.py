@@ -1,0 +1,86 @@
+"""The one body renderer (SPEC §11): console argument preview and Level 1 ``arguments``.
+
+Single pass: one regular expression walks the original body once and every match is replaced
+by a function of that match alone. Substituted text is never scanned again, so an argument
+holding ``$1`` or ``${XMEMO_SKILL_ID}`` arrives literally.
+
+Tokens, as written in the body:
+
+=========================  =====================================================================
+``$ARGUMENTS``, ``$0``     the whole argument string
+``$1`` … ``$N``            positional arguments, shell-style tokenised; a missing one is empty
+``$ARG_COUNT``             how many positional arguments there are
+``$name``                  the i-th positional argument, for the i-th name in ``argument-names``
+``${XMEMO_SKILL_ID}``      ``${XMEMO_REVISION_ID}``, ``${XMEMO_WORKSPACE}``: from ``context``;
+                           any other ``${XMEMO_…}`` is empty (never the process environment)
+``!`cmd```                 ``Bash(cmd)``
+``@path``                  ``Read(path)`` at line start or after whitespace (so ``a@b.com`` stays)
+=========================  =====================================================================
+
+A ``$`` word is the whole identifier after it, so ``$ARGUMENTSX`` or an undeclared ``$HOME`` is
+left as written, and the digits after ``$`` are one number (``$10`` is the tenth argument).
+Tokens do not nest: the text inside ``!`…``` and an ``@path`` is kept as written, so an
+argument can never be spliced into a shell command.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+
+CONTEXT_VARIABLES = ("XMEMO_SKILL_ID", "XMEMO_REVISION_ID", "XMEMO_WORKSPACE")
+
+_TOKEN = re.compile(
+    r"\$\{(?P<context>XMEMO_[A-Za-z0-9_]*)\}"
+    r"|\$(?P<index>[0-9]+)"
+    r"|\$(?P<word>[A-Za-z_][A-Za-z0-9_]*)"
+    r"|!`(?P<command>[^`\n]+)`"
+    r"|(?<!\S)@(?P<path>\S+)"
+)
+
+
+def tokenize_arguments(arguments: str) -> list[str]:
+    """Shell-style positional arguments; unbalanced quotes fall back to splitting on spaces."""
+    try:
+        return shlex.split(arguments, posix=True)
+    except ValueError:
+        return arguments.split()
+
+
+def render_body(
+    body: str,
+    *,
+    arguments: str,
+    argument_names: Sequence[str] = (),
+    context: Mapping[str, str] | None = None,
+) -> str:
+    positional = tokenize_arguments(arguments)
+    named = {name: index for index, name in enumerate(argument_names, start=1)}
+    known_context = {name: (context or {}).get(name, "") for name in CONTEXT_VARIABLES}
+
+    def argument(index: int) -> str:
+        if index == 0:
+            return arguments
+        return positional[index - 1] if index <= len(positional) else ""
+
+    def replace(match: re.Match[str]) -> str:
+        kind = match.lastgroup
+        value = match.group(kind) if kind else ""
+        if kind == "context":
+            return known_context.get(value, "")
+        if kind == "index":
+            return argument(int(value))
+        if kind == "word":
+            if value == "ARGUMENTS":
+                return arguments
+            if value == "ARG_COUNT":
+                return str(len(positional))
+            if value in named:
+                return argument(named[value])
+            return match.group(0)
+        if kind == "command":
+            return f"Bash({value})"
+        return f"Read({value})"
+
+    return _TOKEN.sub(replace, body)

@@ -1,0 +1,267 @@
+"""The lifecycle table of SPEC §4: every row, every role, every forbidden move."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from skills_app.domain.lifecycle import (
+    ACTIONS,
+    REVISION_ACTIONS,
+    STATES,
+    actions_available,
+    check_transition,
+    require_comment,
+)
+from skills_app.errors import InvalidTransition, PermissionDenied, XmemoError
+
+ROLES = (None, "owner", "admin", "member")
+ALL_STATES = (None, *STATES)  # None: the revision is new (a save)
+
+
+def allowed(action: str, kind: str, role: str | None, is_author: bool, distinct: bool) -> bool:
+    """Who may act, transcribed from the SPEC §4 table (independently of the module's table)."""
+    if role is None:
+        return False
+    if kind == "personal":
+        return role == "owner"
+    return {
+        "save_draft": True,
+        "save_publish": True,
+        "propose": is_author or role in ("admin", "owner"),
+        "withdraw": is_author,
+        "approve": role in ("admin", "owner") and not (distinct and is_author),
+        "reject": role in ("admin", "owner"),
+        "deprecate": role in ("admin", "owner"),
+        "restore": True,
+    }[action]
+
+
+# action → (from states, to state in personal, to state in team); None: not in that kind.
+SPEC_TABLE: dict[str, tuple[set[str | None], str | None, str | None]] = {
+    "save_draft": ({None}, "draft", "draft"),
+    "save_publish": ({None}, "published", "proposed"),
+    "propose": ({"draft"}, None, "proposed"),
+    "withdraw": ({"proposed"}, None, "draft"),
+    "approve": ({"proposed"}, None, "published"),
+    "reject": ({"proposed"}, None, "draft"),
+    "publish": ({"draft"}, "published", None),
+    "deprecate": ({"draft", "published"}, "deprecated", "deprecated"),
+    "restore": (set(STATES), "published", "proposed"),
+}
+
+
+def expected_outcome(
+    action: str, state: str | None, kind: str, role: str | None, is_author: bool, distinct: bool
+) -> str | type[XmemoError]:
+    from_states, to_personal, to_team = SPEC_TABLE[action]
+    target = to_personal if kind == "personal" else to_team
+    if target is None or state not in from_states:
+        return InvalidTransition
+    if not allowed(action, kind, role, is_author, distinct):
+        return PermissionDenied
+    return target
+
+
+MATRIX = list(
+    itertools.product(
+        ACTIONS, ALL_STATES, ("personal", "team"), ROLES, (False, True), (False, True)
+    )
+)
+
+
+def test_the_table_covers_exactly_the_spec_actions() -> None:
+    assert set(ACTIONS) == set(SPEC_TABLE)
+    assert set(REVISION_ACTIONS) == set(SPEC_TABLE) - {"save_draft", "save_publish"}
+
+
+@pytest.mark.parametrize(("action", "state", "kind", "role", "is_author", "distinct"), MATRIX)
+def test_every_move_matches_the_spec(
+    action: str, state: str | None, kind: str, role: str | None, is_author: bool, distinct: bool
+) -> None:
+    expected = expected_outcome(action, state, kind, role, is_author, distinct)
+
+    def attempt() -> str:
+        return check_transition(
+            action=action,
+            state=state,
+            workspace_kind=kind,
+            role=role,
+            is_author=is_author,
+            require_distinct_reviewer=distinct,
+        )
+
+    if isinstance(expected, str):
+        assert attempt() == expected
+    else:
+        with pytest.raises(expected) as caught:
+            attempt()
+        assert caught.value.details["action"] == action
+        assert caught.value.details["state"] == state
+
+
+# Spot checks that read like the SPEC table, so a reviewer can see the rules at a glance.
+@pytest.mark.parametrize(
+    ("action", "state", "kind", "role", "is_author", "target"),
+    [
+        ("save_draft", None, "personal", "owner", True, "draft"),
+        ("save_publish", None, "personal", "owner", True, "published"),
+        ("save_publish", None, "team", "member", True, "proposed"),
+        ("propose", "draft", "team", "member", True, "proposed"),
+        ("propose", "draft", "team", "admin", False, "proposed"),
+        ("withdraw", "proposed", "team", "member", True, "draft"),
+        ("approve", "proposed", "team", "admin", False, "published"),
+        ("approve", "proposed", "team", "owner", True, "published"),
+        ("reject", "proposed", "team", "owner", False, "draft"),
+        ("publish", "draft", "personal", "owner", True, "published"),
+        ("deprecate", "published", "personal", "owner", True, "deprecated"),
+        ("deprecate", "draft", "team", "admin", False, "deprecated"),
+        ("restore", "deprecated", "personal", "owner", False, "published"),
+        ("restore", "published", "team", "member", False, "proposed"),
+    ],
+)
+def test_allowed_moves(
+    action: str, state: str, kind: str, role: str, is_author: bool, target: str
+) -> None:
+    result = check_transition(
+        action=action, state=state, workspace_kind=kind, role=role, is_author=is_author
+    )
+    assert result == target
+
+
+@pytest.mark.parametrize(
+    ("action", "state", "kind", "role", "is_author", "error"),
+    [
+        ("propose", "draft", "team", "member", False, PermissionDenied),
+        ("withdraw", "proposed", "team", "owner", False, PermissionDenied),
+        ("approve", "proposed", "team", "member", False, PermissionDenied),
+        ("reject", "proposed", "team", "member", True, PermissionDenied),
+        ("deprecate", "published", "team", "member", True, PermissionDenied),
+        ("save_draft", None, "team", None, False, PermissionDenied),
+        ("propose", "draft", "personal", "owner", True, InvalidTransition),
+        ("approve", "proposed", "personal", "owner", True, InvalidTransition),
+        ("publish", "draft", "team", "owner", True, InvalidTransition),
+        ("publish", "published", "personal", "owner", True, InvalidTransition),
+        ("deprecate", "deprecated", "personal", "owner", True, InvalidTransition),
+        ("deprecate", "proposed", "team", "owner", True, InvalidTransition),
+        ("approve", "draft", "team", "owner", False, InvalidTransition),
+        ("save_draft", "draft", "team", "owner", False, InvalidTransition),
+        ("restore", None, "team", "owner", False, InvalidTransition),
+        ("archive", "draft", "team", "owner", False, InvalidTransition),
+    ],
+)
+def test_forbidden_moves(
+    action: str, state: str | None, kind: str, role: str, is_author: bool, error: type
+) -> None:
+    with pytest.raises(error):
+        check_transition(
+            action=action, state=state, workspace_kind=kind, role=role, is_author=is_author
+        )
+
+
+def test_distinct_reviewer_bars_only_the_author_from_approving() -> None:
+    common = {"action": "approve", "state": "proposed", "workspace_kind": "team", "role": "owner"}
+    with pytest.raises(PermissionDenied) as caught:
+        check_transition(**common, is_author=True, require_distinct_reviewer=True)
+    assert "other than the author" in caught.value.message
+    assert check_transition(**common, is_author=False, require_distinct_reviewer=True) == (
+        "published"
+    )
+
+
+def test_state_is_checked_before_role() -> None:
+    # a member (who may not approve) pressing approve on a published revision learns the state
+    with pytest.raises(InvalidTransition):
+        check_transition(
+            action="approve",
+            state="published",
+            workspace_kind="team",
+            role="member",
+            is_author=False,
+        )
+
+
+def test_messages_say_what_to_do() -> None:
+    with pytest.raises(InvalidTransition) as in_team:
+        check_transition(
+            action="publish", state="draft", workspace_kind="team", role="owner", is_author=True
+        )
+    assert "propose" in in_team.value.message
+    with pytest.raises(PermissionDenied) as denied:
+        check_transition(
+            action="approve",
+            state="proposed",
+            workspace_kind="team",
+            role="member",
+            is_author=False,
+        )
+    assert "the owner or an admin" in denied.value.message
+    assert denied.value.details == {"action": "approve", "state": "proposed", "role": "member"}
+
+
+def test_unknown_workspace_kind_is_a_programming_error() -> None:
+    with pytest.raises(ValueError, match="workspace kind"):
+        check_transition(
+            action="publish", state="draft", workspace_kind="org", role="owner", is_author=True
+        )
+
+
+def test_require_comment() -> None:
+    assert require_comment("reject") is True
+    assert [a for a in ACTIONS if require_comment(a)] == ["reject"]
+
+
+@pytest.mark.parametrize(
+    ("state", "kind", "role", "is_author", "distinct", "expected"),
+    [
+        ("draft", "personal", "owner", True, False, ["publish", "deprecate", "restore"]),
+        ("published", "personal", "owner", True, False, ["deprecate", "restore"]),
+        ("proposed", "team", "admin", False, False, ["approve", "reject", "restore"]),
+        ("proposed", "team", "admin", True, False, ["withdraw", "approve", "reject", "restore"]),
+        ("proposed", "team", "admin", True, True, ["withdraw", "reject", "restore"]),
+        ("proposed", "team", "member", True, False, ["withdraw", "restore"]),
+        ("draft", "team", "member", False, False, ["restore"]),
+        ("draft", "team", "member", True, False, ["propose", "restore"]),
+        ("deprecated", "team", "owner", False, False, ["restore"]),
+        (None, "team", "member", False, False, ["save_draft", "save_publish"]),
+        ("draft", "team", None, True, False, []),
+    ],
+)
+def test_actions_available(
+    state: str | None,
+    kind: str,
+    role: str | None,
+    is_author: bool,
+    distinct: bool,
+    expected: list[str],
+) -> None:
+    assert (
+        actions_available(
+            state=state,
+            workspace_kind=kind,
+            role=role,
+            is_author=is_author,
+            require_distinct_reviewer=distinct,
+        )
+        == expected
+    )
+
+
+@pytest.mark.parametrize(
+    ("state", "kind", "role", "is_author", "distinct"),
+    list(itertools.product(ALL_STATES, ("personal", "team"), ROLES, (False, True), (False, True))),
+)
+def test_actions_available_agrees_with_check_transition(
+    state: str | None, kind: str, role: str | None, is_author: bool, distinct: bool
+) -> None:
+    available = actions_available(
+        state=state,
+        workspace_kind=kind,
+        role=role,
+        is_author=is_author,
+        require_distinct_reviewer=distinct,
+    )
+    for action in ACTIONS:
+        expected = expected_outcome(action, state, kind, role, is_author, distinct)
+        assert (action in available) is isinstance(expected, str)
