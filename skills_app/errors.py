@@ -130,3 +130,19 @@ class FeatureDisabled(XmemoError):
     code = "FEATURE_DISABLED"
     status = 403
     default_message = "Cloud Skills is not enabled for this workspace. Ask staff to switch it on."
+
+
+class ScriptFailed(XmemoError):
+    """A sandboxed script ran and failed (exit code, timeout, limits, protocol)."""
+
+    code = "SCRIPT_FAILED"
+    status = 422
+    default_message = "The script failed."
+
+
+class JobFailed(XmemoError):
+    """A background job could not finish for a reason outside the caller's input."""
+
+    code = "JOB_FAILED"
+    status = 500
+    default_message = "The job failed."

@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from skills_app import errors
+from skills_app.access import Actor
+from skills_app.domain.limits import slug_from_name
+from skills_app.models import Workspace
+from skills_app.services.skills import skill_save
+from skills_app.sources.directory import directory_outcomes, directory_scan, format_log_line
+
+
+class Command(BaseCommand):
+    help = (
+        "Register every <name>/SKILL.md and skill.json under the ROOTs (which must lie inside "
+        "XMEMO_IMPORT_DIR_ROOTS) into a workspace, one log line per manifest, never stopping "
+        "on a broken entry."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("roots", nargs="+")
+        parser.add_argument("--workspace", required=True)
+        parser.add_argument("--intent", choices=["draft", "publish"], default="publish")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        workspace = Workspace.objects.filter(slug=options["workspace"]).first()
+        if workspace is None:
+            raise CommandError(f"No workspace named '{options['workspace']}'.")
+        allowed = [Path(root) for root in settings.XMEMO_IMPORT_DIR_ROOTS]
+        if not allowed:
+            raise CommandError("No import roots are allowed: set XMEMO_IMPORT_DIR_ROOTS.")
+        try:
+            entries = list(directory_scan([Path(r) for r in options["roots"]], allowed_roots=allowed))
+        except errors.XmemoError as exc:
+            raise CommandError(exc.message) from exc
+        actor = Actor.for_system(via="cli")
+        registered = 0
+        for entry, outcome in directory_outcomes(entries):
+            line = format_log_line(entry, outcome)
+            if outcome == "registered" and entry.bundle is not None:
+                bundle = entry.bundle
+                try:
+                    result = skill_save(
+                        actor=actor,
+                        workspace=workspace,
+                        slug=bundle.slug or slug_from_name(bundle.name),
+                        bundle=bundle,
+                        intent=options["intent"],
+                        message=f"Registered from {entry.path}",
+                    )
+                except errors.XmemoError as exc:
+                    self.stdout.write(f"parse error at {entry.path}: {exc.message}")
+                    continue
+                registered += 1
+                if not result.created:
+                    line += " (unchanged)"
+            self.stdout.write(line)
+        self.stdout.write(f"{registered} skill(s) registered from {len(entries)} manifest(s).")

@@ -1,0 +1,283 @@
+"""Safe, bounded reading of skill ZIPs: one skill, a pack, or a repository archive's folder.
+
+Layout (SPEC §8):
+
+* ``SKILL.md`` (or ``skill.json``) at the root → one skill; every other file is a component.
+* Otherwise each top-level folder holding a SKILL.md (or skill.json) is a skill: one folder is
+  a single-skill ZIP, several are a pack (a workspace export is one). Files lying beside the
+  skill folders (a collection's README or LICENSE) are ignored; a top-level folder that is not
+  a skill is an error naming it. When the ZIP holds exactly one top-level folder and nothing
+  else, and that folder is not a skill, it is unwrapped once — a folder of skills zipped by a
+  file manager, or one skill's history export (``<slug>/r0001/…``).
+* A folder holding ``capsule.json`` is a Source Capsule and re-imports losslessly.
+
+Bundles come back in archive order. Junk is skipped wherever it appears: ``__MACOSX/`` and
+``.git/`` folders, ``.DS_Store`` and ``Thumbs.db`` files, and directory entries.
+
+Hostile input is refused before anything is decompressed where the headers suffice, and read
+with hard caps where they do not (headers can lie):
+
+* the end-of-central-directory record is checked before ``zipfile`` parses the central
+  directory, so a ZIP listing millions of entries cannot exhaust memory; ZIP64 is refused;
+* at most ``max_entries`` entries, and per skill 50 components (+ SKILL.md + capsule.json);
+* entry names: no NUL, no ``\\``, not absolute (``/x``, ``C:x``), no ``..``/``.``/empty segment
+  (zip-slip), no duplicates, no two differing only by letter case;
+* no symlink entries, no encrypted entries; only stored and deflated entries (bzip2 and LZMA
+  are refused because ``zipfile`` decompresses them without an output bound);
+* an entry declaring more than ``max_ratio``:1 expansion and at least ``bomb_min_bytes`` is a
+  zip bomb; the declared sizes may add up to at most ``max_total_bytes``;
+* every read stops one byte past the file's cap (``files.FileRole``) whatever the header says,
+  and ``zipfile`` itself never yields more than the declared size (then fails on the CRC), so
+  a lying header costs at most one cap of memory, and the bytes read never exceed the declared
+  total that was already bounded.
+
+Each refusal names the offending entry: UnsafeArchive, or the SPEC's limit error
+(ComponentTooLarge, TooManyComponents, BodyTooLarge), ValidationFailed for a missing SKILL.md,
+invalid UTF-8 or malformed YAML, UnsupportedFormat for what is not a ZIP.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import stat
+import struct
+import zipfile
+import zlib
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from skills_app.domain.bundle import SkillBundle
+from skills_app.errors import UnsafeArchive, UnsupportedFormat, ValidationFailed
+from skills_app.sources.files import SKILL_JSON, SKILL_MD, RawRead, is_junk
+from skills_app.sources.folder import folder_bundle_read
+
+_MANIFESTS = (SKILL_MD, SKILL_JSON)
+_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflated"}
+_ENCRYPTED_FLAG = 0x1
+_DRIVE = re.compile(r"[A-Za-z]:")
+
+# End-of-central-directory record (APPNOTE 4.3.16) and the ZIP64 locator that precedes it.
+_EOCD_SIGNATURE = b"PK\x05\x06"
+_EOCD_SIZE = 22
+_MAX_COMMENT = 0xFFFF
+_ZIP64_LOCATOR_SIGNATURE = b"PK\x06\x07"
+_ZIP64_LOCATOR_SIZE = 20
+# Generous per-entry size of a central directory record (46 bytes + name + extra + comment).
+_CENTRAL_BYTES_PER_ENTRY = 512
+
+
+@dataclass(frozen=True)
+class ArchiveLimits:
+    max_entries: int = 5_000
+    max_total_bytes: int = 64 * 1024 * 1024
+    max_ratio: int = 100
+    bomb_min_bytes: int = 1024 * 1024
+
+
+DEFAULT_LIMITS = ArchiveLimits()
+
+
+def _unsafe(name: str, reason: str) -> UnsafeArchive:
+    return UnsafeArchive(f"The archive entry {name!r} {reason}.", details={"path": name})
+
+
+def _check_end_record(stream: BinaryIO, limits: ArchiveLimits) -> None:
+    """Bound the central directory before ``zipfile`` reads it, finding the record as it does."""
+    size = stream.seek(0, io.SEEK_END)
+    tail_size = min(size, _ZIP64_LOCATOR_SIZE + _EOCD_SIZE + _MAX_COMMENT)
+    stream.seek(size - tail_size)
+    tail = stream.read(tail_size)
+    stream.seek(0)
+    at = len(tail) - _EOCD_SIZE
+    if at < 0 or tail[at : at + 4] != _EOCD_SIGNATURE or tail[-2:] != b"\0\0":
+        at = tail.rfind(_EOCD_SIGNATURE)
+    if at < 0 or len(tail) - at < _EOCD_SIZE:
+        return  # not a ZIP at all: zipfile reports it
+    locator = tail[max(at - _ZIP64_LOCATOR_SIZE, 0) : at]
+    entries, central_size = struct.unpack_from("<HI", tail, at + 10)
+    if locator.startswith(_ZIP64_LOCATOR_SIGNATURE) or entries == 0xFFFF:
+        raise UnsafeArchive("ZIP64 archives are not accepted; a skill archive never needs one.")
+    if entries > limits.max_entries or central_size > limits.max_entries * _CENTRAL_BYTES_PER_ENTRY:
+        raise UnsafeArchive(
+            f"The archive lists {entries:,} entries in a {central_size:,}-byte directory; "
+            f"at most {limits.max_entries:,} entries are accepted.",
+            details={"limit": limits.max_entries, "count": entries},
+        )
+
+
+def _check_entry(info: zipfile.ZipInfo) -> None:
+    name = info.orig_filename
+    if "\0" in name:
+        raise _unsafe(name, "contains a NUL byte")
+    if "\\" in name:
+        raise _unsafe(name, "uses '\\' in its path; ZIP paths use '/'")
+    if name.startswith("/") or _DRIVE.match(name):
+        raise _unsafe(name, "has an absolute path")
+    segments = name.removesuffix("/").split("/")
+    if ".." in segments:
+        raise _unsafe(name, "climbs out of its folder with '..' (zip-slip)")
+    if "" in segments or "." in segments:
+        raise _unsafe(name, "has an empty or '.' path segment")
+    if info.flag_bits & _ENCRYPTED_FLAG:
+        raise _unsafe(name, "is encrypted")
+    if stat.S_ISLNK(info.external_attr >> 16):
+        raise _unsafe(name, "is a symbolic link")
+    if info.compress_type not in _METHODS:
+        raise UnsupportedFormat(
+            f"The archive entry {name!r} uses compression method {info.compress_type}; "
+            "use stored or deflated entries (any ordinary ZIP tool does).",
+            details={"path": name},
+        )
+
+
+def _selection_base(infos: list[zipfile.ZipInfo], subfolder: str | None) -> str:
+    """The prefix every read entry has: "" or a repository archive's ``WRAPPER/PATH/``."""
+    if subfolder is None:
+        return ""
+    wrappers = {info.orig_filename.split("/", 1)[0] for info in infos}
+    if len(wrappers) != 1:
+        raise UnsafeArchive("A repository archive must hold exactly one top-level folder.")
+    wrapper = wrappers.pop()
+    folder = subfolder.strip("/")
+    return f"{wrapper}/{folder}/" if folder else f"{wrapper}/"
+
+
+def _select(infos: list[zipfile.ZipInfo], base: str) -> dict[str, zipfile.ZipInfo]:
+    """Checked file entries under ``base`` by path relative to it, in archive order."""
+    files: dict[str, zipfile.ZipInfo] = {}
+    folded: dict[str, str] = {}
+    for info in infos:
+        name = info.orig_filename
+        if not name.startswith(base):
+            continue
+        _check_entry(info)
+        relative = name[len(base) :]
+        if info.is_dir() or stat.S_ISDIR(info.external_attr >> 16) or is_junk(relative):
+            continue
+        if relative in files:
+            raise _unsafe(name, "appears twice")
+        other = folded.setdefault(relative.casefold(), relative)
+        if other != relative:
+            raise _unsafe(name, f"differs from {base + other!r} only by letter case")
+        files[relative] = info
+    if not files:
+        where = f"The folder {base!r} of the archive" if base else "The archive"
+        raise ValidationFailed(f"{where} holds no files.", details={"path": base})
+    return files
+
+
+def _check_declared_sizes(infos: Collection[zipfile.ZipInfo], limits: ArchiveLimits) -> None:
+    total = 0
+    for info in infos:
+        size, packed = info.file_size, max(info.compress_size, 1)
+        if size >= limits.bomb_min_bytes and size > limits.max_ratio * packed:
+            raise _unsafe(
+                info.orig_filename,
+                f"expands from {packed:,} to {size:,} bytes (more than {limits.max_ratio}:1); "
+                "it looks like a zip bomb",
+            )
+        total += size
+        if total > limits.max_total_bytes:
+            raise _unsafe(
+                info.orig_filename,
+                f"takes the archive past {limits.max_total_bytes:,} uncompressed bytes",
+            )
+
+
+def _folder_reader(
+    archive: zipfile.ZipFile, files: dict[str, zipfile.ZipInfo], prefix: str
+) -> RawRead:
+    def read(name: str, max_bytes: int) -> bytes:
+        info = files[prefix + name]
+        try:
+            with archive.open(info) as stream:
+                return stream.read(max_bytes)
+        except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+            raise _unsafe(info.orig_filename, f"is corrupt ({exc})") from exc
+
+    return read
+
+
+def _is_skill(prefix: str, names: Collection[str]) -> bool:
+    return any(prefix + manifest in names for manifest in _MANIFESTS)
+
+
+def _skill_folders(names: Collection[str], *, base: str, where: str, unwrap: bool) -> list[str]:
+    """Prefixes (relative, "" or ending in '/') of the skill folders below ``base``."""
+    if _is_skill(base, names):
+        return [base]
+    folders: dict[str, None] = {}  # ordered set, archive order
+    loose = False
+    for name in names:
+        if name.startswith(base):
+            head, slash, _ = name[len(base) :].partition("/")
+            if slash:
+                folders.setdefault(f"{base}{head}/")
+            else:
+                loose = True
+    skills = [folder for folder in folders if _is_skill(folder, names)]
+    if not skills and unwrap and len(folders) == 1 and not loose:
+        return _skill_folders(names, base=next(iter(folders)), where=where, unwrap=False)
+    if not skills:
+        raise ValidationFailed(
+            f"{where}{base}{SKILL_MD} is missing: put SKILL.md at the root of the archive, or "
+            "inside one top-level folder per skill.",
+            details={"path": f"{where}{base}{SKILL_MD}"},
+        )
+    strays = [folder for folder in folders if folder not in skills]
+    if strays:
+        raise ValidationFailed(
+            f"{where}{strays[0]} has no {SKILL_MD}: every top-level folder of a pack must be a "
+            "skill folder.",
+            details={"path": f"{where}{strays[0]}{SKILL_MD}"},
+        )
+    return skills
+
+
+def zip_bundles_read(
+    data: bytes | BinaryIO,
+    *,
+    source: str = "import-zip",
+    source_ref: str = "",
+    subfolder: str | None = None,
+    limits: ArchiveLimits = DEFAULT_LIMITS,
+) -> list[SkillBundle]:
+    """Every skill in a ZIP, validated, in archive order; all or nothing.
+
+    ``data`` is the ZIP's bytes or a seekable binary file. ``subfolder`` reads a repository
+    archive (GitHub's ``REPO-REF/…`` wrapper): only ``WRAPPER/subfolder/`` is read, as if it
+    were the archive root (``""`` = the whole repository); entries elsewhere are never opened.
+    """
+    stream: BinaryIO = io.BytesIO(data) if isinstance(data, bytes) else data
+    _check_end_record(stream, limits)
+    try:
+        archive = zipfile.ZipFile(stream)
+    except (zipfile.BadZipFile, EOFError, ValueError) as exc:
+        raise UnsupportedFormat(f"The upload is not a readable ZIP archive ({exc}).") from exc
+    with archive:
+        infos = archive.infolist()
+        if len(infos) > limits.max_entries:
+            raise UnsafeArchive(
+                f"The archive holds {len(infos):,} entries; at most {limits.max_entries:,} "
+                "are accepted.",
+                details={"limit": limits.max_entries, "count": len(infos)},
+            )
+        base = _selection_base(infos, subfolder)
+        files = _select(infos, base)
+        _check_declared_sizes(files.values(), limits)
+        bundles = []
+        for folder in _skill_folders(files.keys(), base="", where=base, unwrap=True):
+            folder_path = base + folder
+            bundles.append(
+                folder_bundle_read(
+                    [name[len(folder) :] for name in files if name.startswith(folder)],
+                    _folder_reader(archive, files, folder),
+                    where=folder_path,
+                    folder_name=folder_path.rstrip("/").rpartition("/")[2],
+                    source=source,
+                    source_ref=source_ref,
+                )
+            )
+        return bundles

@@ -1,0 +1,348 @@
+"""URL import (SPEC §8): GitHub folders, ClawHub skills, or a direct link, fetched SSRF-safely.
+
+What a URL means:
+
+* ``https://github.com/OWNER/REPO/tree/REF/PATH`` → the repository archive
+  ``{XMEMO_GITHUB_CODELOAD_URL}/OWNER/REPO/zip/REF``, of which only ``PATH`` is read (through
+  the same safe ZIP reader as uploads). REF is the first segment after ``tree``: a branch name
+  holding ``/`` cannot be told apart from the path without asking the API, so use a tag, a
+  commit SHA or a slash-free branch. ``https://github.com/OWNER/REPO`` → the default branch via
+  ``{XMEMO_GITHUB_API_URL}/repos/OWNER/REPO/zipball`` (which redirects to codeload).
+* ``https://clawhub.ai/OWNER/SLUG`` or ``https://clawhub.ai/skills/SLUG`` →
+  ``{XMEMO_CLAWHUB_URL}/api/v1/download?slug=SLUG``, assumed to answer the skill's ZIP (the
+  endpoint ClawHub's own CLI installs from).
+* any other URL on an allowed host (e.g. ``raw.githubusercontent.com``) is fetched as is: a ZIP
+  by its magic bytes, else a SKILL.md.
+
+Rules of every request, each hop of a redirect included:
+
+* the scheme is http or https, no credentials in the URL, and ``host`` (default port) or
+  ``host:port`` is on ``allowed_hosts`` — the page URL too, although only the archive URL is
+  fetched;
+* the host name is resolved once; if any address is private, loopback, link-local, multicast,
+  reserved or otherwise not global (and ``allow_private`` is off) the request is refused; the
+  connection then goes to that validated address (Host header and TLS SNI/certificate check use
+  the name), so a second DNS answer (rebinding) is never used;
+* redirects are followed by hand, at most five, each Location checked like the first URL
+  before anything is sent to it;
+* the body is read raw (``Accept-Encoding: identity``, no transparent decompression) and cut
+  off past ``max_bytes``; ``timeout_seconds`` bounds the whole fetch: it is checked before each
+  request and after every chunk, and no single network wait is allowed longer than the time
+  left when its request started.
+
+Refusals by policy raise ImportHostNotAllowed before any byte goes to the refused host;
+upstream failures (non-2xx, timeouts, network errors) raise ValidationFailed naming the URL;
+an oversize body raises UnsafeArchive.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import socket
+import time
+from dataclasses import dataclass, replace
+from urllib.parse import quote, unquote, urljoin, urlsplit, urlunsplit
+
+import httpx
+from django.conf import settings as django_settings
+
+from skills_app.domain.bundle import SkillBundle
+from skills_app.errors import (
+    ImportHostNotAllowed,
+    UnsafeArchive,
+    UnsupportedFormat,
+    ValidationFailed,
+)
+from skills_app.sources.archive import zip_bundles_read
+from skills_app.sources.files import SKILL_JSON, SKILL_MD
+from skills_app.sources.skilljson import skill_json_bundle_read
+from skills_app.sources.skillmd import skill_md_bundle_read
+
+SOURCE = "import-url"
+MAX_REDIRECTS = 5
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_REDIRECT_STATUSES = {301, 302, 303, 307, 308}
+_GITHUB_HOSTS = {"github.com", "www.github.com"}
+_CLAWHUB_HOSTS = {"clawhub.ai", "www.clawhub.ai"}
+_GITHUB_NAME = re.compile(r"[A-Za-z0-9._-]+")
+_GITHUB_REF = re.compile(r"[A-Za-z0-9._+-]+")
+_CLAWHUB_SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
+_USER_AGENT = "xmemo-cloud-skills-import"
+
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+@dataclass(frozen=True)
+class UrlImportSettings:
+    """The knobs of URL import; ``from_django`` reads them from the XMEMO_* settings."""
+
+    github_api_url: str
+    github_codeload_url: str
+    clawhub_url: str
+    allowed_hosts: tuple[str, ...]
+    allow_private: bool
+    max_bytes: int
+    timeout_seconds: float
+
+    @classmethod
+    def from_django(cls) -> UrlImportSettings:
+        s = django_settings
+        return cls(
+            github_api_url=s.XMEMO_GITHUB_API_URL,
+            github_codeload_url=s.XMEMO_GITHUB_CODELOAD_URL,
+            clawhub_url=s.XMEMO_CLAWHUB_URL,
+            allowed_hosts=tuple(s.XMEMO_IMPORT_ALLOWED_HOSTS),
+            allow_private=s.XMEMO_IMPORT_ALLOW_PRIVATE,
+            max_bytes=s.XMEMO_IMPORT_MAX_BYTES,
+            timeout_seconds=s.XMEMO_IMPORT_TIMEOUT_SECONDS,
+        )
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What to download for a page URL, and which folder of a repository archive to read."""
+
+    fetch_url: str
+    subfolder: str | None = None
+    expect_zip: bool = True
+
+
+@dataclass(frozen=True)
+class _Target:
+    """One request's destination, pinned to an address that passed the checks."""
+
+    url: str  # the validated address as host
+    host_header: str
+    hostname: str
+
+
+def _refused(url: str, reason: str) -> ImportHostNotAllowed:
+    return ImportHostNotAllowed(
+        f"Import from {url} was refused: {reason}.", details={"url": url, "reason": reason}
+    )
+
+
+def _host_port(entry: str) -> tuple[str, int | None]:
+    parts = urlsplit(f"//{entry.strip().lower()}")
+    return parts.hostname or "", parts.port
+
+
+def _allowed(host: str, port: int, scheme: str, allowed_hosts: tuple[str, ...]) -> bool:
+    for entry in allowed_hosts:
+        allowed_host, allowed_port = _host_port(entry)
+        if allowed_host == host and (allowed_port or _DEFAULT_PORTS[scheme]) == port:
+            return True
+    return False
+
+
+def _is_public(address: Address) -> bool:
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+        address = address.ipv4_mapped
+    return address.is_global and not (
+        address.is_multicast or address.is_reserved or address.is_link_local or address.is_loopback
+    )
+
+
+def _split_checked(url: str, settings: UrlImportSettings) -> tuple[str, str, int]:
+    """``(scheme, host, port)`` of a URL that passes the allowlist, else ImportHostNotAllowed."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise _refused(url, f"it is not a valid URL ({exc})") from exc
+    if parts.scheme not in _DEFAULT_PORTS:
+        raise _refused(url, "only http and https URLs can be imported")
+    if parts.username is not None or parts.password is not None:
+        raise _refused(url, "URLs with credentials are not accepted")
+    host = (parts.hostname or "").rstrip(".")
+    try:
+        host = host.encode("idna").decode("ascii")
+    except UnicodeError as exc:
+        raise _refused(url, "the host name is not valid") from exc
+    port = port or _DEFAULT_PORTS[parts.scheme]
+    if not host or not _allowed(host, port, parts.scheme, settings.allowed_hosts):
+        raise _refused(url, f"{host}:{port} is not on the import allowlist")
+    return parts.scheme, host, port
+
+
+def _resolve(url: str, host: str, port: int, *, allow_private: bool) -> Address:
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        raise ValidationFailed(
+            f"The host of {url} could not be resolved ({exc}).", details={"url": url}
+        ) from exc
+    addresses = [ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos]
+    if not allow_private:
+        for address in addresses:
+            if not _is_public(address):
+                raise _refused(url, f"{host} resolves to {address}, which is not a public address")
+    if not addresses:
+        raise ValidationFailed(f"The host of {url} has no address.", details={"url": url})
+    return next((a for a in addresses if a.version == 4), addresses[0])
+
+
+def _pin(url: str, settings: UrlImportSettings) -> _Target:
+    scheme, host, port = _split_checked(url, settings)
+    address = _resolve(url, host, port, allow_private=settings.allow_private)
+    parts = urlsplit(url)
+    literal = f"[{address}]" if address.version == 6 else str(address)
+    host_text = f"[{host}]" if ":" in host else host
+    default = port == _DEFAULT_PORTS[scheme]
+    return _Target(
+        url=urlunsplit((scheme, f"{literal}:{port}", parts.path or "/", parts.query, "")),
+        host_header=host_text if default else f"{host_text}:{port}",
+        hostname=host,
+    )
+
+
+def _timed_out(url: str, settings: UrlImportSettings) -> ValidationFailed:
+    return ValidationFailed(
+        f"Fetching {url} took longer than {settings.timeout_seconds:g} seconds.",
+        details={"url": url, "reason": "timeout"},
+    )
+
+
+def _body_read(
+    response: httpx.Response, url: str, settings: UrlImportSettings, deadline: float
+) -> bytes:
+    limit = settings.max_bytes
+    too_large = UnsafeArchive(
+        f"The download from {url} is larger than {limit:,} bytes.",
+        details={"url": url, "limit": limit},
+    )
+    encoding = response.headers.get("content-encoding", "identity").strip().lower()
+    if encoding not in ("", "identity"):
+        raise UnsupportedFormat(
+            f"{url} answered with content-encoding {encoding!r}; only identity is accepted.",
+            details={"url": url},
+        )
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise too_large
+    body = bytearray()
+    for chunk in response.iter_raw():
+        body += chunk
+        if len(body) > limit:
+            raise too_large
+        if time.monotonic() > deadline:
+            raise _timed_out(url, settings)
+    return bytes(body)
+
+
+def url_fetch(url: str, *, settings: UrlImportSettings) -> bytes:
+    """GET ``url`` under the rules in the module docstring; the body's bytes."""
+    deadline = time.monotonic() + settings.timeout_seconds
+    limits = httpx.Limits(max_keepalive_connections=0)  # never reuse a connection across hosts
+    with httpx.Client(follow_redirects=False, trust_env=False, limits=limits) as client:
+        for _hop in range(MAX_REDIRECTS + 1):
+            target = _pin(url, settings)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _timed_out(url, settings)
+            request = client.build_request(
+                "GET",
+                target.url,
+                headers={
+                    "Host": target.host_header,
+                    "User-Agent": _USER_AGENT,
+                    "Accept-Encoding": "identity",
+                },
+                timeout=httpx.Timeout(remaining),
+                extensions={"sni_hostname": target.hostname},
+            )
+            try:
+                response = client.send(request, stream=True)
+                try:
+                    if response.status_code in _REDIRECT_STATUSES:
+                        location = response.headers.get("location")
+                        if not location:
+                            raise ValidationFailed(
+                                f"{url} redirected without a Location.", details={"url": url}
+                            )
+                        url = urljoin(url, location)
+                        continue
+                    if not response.is_success:
+                        raise ValidationFailed(
+                            f"{url} answered {response.status_code} {response.reason_phrase}.",
+                            details={"url": url, "status": response.status_code},
+                        )
+                    return _body_read(response, url, settings, deadline)
+                finally:
+                    response.close()
+            except httpx.TimeoutException as exc:
+                raise _timed_out(url, settings) from exc
+            except httpx.HTTPError as exc:
+                raise ValidationFailed(
+                    f"Fetching {url} failed: {exc}.", details={"url": url, "reason": "network"}
+                ) from exc
+    raise ValidationFailed(
+        f"{url} redirected more than {MAX_REDIRECTS} times.", details={"url": url}
+    )
+
+
+def _base(url: str) -> str:
+    return url.rstrip("/")
+
+
+def _github_segment(segment: str, pattern: re.Pattern[str]) -> bool:
+    """A name or ref that is safe to put into an archive URL path as is."""
+    return bool(pattern.fullmatch(segment)) and segment not in (".", "..")
+
+
+def _github_plan(url: str, segments: list[str], settings: UrlImportSettings) -> _Plan:
+    if len(segments) < 2 or not all(_github_segment(s, _GITHUB_NAME) for s in segments[:2]):
+        raise UnsupportedFormat(
+            f"{url} is not a GitHub repository or folder URL; use "
+            "https://github.com/OWNER/REPO/tree/REF/PATH.",
+            details={"url": url},
+        )
+    owner, repo = segments[0], segments[1].removesuffix(".git")
+    rest = segments[2:]
+    if not rest:
+        return _Plan(f"{_base(settings.github_api_url)}/repos/{owner}/{repo}/zipball", "")
+    if rest[0] != "tree" or len(rest) < 2 or not _github_segment(rest[1], _GITHUB_REF):
+        raise UnsupportedFormat(
+            f"{url} does not name a folder; link one as "
+            "https://github.com/OWNER/REPO/tree/REF/PATH.",
+            details={"url": url},
+        )
+    ref, path = rest[1], "/".join(unquote(s) for s in rest[2:])
+    return _Plan(f"{_base(settings.github_codeload_url)}/{owner}/{repo}/zip/{ref}", path)
+
+
+def _clawhub_plan(url: str, segments: list[str], settings: UrlImportSettings) -> _Plan:
+    if len(segments) != 2 or not _CLAWHUB_SLUG.fullmatch(segments[1]):
+        raise UnsupportedFormat(
+            f"{url} is not a ClawHub skill page; use https://clawhub.ai/OWNER/SLUG.",
+            details={"url": url},
+        )
+    slug = quote(segments[1], safe="")
+    return _Plan(f"{_base(settings.clawhub_url)}/api/v1/download?slug={slug}")
+
+
+def _plan(url: str, settings: UrlImportSettings) -> _Plan:
+    _scheme, host, _port = _split_checked(url, settings)
+    segments = [s for s in urlsplit(url).path.split("/") if s]
+    if host in _GITHUB_HOSTS:
+        return _github_plan(url, segments, settings)
+    if host in _CLAWHUB_HOSTS:
+        return _clawhub_plan(url, segments, settings)
+    return _Plan(url, expect_zip=False)
+
+
+def url_bundles_read(url: str, *, settings: UrlImportSettings) -> list[SkillBundle]:
+    """Fetch and read the skill(s) a URL names; bundles carry source import-url and the URL."""
+    url = url.strip()
+    plan = _plan(url, settings)
+    data = url_fetch(plan.fetch_url, settings=settings)
+    if plan.expect_zip or data.startswith(_ZIP_MAGIC):
+        return zip_bundles_read(data, source=SOURCE, source_ref=url, subfolder=plan.subfolder)
+    filename = unquote(urlsplit(url).path.rsplit("/", 1)[-1]) or SKILL_MD
+    if filename == SKILL_JSON:  # refused with a message naming the missing entry
+        bundle = skill_json_bundle_read(data, filename=filename)
+    else:
+        bundle = skill_md_bundle_read(data, filename=filename)
+    return [replace(bundle, source=SOURCE, source_ref=url)]

@@ -1,0 +1,117 @@
+"""Real server and worker processes for end-to-end tests, pointed at the test database."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import redis
+from django.db import connection
+
+from tests.support import require_service
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def redis_url() -> str:
+    return os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
+
+
+def require_production_services() -> None:
+    require_service("PostgreSQL", connection.vendor == "postgresql", "set DATABASE_URL to PostgreSQL")
+    try:
+        ok = bool(redis.Redis.from_url(redis_url(), socket_timeout=2).ping())
+    except redis.RedisError:
+        ok = False
+    require_service("Redis", ok, f"no Redis at {redis_url()}")
+
+
+def process_env(**extra: str) -> dict[str, str]:
+    """The environment of a production process using this test run's database and Redis."""
+    db = connection.settings_dict
+    url = f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+    env.update(
+        DATABASE_URL=url,
+        REDIS_URL=redis_url(),
+        SECRET_KEY="e2e-secret",
+        XMEMO_DEBUG="0",
+        XMEMO_SECURE_COOKIES="0",
+        XMEMO_TASKS_EAGER="0",
+        XMEMO_CONN_MAX_AGE="0",
+        **extra,
+    )
+    return env
+
+
+def unique_queue() -> str:
+    return f"e2e-{uuid.uuid4().hex[:8]}"
+
+
+@contextmanager
+def running(cmd: Sequence[str], *, env: dict[str, str], ready_url: str | None = None, log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    with log.open("wb") as out:
+        proc = subprocess.Popen(list(cmd), cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            if ready_url is not None:
+                wait_http(ready_url, proc, log)
+            yield proc
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def wait_http(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"process exited early:\n{log.read_text(errors='replace')[-3000:]}")
+        try:
+            httpx.get(url, timeout=1)
+            return
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    raise RuntimeError(f"{url} did not answer in {timeout}s:\n{log.read_text(errors='replace')[-3000:]}")
+
+
+def gunicorn(port: int) -> list[str]:
+    return [str(BIN / "gunicorn"), "xmemo.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", "2"]
+
+
+def celery_worker(queue: str) -> list[str]:
+    return [
+        str(BIN / "celery"), "-A", "xmemo", "worker", "--loglevel", "INFO", "--concurrency", "1",
+        "-Q", queue, "--without-gossip", "--without-mingle", "--without-heartbeat",
+    ]
+
+
+def poll_job(client: httpx.Client, job_id: str, timeout: float = 60) -> dict:
+    deadline = time.monotonic() + timeout
+    seen_states = []
+    while time.monotonic() < deadline:
+        body = client.get(f"/v1/jobs/{job_id}").json()
+        seen_states.append(body["state"])
+        if body["state"] in ("succeeded", "failed"):
+            body["seen_states"] = seen_states
+            return body
+        time.sleep(0.2)
+    raise AssertionError(f"job {job_id} did not finish: states {seen_states}")

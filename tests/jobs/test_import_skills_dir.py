@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+import io
+import shutil
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from skills_app.models import Skill
+from tests.factories import Env
+from tests.sources.helpers import FIXTURES
+
+
+def _tree(root: Path, outside: Path) -> None:
+    shutil.copytree(FIXTURES / "incident-response", root / "incident-response")
+    shutil.copytree(FIXTURES / "disk-usage", root / "tools" / "disk-usage")
+    shutil.copytree(FIXTURES / "incident-response", root / "copies" / "incident-response")  # duplicate
+    (root / "broken").mkdir()
+    (root / "broken" / "SKILL.md").write_text("---\nname: [oops\n---\nbody")
+    (outside / "secret").mkdir(parents=True)
+    (outside / "secret" / "SKILL.md").write_text("---\nname: secret\ndescription: s\n---\nnope")
+    (root / "linked").symlink_to(outside / "secret", target_is_directory=True)
+    (root / "notes.md").write_text("# a flat file")
+
+
+def test_directory_loader_registers_good_skills_and_logs_the_rest(env: Env, tmp_path: Path, settings) -> None:
+    root, outside = tmp_path / "skills", tmp_path / "outside"
+    root.mkdir()
+    _tree(root, outside)
+    settings.XMEMO_IMPORT_DIR_ROOTS = [str(tmp_path / "skills")]
+    out = io.StringIO()
+    call_command("import_skills_dir", str(root), "--workspace", env.personal.slug, stdout=out)
+    lines = out.getvalue().splitlines()
+    assert sorted(Skill.objects.filter(workspace=env.personal).values_list("slug", flat=True)) == [
+        "disk-usage",
+        "incident-response",
+    ]
+    assert sum(line.startswith("registered ") for line in lines) == 2
+    assert sum(line.startswith("skipped duplicate incident-response") for line in lines) == 1
+    assert any(line.startswith("parse error at") and "broken" in line for line in lines)
+    assert any(line.startswith("escapes root:") and "linked" in line for line in lines)
+    assert any("flat markdown file" in line and "notes/SKILL.md" in line for line in lines)
+    assert lines[-1] == "2 skill(s) registered from 6 manifest(s)."
+    assert not Skill.objects.filter(slug="secret").exists()
+
+
+def test_roots_outside_the_allowlist_are_refused(env: Env, tmp_path: Path, settings) -> None:
+    settings.XMEMO_IMPORT_DIR_ROOTS = [str(tmp_path / "allowed")]
+    (tmp_path / "allowed").mkdir()
+    with pytest.raises(CommandError):
+        call_command("import_skills_dir", str(tmp_path), "--workspace", env.personal.slug, stdout=io.StringIO())
+    assert not Skill.objects.exists()

@@ -1,0 +1,79 @@
+"""The admin commands of SPEC §15, exactly as scripts call them."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
+
+from skills_app.models import ApiToken, Membership, Skill, SkillRevision, Workspace
+from skills_app.services.accounts import token_hash
+
+
+def _call(*args: str) -> tuple[str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    call_command(*args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+@pytest.mark.django_db
+def test_create_user_is_idempotent_and_silent() -> None:
+    assert _call("create_user", "alice", "--email", "a@example.com", "--password", "pw") == ("", "")
+    assert _call("create_user", "alice") == ("", "")
+    user = get_user_model().objects.get(username="alice")
+    assert user.check_password("pw")
+    ws = Workspace.objects.get(slug="alice")
+    assert ws.kind == "personal"
+    assert Membership.objects.get(workspace=ws).role == "owner"
+    assert Workspace.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_create_token_prints_the_token_alone() -> None:
+    _call("create_user", "bob")
+    out, _ = _call("create_token", "bob")
+    assert out.endswith("\n") and out.count("\n") == 1
+    secret = out.strip()
+    token = ApiToken.objects.get(secret_hash=token_hash(secret))
+    assert token.scopes == ["skills:read", "skills:write"]
+    assert token.client_profile == "ordinary-full"
+    assert token.workspace is None
+    assert secret not in str(ApiToken.objects.values_list())
+
+
+@pytest.mark.django_db
+def test_create_token_options() -> None:
+    _call("create_user", "carol")
+    out, _ = _call(
+        "create_token", "carol", "--scopes", "skills:read", "--workspace", "carol", "--profile", "claude-code", "--name", "ci"
+    )
+    token = ApiToken.objects.get(secret_hash=token_hash(out.strip()))
+    assert (token.scopes, token.workspace.slug, token.client_profile, token.name) == (
+        ["skills:read"],
+        "carol",
+        "claude-code",
+        "ci",
+    )
+    with pytest.raises(CommandError):
+        _call("create_token", "carol", "--scopes", "skills:fly")
+    with pytest.raises(CommandError):
+        _call("create_token", "nobody")
+
+
+@pytest.mark.django_db
+def test_seed_demo_is_idempotent_and_has_skills_in_several_states() -> None:
+    out, _ = _call("seed_demo", "--print-credentials")
+    assert "Demo login: demo / demo" in out
+    secret = out.split("Demo token: ")[1].strip()
+    assert ApiToken.objects.filter(secret_hash=token_hash(secret)).exists()
+    counts = (Skill.objects.count(), SkillRevision.objects.count())
+    _call("seed_demo")
+    assert (Skill.objects.count(), SkillRevision.objects.count()) == counts
+    states = set(SkillRevision.objects.values_list("state", flat=True))
+    assert {"draft", "proposed", "published", "deprecated"} - states <= {"deprecated"}
+    assert SkillRevision.objects.filter(state="proposed", skill__slug="deploy-runbook").exists()
+    assert SkillRevision.objects.filter(state="published", skill__slug="deploy-runbook").exists()
+    assert Workspace.objects.filter(kind="team").count() == 1
+    assert SkillRevision.objects.filter(components__type="artifact").exists()
