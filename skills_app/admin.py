@@ -7,10 +7,19 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
-from .models import ApiToken, AuditEntry, Job, Membership, Skill, SkillComponent, SkillRevision, Workspace
+from .models import (
+    ApiToken,
+    AuditEntry,
+    Job,
+    Membership,
+    Skill,
+    SkillComponent,
+    SkillRevision,
+    Workspace,
+)
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class ReadOnlyAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
@@ -21,7 +30,7 @@ class ReadOnlyAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         return False
 
 
-class ComponentInline(admin.TabularInline):  # type: ignore[type-arg]
+class ComponentInline(admin.TabularInline):
     model = SkillComponent
     fields = ("logical_path", "type", "size", "media_type", "content_hash")
     readonly_fields = fields
@@ -57,12 +66,19 @@ class SkillAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Workspace)
-class WorkspaceAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+class WorkspaceAdmin(admin.ModelAdmin):
     """Staff switch the Cloud Skills feature and review settings here."""
 
     list_display = ("slug", "name", "kind", "cloud_skills_enabled", "require_distinct_reviewer")
     list_editable = ("cloud_skills_enabled",)
-    fields = ("slug", "name", "kind", "cloud_skills_enabled", "require_distinct_reviewer", "allow_dangerous_scripts")
+    fields = (
+        "slug",
+        "name",
+        "kind",
+        "cloud_skills_enabled",
+        "require_distinct_reviewer",
+        "allow_dangerous_scripts",
+    )
     readonly_fields = ("slug", "kind")
 
 

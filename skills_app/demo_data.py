@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from .domain.bundle import ComponentData, SkillBundle
 
 DEMO_USER = "demo"
-DEMO_PASSWORD = "demo"  # noqa: S105 - the embedded default's printed demo login
+DEMO_PASSWORD = "demo"
 REVIEWER_USER = "riley"
 TEAM_SLUG = "acme-ops"
 
@@ -30,7 +30,9 @@ class DemoSave:
 
 
 def _md(path: str, ctype: str, text: str) -> ComponentData:
-    return ComponentData(logical_path=path, type=ctype, content=text.encode(), media_type="text/markdown")
+    return ComponentData(
+        logical_path=path, type=ctype, content=text.encode(), media_type="text/markdown"
+    )
 
 
 INCIDENT = SkillBundle(
@@ -48,11 +50,28 @@ INCIDENT = SkillBundle(
 
 Arguments given: $ARGUMENTS
 """,
-    frontmatter={"license": "Apache-2.0", "allowed-tools": ["Read", "Bash(kubectl get *)"], "metadata": {"owner": "sre"}},
+    frontmatter={
+        "license": "Apache-2.0",
+        "allowed-tools": ["Read", "Bash(kubectl get *)"],
+        "metadata": {"owner": "sre"},
+    },
     components=(
-        _md("references/severity-matrix.md", "reference", "| Sev | Impact |\n|---|---|\n| 1 | Full outage |\n| 2 | Degraded |\n| 3 | Minor |\n"),
-        _md("templates/status-update.md", "template", "**Status:** {investigating|identified|monitoring|resolved}\n**Impact:** …\n**Next update:** …\n"),
-        _md("templates/postmortem.md", "template", "# Postmortem: {title}\n\n## Timeline\n\n## Root cause\n\n## Action items\n"),
+        _md(
+            "references/severity-matrix.md",
+            "reference",
+            "| Sev | Impact |\n|---|---|\n| 1 | Full outage |\n| 2 | Degraded |\n| 3 | Minor |\n",
+        ),
+        _md(
+            "templates/status-update.md",
+            "template",
+            "**Status:** {investigating|identified|monitoring|resolved}\n"
+            "**Impact:** …\n**Next update:** …\n",
+        ),
+        _md(
+            "templates/postmortem.md",
+            "template",
+            "# Postmortem: {title}\n\n## Timeline\n\n## Root cause\n\n## Action items\n",
+        ),
     ),
 )
 
@@ -60,7 +79,7 @@ COMMIT_STYLE = SkillBundle(
     name="Git commit style",
     description="Write commit messages in the house style: imperative subject under 72 characters, "
     "a blank line, then why the change was made.",
-    instruction_body="Write the subject in the imperative mood (\"Add\", not \"Added\").\n\n"
+    instruction_body='Write the subject in the imperative mood ("Add", not "Added").\n\n'
     "Explain *why* in the body; the diff already says *what*.\n",
     frontmatter={"argument-names": ["scope"], "invoke": {"user": True, "model": True}},
     components=(),
@@ -68,7 +87,8 @@ COMMIT_STYLE = SkillBundle(
 
 DEPLOY_V1 = SkillBundle(
     name="Production deploy runbook",
-    description="Ship a release to production safely: pre-flight checks, canary, full rollout and rollback.",
+    description="Ship a release to production safely: pre-flight checks, canary, full rollout "
+    "and rollback.",
     instruction_body="""# Deploy
 
 1. Check the release notes and the CI status of the tag.
@@ -78,7 +98,12 @@ DEPLOY_V1 = SkillBundle(
 """,
     frontmatter={"when_to_use": "Before any production release", "metadata": {"os": ["linux"]}},
     components=(
-        ComponentData("scripts/rollback.sh", "script", b"#!/bin/sh\necho '{\"rolled_back\": true}'\n", "text/x-shellscript"),
+        ComponentData(
+            "scripts/rollback.sh",
+            "script",
+            b"#!/bin/sh\necho '{\"rolled_back\": true}'\n",
+            "text/x-shellscript",
+        ),
         _md("references/pools.md", "reference", "- canary: 5 %\n- main: 95 %\n"),
     ),
 )
@@ -100,15 +125,28 @@ ONBOARDING = SkillBundle(
     instruction_body="Welcome! Work through `templates/first-week.md` with your buddy.\n",
     frontmatter={},
     components=(
-        _md("templates/first-week.md", "template", "- [ ] Laptop set up\n- [ ] Repos cloned\n- [ ] First PR merged\n"),
+        _md(
+            "templates/first-week.md",
+            "template",
+            "- [ ] Laptop set up\n- [ ] Repos cloned\n- [ ] First PR merged\n",
+        ),
         ComponentData("assets/badge.png", "artifact", PIXEL_PNG, "image/png"),
     ),
 )
 
 DEMO_SAVES: tuple[DemoSave, ...] = (
-    DemoSave("personal", "incident-response-checklist", INCIDENT, "publish", message="First version"),
+    DemoSave(
+        "personal", "incident-response-checklist", INCIDENT, "publish", message="First version"
+    ),
     DemoSave("personal", "git-commit-style", COMMIT_STYLE, "draft"),
     DemoSave("team", "deploy-runbook", DEPLOY_V1, "publish", message="Initial runbook"),
     DemoSave("team", "onboarding-sop", ONBOARDING, "draft", as_user=REVIEWER_USER),
-    DemoSave("team", "deploy-runbook", DEPLOY_V2, "publish", as_user=REVIEWER_USER, message="Longer canary"),
+    DemoSave(
+        "team",
+        "deploy-runbook",
+        DEPLOY_V2,
+        "publish",
+        as_user=REVIEWER_USER,
+        message="Longer canary",
+    ),
 )

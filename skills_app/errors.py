@@ -15,7 +15,9 @@ class XmemoError(Exception):
     status = 400
     default_message = "The request could not be completed."
 
-    def __init__(self, message: str | None = None, *, details: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, message: str | None = None, *, details: dict[str, Any] | None = None
+    ) -> None:
         self.message = message or self.default_message
         self.details: dict[str, Any] = details or {}
         super().__init__(self.message)

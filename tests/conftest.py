@@ -1,11 +1,15 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+import shutil
 from typing import Any
 
 import pytest
 
+from skills_app.errors import SandboxUnavailable
+from skills_app.sandbox import selftest
 from tests.factories import Env, build_env
+from tests.support import require_service
 
 
 @pytest.fixture
@@ -20,9 +24,28 @@ def _fast_password_hashing(settings: Any) -> None:
 
 
 @pytest.fixture(autouse=True, scope="session")
-def _tasks_in_process() -> Iterator[None]:
+def _tasks_in_process() -> None:
     """Jobs run in-process in tests, as in the embedded default; tests/e2e starts real workers."""
     from xmemo.celery import app
 
     app.conf.task_always_eager = True
-    yield
+
+
+@functools.cache
+def _bubblewrap_problem() -> str | None:
+    """Why no sandbox can be made on this machine, or None if one can."""
+    if shutil.which("bwrap") is None:
+        return "bwrap is not on PATH (apt-get install bubblewrap)"
+    try:
+        selftest("bwrap")
+    except SandboxUnavailable as exc:
+        return exc.message
+    return None
+
+
+@pytest.fixture
+def bwrap() -> str:
+    """The bwrap to run scripts with; skips (or fails under XMEMO_REQUIRE_SERVICES=1) without it."""
+    problem = _bubblewrap_problem()
+    require_service("bubblewrap", problem is None, problem or "")
+    return "bwrap"

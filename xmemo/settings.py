@@ -38,7 +38,7 @@ SECRET_KEY = os.environ.get("SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:
         raise RuntimeError("SECRET_KEY must be set when DEBUG is off.")
-    SECRET_KEY = "embedded-mode-only-not-a-secret"  # noqa: S105 - embedded default only
+    SECRET_KEY = "embedded-mode-only-not-a-secret"
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
 
@@ -158,7 +158,8 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "XMemo Cloud Skills API",
-    "DESCRIPTION": "Versioned skills for LLM agents: progressive recall, save, review, import/export.",
+    "DESCRIPTION": "Versioned skills for LLM agents: progressive recall, save, review, "
+    "import and export.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
@@ -173,7 +174,9 @@ XMEMO_MCP_ALLOWED_HOSTS = env_list("XMEMO_MCP_ALLOWED_HOSTS", "127.0.0.1,localho
 XMEMO_MCP_ALLOWED_ORIGINS = env_list("XMEMO_MCP_ALLOWED_ORIGINS", "")
 # URL import (SPEC §8): base URLs are settings so tests can point them at a local fake server.
 XMEMO_GITHUB_API_URL = os.environ.get("XMEMO_GITHUB_API_URL", "https://api.github.com")
-XMEMO_GITHUB_CODELOAD_URL = os.environ.get("XMEMO_GITHUB_CODELOAD_URL", "https://codeload.github.com")
+XMEMO_GITHUB_CODELOAD_URL = os.environ.get(
+    "XMEMO_GITHUB_CODELOAD_URL", "https://codeload.github.com"
+)
 XMEMO_CLAWHUB_URL = os.environ.get("XMEMO_CLAWHUB_URL", "https://clawhub.ai")
 XMEMO_IMPORT_ALLOWED_HOSTS = env_list(
     "XMEMO_IMPORT_ALLOWED_HOSTS",

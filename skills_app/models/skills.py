@@ -157,7 +157,9 @@ class SkillComponent(models.Model):
     class Meta:
         ordering = ["logical_path"]
         constraints = [
-            models.UniqueConstraint(fields=["revision", "logical_path"], name="uniq_component_path"),
+            models.UniqueConstraint(
+                fields=["revision", "logical_path"], name="uniq_component_path"
+            ),
             models.UniqueConstraint(
                 "revision", Lower("logical_path"), name="uniq_component_path_nocase"
             ),

@@ -66,7 +66,9 @@ class ApiToken(models.Model):
     so a fast hash is safe and keeps authentication to one indexed lookup)."""
 
     token_id = models.CharField(max_length=40, unique=True, default=ids.token_id)
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="tokens")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="tokens"
+    )
     name = models.CharField(max_length=100)
     prefix = models.CharField(max_length=16)
     secret_hash = models.CharField(max_length=64, unique=True)

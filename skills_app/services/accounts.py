@@ -48,7 +48,11 @@ def user_create(*, username: str, email: str = "", password: str | None = None) 
         user.save(update_fields=["password"])
     workspace, _ = Workspace.objects.get_or_create(
         slug=username,
-        defaults={"name": f"{username} (personal)", "kind": Workspace.Kind.PERSONAL, "created_by": user},
+        defaults={
+            "name": f"{username} (personal)",
+            "kind": Workspace.Kind.PERSONAL,
+            "created_by": user,
+        },
     )
     Membership.objects.get_or_create(
         workspace=workspace, user=user, defaults={"role": Membership.Role.OWNER}
@@ -64,16 +68,28 @@ def workspace_create(*, actor: Actor, slug: str, name: str) -> Workspace:
     validate_slug(slug)
     name = name.strip()
     if not name or len(name) > 200:
-        raise errors.ValidationFailed("A workspace name needs 1–200 characters.", details={"field": "name"})
+        raise errors.ValidationFailed(
+            "A workspace name needs 1 to 200 characters.", details={"field": "name"}
+        )
     try:
         with transaction.atomic():
             workspace = Workspace.objects.create(
                 slug=slug, name=name, kind=Workspace.Kind.TEAM, created_by=actor.user
             )
-            Membership.objects.create(workspace=workspace, user=actor.user, role=Membership.Role.OWNER)
-            audit_record(actor=actor, workspace=workspace, action="workspace.create", target_type="workspace", target_id=slug)
+            Membership.objects.create(
+                workspace=workspace, user=actor.user, role=Membership.Role.OWNER
+            )
+            audit_record(
+                actor=actor,
+                workspace=workspace,
+                action="workspace.create",
+                target_type="workspace",
+                target_id=slug,
+            )
     except IntegrityError as exc:
-        raise errors.Conflict(f"The workspace slug '{slug}' is taken.", details={"slug": slug}) from exc
+        raise errors.Conflict(
+            f"The workspace slug '{slug}' is taken.", details={"slug": slug}
+        ) from exc
     return workspace
 
 
@@ -81,14 +97,17 @@ def _team_admin(actor: Actor, workspace: Workspace) -> str:
     require_scope(actor, "workspace:admin")
     if workspace.is_personal:
         raise errors.ValidationFailed(
-            "A personal workspace has exactly one member, its owner.", details={"workspace": workspace.slug}
+            "A personal workspace has exactly one member, its owner.",
+            details={"workspace": workspace.slug},
         )
     return require_role(actor, workspace, ADMIN_ROLES)
 
 
 def _check_role_value(role: str) -> None:
     if role not in ROLES:
-        raise errors.ValidationFailed(f"role must be one of {', '.join(ROLES)}.", details={"field": "role"})
+        raise errors.ValidationFailed(
+            f"role must be one of {', '.join(ROLES)}.", details={"field": "role"}
+        )
 
 
 def _owner_count(workspace: Workspace) -> int:
@@ -104,10 +123,19 @@ def membership_add(*, actor: Actor, workspace: Workspace, username: str, role: s
     user = get_user_model().objects.filter(username=username).first()
     if user is None:
         raise errors.NotFound(f"User '{username}' was not found.", details={"username": username})
-    membership, created = Membership.objects.get_or_create(workspace=workspace, user=user, defaults={"role": role})
+    membership, created = Membership.objects.get_or_create(
+        workspace=workspace, user=user, defaults={"role": role}
+    )
     if not created:
         raise errors.Conflict(f"'{username}' is already a member.", details={"username": username})
-    audit_record(actor=actor, workspace=workspace, action="workspace.member.add", target_type="user", target_id=username, data={"role": role})
+    audit_record(
+        actor=actor,
+        workspace=workspace,
+        action="workspace.member.add",
+        target_type="user",
+        target_id=username,
+        data={"role": role},
+    )
     return membership
 
 
@@ -124,7 +152,9 @@ def _membership(workspace: Workspace, username: str) -> Membership:
 
 
 @transaction.atomic
-def membership_change(*, actor: Actor, workspace: Workspace, username: str, role: str) -> Membership:
+def membership_change(
+    *, actor: Actor, workspace: Workspace, username: str, role: str
+) -> Membership:
     my_role = _team_admin(actor, workspace)
     _check_role_value(role)
     membership = _membership(workspace, username)
@@ -135,7 +165,14 @@ def membership_change(*, actor: Actor, workspace: Workspace, username: str, role
     old = membership.role
     membership.role = role
     membership.save(update_fields=["role"])
-    audit_record(actor=actor, workspace=workspace, action="workspace.member.change", target_type="user", target_id=username, data={"from": old, "to": role})
+    audit_record(
+        actor=actor,
+        workspace=workspace,
+        action="workspace.member.change",
+        target_type="user",
+        target_id=username,
+        data={"from": old, "to": role},
+    )
     return membership
 
 
@@ -149,7 +186,13 @@ def membership_remove(*, actor: Actor, workspace: Workspace, username: str) -> N
         if _owner_count(workspace) == 1:
             raise errors.Conflict("A team needs at least one owner.")
     membership.delete()
-    audit_record(actor=actor, workspace=workspace, action="workspace.member.remove", target_type="user", target_id=username)
+    audit_record(
+        actor=actor,
+        workspace=workspace,
+        action="workspace.member.remove",
+        target_type="user",
+        target_id=username,
+    )
 
 
 @transaction.atomic
@@ -172,18 +215,31 @@ def token_create(
                 "A token cannot create a token with scopes it does not have.",
                 details={"scopes": sorted(unknown_grant)},
             )
+        restricted_to = actor.token.workspace_id
+        if restricted_to is not None and (workspace is None or workspace.pk != restricted_to):
+            raise errors.PermissionDenied(
+                "A token restricted to one workspace can only create tokens restricted to it.",
+                details={"field": "workspace"},
+            )
     name = name.strip()
     if not name or len(name) > 100:
-        raise errors.ValidationFailed("A token name needs 1–100 characters.", details={"field": "name"})
+        raise errors.ValidationFailed(
+            "A token name needs 1 to 100 characters.", details={"field": "name"}
+        )
     bad = [s for s in scopes if s not in SCOPES]
     if bad or not scopes:
         raise errors.ValidationFailed(
-            f"scopes must be a non-empty subset of {', '.join(SCOPES)}.", details={"field": "scopes", "invalid": bad}
+            f"scopes must be a non-empty subset of {', '.join(SCOPES)}.",
+            details={"field": "scopes", "invalid": bad},
         )
     if profile not in _load_profiles():
-        raise errors.ValidationFailed(f"Unknown client profile '{profile}'.", details={"field": "profile"})
+        raise errors.ValidationFailed(
+            f"Unknown client profile '{profile}'.", details={"field": "profile"}
+        )
     if expires_at is not None and expires_at <= timezone.now():
-        raise errors.ValidationFailed("expires_at must be in the future.", details={"field": "expires_at"})
+        raise errors.ValidationFailed(
+            "expires_at must be in the future.", details={"field": "expires_at"}
+        )
     if workspace is not None and actor.role_in(workspace) is None:
         raise errors.NotFound("Workspace not found.", details={"workspace": workspace.slug})
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
@@ -198,7 +254,14 @@ def token_create(
         expires_at=expires_at,
     )
     audit_workspace = workspace or Workspace.objects.get(slug=user.get_username())
-    audit_record(actor=actor, workspace=audit_workspace, action="token.create", target_type="token", target_id=token.token_id, data={"name": name, "scopes": token.scopes, "profile": profile})
+    audit_record(
+        actor=actor,
+        workspace=audit_workspace,
+        action="token.create",
+        target_type="token",
+        target_id=token.token_id,
+        data={"name": name, "scopes": token.scopes, "profile": profile},
+    )
     return token, secret
 
 
@@ -212,5 +275,11 @@ def token_revoke(*, actor: Actor, token: ApiToken) -> ApiToken:
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])
         audit_workspace = token.workspace or Workspace.objects.get(slug=actor.user.get_username())
-        audit_record(actor=actor, workspace=audit_workspace, action="token.revoke", target_type="token", target_id=token.token_id)
+        audit_record(
+            actor=actor,
+            workspace=audit_workspace,
+            action="token.revoke",
+            target_type="token",
+            target_id=token.token_id,
+        )
     return token

@@ -20,11 +20,15 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from .. import errors
+from .. import capsule, errors
 from ..access import ADMIN_ROLES, Actor, require_role, require_scope
+from ..capsule import CapsuleComponent, CapsuleRevision
 from ..domain.bundle import SkillBundle
 from ..domain.limits import slug_from_name, validate_slug
 from ..models import Job, Skill, SkillRevision, Workspace
+from ..sandbox import DEFAULT_SCRIPT_CLASS, check_execution_allowed, resolve_timeout, run_script
+from ..sources import archive, skilljson, skillmd, url
+from ..tasks import run_job
 from .audit import audit_record
 from .skills import skill_save
 
@@ -36,12 +40,12 @@ MAX_UPLOAD_BYTES = 16 * 1024 * 1024
 
 
 def _enqueue(job: Job) -> None:
-    from ..tasks import run_job
-
     transaction.on_commit(lambda: run_job.delay(job.job_id))
 
 
-def _new_job(*, actor: Actor, workspace: Workspace, kind: str, params: dict[str, Any], **extra: Any) -> Job:
+def _new_job(
+    *, actor: Actor, workspace: Workspace, kind: str, params: dict[str, Any], **extra: Any
+) -> Job:
     with transaction.atomic():
         job = Job.objects.create(
             workspace=workspace, kind=kind, params=params, created_by=actor.user, **extra
@@ -77,12 +81,15 @@ def import_start(
     if (data is None) == (url is None):
         raise errors.ValidationFailed("Give either a file or a url.", details={"field": "file"})
     if intent not in ("draft", "publish"):
-        raise errors.ValidationFailed("intent must be 'draft' or 'publish'.", details={"field": "intent"})
+        raise errors.ValidationFailed(
+            "intent must be 'draft' or 'publish'.", details={"field": "intent"}
+        )
     if slug:
         validate_slug(slug)
     if data is not None and len(data) > MAX_UPLOAD_BYTES:
         raise errors.UnsafeArchive(
-            f"The upload is larger than {MAX_UPLOAD_BYTES} bytes.", details={"limit": MAX_UPLOAD_BYTES}
+            f"The upload is larger than {MAX_UPLOAD_BYTES} bytes.",
+            details={"limit": MAX_UPLOAD_BYTES},
         )
     params: dict[str, Any] = {"intent": intent, "slug": slug or None}
     if url is not None:
@@ -90,7 +97,12 @@ def import_start(
     else:
         params["filename"] = filename
     return _new_job(
-        actor=actor, workspace=workspace, kind=Job.Kind.IMPORT, params=params, input_data=data, input_name=filename
+        actor=actor,
+        workspace=workspace,
+        kind=Job.Kind.IMPORT,
+        params=params,
+        input_data=data,
+        input_name=filename,
     )
 
 
@@ -120,21 +132,23 @@ def export_start(
     return _new_job(actor=actor, workspace=ws, kind=Job.Kind.EXPORT, params=params)
 
 
-def execute_start(*, actor: Actor, revision: SkillRevision, resource: str, args: dict[str, Any]) -> Job:
+def execute_start(
+    *, actor: Actor, revision: SkillRevision, resource: str, args: dict[str, Any]
+) -> Job:
     """Queue one script component of a pinned revision for the sandbox (SPEC §13)."""
-    from ..sandbox.policy import check_execution_allowed
-
     require_scope(actor, "skills:execute")
     role = require_role(actor, revision.workspace)
     component = revision.components.filter(logical_path=resource).first()
     if component is None:
-        raise errors.NotFound(f"No component '{resource}' in this revision.", details={"resource": resource})
+        raise errors.NotFound(
+            f"No component '{resource}' in this revision.", details={"resource": resource}
+        )
     if component.type != "script":
         raise errors.ValidationFailed(
             f"'{resource}' is a {component.type}, not a script.", details={"resource": resource}
         )
     check_execution_allowed(
-        script_class=str((revision.frontmatter or {}).get("class", "safe")),
+        script_class=str((revision.frontmatter or {}).get("class", DEFAULT_SCRIPT_CLASS)),
         role=role,
         has_execute_scope=True,
         workspace_allows_dangerous=revision.workspace.allow_dangerous_scripts,
@@ -163,7 +177,13 @@ def job_log(job: Job, line: str) -> None:
     Job.objects.filter(pk=job.pk).update(log=job.log)
 
 
-def _finish(job: Job, *, result: dict[str, Any] | None = None, error: errors.XmemoError | None = None, **extra: Any) -> None:
+def _finish(
+    job: Job,
+    *,
+    result: dict[str, Any] | None = None,
+    error: errors.XmemoError | None = None,
+    **extra: Any,
+) -> None:
     fields: dict[str, Any] = {"finished_at": timezone.now(), **extra}
     if error is None:
         fields.update(state=Job.State.SUCCEEDED, result=result, error=None)
@@ -174,7 +194,11 @@ def _finish(job: Job, *, result: dict[str, Any] | None = None, error: errors.Xme
 
 def job_fail_stale(job: Job) -> Job:
     """Mark a job whose worker vanished as failed, so nobody polls it forever."""
-    if job.state == Job.State.RUNNING and job.started_at and timezone.now() - job.started_at > STALE_AFTER:
+    if (
+        job.state == Job.State.RUNNING
+        and job.started_at
+        and timezone.now() - job.started_at > STALE_AFTER
+    ):
         _finish(job, error=errors.JobFailed("The worker running this job stopped; start it again."))
         job.refresh_from_db()
     return job
@@ -213,8 +237,6 @@ Handler = Callable[[Job, Actor], tuple[dict[str, Any], dict[str, Any]]]
 
 
 def _read_bundles(job: Job) -> list[SkillBundle]:
-    from ..sources import archive, skilljson, skillmd, url
-
     params = job.params
     if params.get("url"):
         return url.url_bundles_read(params["url"], settings=url.UrlImportSettings.from_django())
@@ -227,7 +249,8 @@ def _read_bundles(job: Job) -> list[SkillBundle]:
     if name.lower().endswith(".md") or data.lstrip()[:3] == b"---":
         return [skillmd.skill_md_bundle_read(data, filename=name or "SKILL.md")]
     raise errors.UnsupportedFormat(
-        f"'{name or 'the upload'}' is not a SKILL.md, a ZIP or a skill.json.", details={"filename": name}
+        f"'{name or 'the upload'}' is not a SKILL.md, a ZIP or a skill.json.",
+        details={"filename": name},
     )
 
 
@@ -238,11 +261,11 @@ def _run_import(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]]
         raise errors.ValidationFailed(
             "A slug can only be given when importing one skill.", details={"field": "slug"}
         )
-    job_progress(job, done=0, total=len(bundles))
     saved: list[dict[str, Any]] = []
     with transaction.atomic():
         for index, bundle in enumerate(bundles, start=1):
             slug = slug_override or bundle.slug or slug_from_name(bundle.name)
+            job_progress(job, done=index - 1, total=len(bundles))
             outcome = skill_save(
                 actor=actor,
                 workspace=job.workspace,
@@ -282,9 +305,7 @@ def _run_import(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]]
     return result, {}
 
 
-def _capsule_revision(revision: SkillRevision) -> Any:
-    from ..capsule import CapsuleComponent, CapsuleRevision
-
+def _capsule_revision(revision: SkillRevision) -> CapsuleRevision:
     components = [
         CapsuleComponent(
             logical_path=c.logical_path,
@@ -313,16 +334,18 @@ def _capsule_revision(revision: SkillRevision) -> Any:
 
 
 def _run_export(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]]:
-    from .. import capsule
-
     params = job.params
-    base = SkillRevision.objects.select_related("skill", "workspace").filter(workspace=job.workspace)
+    base = SkillRevision.objects.select_related("skill", "workspace").filter(
+        workspace=job.workspace
+    )
     if "revision_id" in params:
         revision = base.get(revision_id=params["revision_id"])
         data = capsule.capsule_write(_capsule_revision(revision))
         name = f"{revision.skill.slug}-r{revision.revision_number}.zip"
     elif "skill_id" in params:
-        revisions = list(base.filter(skill__skill_id=params["skill_id"]).order_by("revision_number"))
+        revisions = list(
+            base.filter(skill__skill_id=params["skill_id"]).order_by("revision_number")
+        )
         job_progress(job, done=0, total=len(revisions))
         data = capsule.capsule_history_write([_capsule_revision(r) for r in revisions])
         name = f"{revisions[0].skill.slug}-history.zip" if revisions else "skill.zip"
@@ -355,10 +378,10 @@ def _run_export(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]]
 
 
 def _run_execute(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]]:
-    from ..sandbox.runner import resolve_timeout, run_script
-
     params = job.params
-    revision = SkillRevision.objects.select_related("workspace", "skill").get(revision_id=params["revision_id"])
+    revision = SkillRevision.objects.select_related("workspace", "skill").get(
+        revision_id=params["revision_id"]
+    )
     require_role(actor, revision.workspace)
     files = {c.logical_path: bytes(c.blob.data) for c in revision.components.select_related("blob")}
     frontmatter = revision.frontmatter or {}
@@ -368,14 +391,20 @@ def _run_execute(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]
         entry=params["resource"],
         args=params.get("args") or {},
         env_allow=env_allow,
-        timeout_seconds=resolve_timeout(frontmatter.get("timeout_seconds"), settings.XMEMO_SANDBOX_MAX_TIMEOUT),
+        timeout_seconds=resolve_timeout(
+            frontmatter.get("timeout_seconds"), settings.XMEMO_SANDBOX_MAX_TIMEOUT
+        ),
         on_log=lambda line: job_log(job, line),
         bwrap_path=settings.XMEMO_BWRAP_PATH,
     )
     if not outcome.ok:
         raise errors.ScriptFailed(
             outcome.error_message or "The script failed.",
-            details={"reason": outcome.error_code, "exit_code": outcome.exit_code, "stderr_tail": outcome.stderr_tail},
+            details={
+                "reason": outcome.error_code,
+                "exit_code": outcome.exit_code,
+                "stderr_tail": outcome.stderr_tail,
+            },
         )
     return {"output": outcome.result, "duration_seconds": round(outcome.duration, 3)}, {}
 

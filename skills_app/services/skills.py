@@ -75,7 +75,9 @@ def _store_blobs(components: Sequence[ComponentData]) -> dict[str, Blob]:
         [Blob(sha256=h, size=len(data), data=data) for h, data in by_hash.items()],
         ignore_conflicts=True,
     )
-    return {b.sha256: b for b in Blob.objects.filter(sha256__in=by_hash).only("id", "sha256", "size")}
+    return {
+        b.sha256: b for b in Blob.objects.filter(sha256__in=by_hash).only("id", "sha256", "size")
+    }
 
 
 def _refresh_pointers(skill: Skill) -> None:
@@ -83,7 +85,9 @@ def _refresh_pointers(skill: Skill) -> None:
     revisions = SkillRevision.objects.filter(skill=skill)
     latest = revisions.order_by("-revision_number").first()
     published = revisions.filter(state=State.PUBLISHED).first()
-    current = published or revisions.exclude(state=State.DEPRECATED).order_by("-revision_number").first()
+    current = (
+        published or revisions.exclude(state=State.DEPRECATED).order_by("-revision_number").first()
+    )
     skill.latest_revision = latest
     skill.published_revision = published
     skill.current_revision = current
@@ -113,7 +117,12 @@ def _refresh_pointers(skill: Skill) -> None:
 
 
 def _set_state(
-    revision: SkillRevision, *, actor: Actor, to_state: str, comment: str | None = None, review: bool = False
+    revision: SkillRevision,
+    *,
+    actor: Actor,
+    to_state: str,
+    comment: str | None = None,
+    review: bool = False,
 ) -> None:
     """Move one revision's state; publishing supersedes the previous published revision."""
     now = timezone.now()
@@ -124,14 +133,19 @@ def _set_state(
             .first()
         )
         if previous is not None:
-            SkillRevision.objects.filter(pk=previous.pk).update(state=State.DEPRECATED, state_changed_at=now)
+            SkillRevision.objects.filter(pk=previous.pk).update(
+                state=State.DEPRECATED, state_changed_at=now
+            )
             audit_record(
                 actor=actor,
                 workspace=revision.workspace,
                 action="skills.revision.deprecate",
                 target_type="revision",
                 target_id=previous.revision_id,
-                data={"superseded_by": revision.revision_id, "revision_number": previous.revision_number},
+                data={
+                    "superseded_by": revision.revision_id,
+                    "revision_number": previous.revision_number,
+                },
             )
     fields: dict[str, Any] = {"state": to_state, "state_changed_at": now}
     if review:
@@ -166,7 +180,9 @@ def skill_save(
     """
     require_scope(actor, "skills:write")
     if intent not in ("draft", "publish"):
-        raise errors.ValidationFailed("intent must be 'draft' or 'publish'.", details={"field": "intent"})
+        raise errors.ValidationFailed(
+            "intent must be 'draft' or 'publish'.", details={"field": "intent"}
+        )
     if not workspace.cloud_skills_enabled:
         raise errors.FeatureDisabled(details={"workspace": workspace.slug})
     role = _role_for_lifecycle(actor, workspace)
@@ -176,13 +192,17 @@ def skill_save(
     )
     validate_slug(slug)
     if len(message) > 2000:
-        raise errors.ValidationFailed("message is limited to 2,000 characters.", details={"field": "message"})
+        raise errors.ValidationFailed(
+            "message is limited to 2,000 characters.", details={"field": "message"}
+        )
     validate_bundle(bundle)
 
     with transaction.atomic():
         skill, _ = _lock_or_create_skill(workspace, slug)
         latest = skill.latest_revision
-        if base_revision_id is not None and (latest is None or latest.revision_id != base_revision_id):
+        if base_revision_id is not None and (
+            latest is None or latest.revision_id != base_revision_id
+        ):
             raise errors.Conflict(
                 "Someone saved a newer revision since yours was based on it; rebase on the latest.",
                 details={
@@ -327,10 +347,16 @@ def _transition_locked(*, actor: Actor, revision: SkillRevision, action: str, co
         require_distinct_reviewer=workspace.require_distinct_reviewer,
     )
     if action == "reject" and not comment.strip():
-        raise errors.ValidationFailed("A rejection needs a comment for the author.", details={"field": "comment"})
+        raise errors.ValidationFailed(
+            "A rejection needs a comment for the author.", details={"field": "comment"}
+        )
     from_state = revision.state
     _set_state(
-        revision, actor=actor, to_state=target, comment=comment, review=action in ("approve", "reject")
+        revision,
+        actor=actor,
+        to_state=target,
+        comment=comment,
+        review=action in ("approve", "reject"),
     )
     audit_record(
         actor=actor,
@@ -349,10 +375,14 @@ def _transition_locked(*, actor: Actor, revision: SkillRevision, action: str, co
     _refresh_pointers(revision.skill)
 
 
-def revision_transition(*, actor: Actor, revision: SkillRevision, action: str, comment: str = "") -> SkillRevision:
+def revision_transition(
+    *, actor: Actor, revision: SkillRevision, action: str, comment: str = ""
+) -> SkillRevision:
     """Apply one lifecycle action (propose, withdraw, approve, reject, publish, deprecate)."""
     if action not in ACTION_SCOPES:
-        raise errors.InvalidTransition(f"Unknown lifecycle action '{action}'.", details={"action": action})
+        raise errors.InvalidTransition(
+            f"Unknown lifecycle action '{action}'.", details={"action": action}
+        )
     require_scope(actor, ACTION_SCOPES[action])
     with transaction.atomic():
         skill = _lock_skill(revision.skill_id)
@@ -368,7 +398,11 @@ def revision_restore(*, actor: Actor, revision: SkillRevision, message: str = ""
     workspace = revision.workspace
     role = _role_for_lifecycle(actor, workspace)
     target_state = lifecycle.check_transition(
-        action="restore", state=revision.state, workspace_kind=workspace.kind, role=role, is_author=True
+        action="restore",
+        state=revision.state,
+        workspace_kind=workspace.kind,
+        role=role,
+        is_author=True,
     )
     bundle = SkillBundle(
         name=revision.name,
@@ -401,7 +435,9 @@ def skill_set_status(*, actor: Actor, skill: Skill, status: str) -> Skill:
     """Archive or unarchive (owner/admin)."""
     require_scope(actor, "skills:write")
     if status not in (Skill.Status.ACTIVE, Skill.Status.ARCHIVED):
-        raise errors.ValidationFailed("status must be 'active' or 'archived'.", details={"field": "status"})
+        raise errors.ValidationFailed(
+            "status must be 'active' or 'archived'.", details={"field": "status"}
+        )
     require_role(actor, skill.workspace, ADMIN_ROLES)
     with transaction.atomic():
         locked = _lock_skill(skill.pk)
@@ -411,7 +447,9 @@ def skill_set_status(*, actor: Actor, skill: Skill, status: str) -> Skill:
             audit_record(
                 actor=actor,
                 workspace=locked.workspace,
-                action="skills.skill.archive" if status == Skill.Status.ARCHIVED else "skills.skill.unarchive",
+                action="skills.skill.archive"
+                if status == Skill.Status.ARCHIVED
+                else "skills.skill.unarchive",
                 target_type="skill",
                 target_id=locked.skill_id,
                 data={"slug": locked.slug},

@@ -33,7 +33,9 @@ def redis_url() -> str:
 
 
 def require_production_services() -> None:
-    require_service("PostgreSQL", connection.vendor == "postgresql", "set DATABASE_URL to PostgreSQL")
+    require_service(
+        "PostgreSQL", connection.vendor == "postgresql", "set DATABASE_URL to PostgreSQL"
+    )
     try:
         ok = bool(redis.Redis.from_url(redis_url(), socket_timeout=2).ping())
     except redis.RedisError:
@@ -64,7 +66,9 @@ def unique_queue() -> str:
 
 
 @contextmanager
-def running(cmd: Sequence[str], *, env: dict[str, str], ready_url: str | None = None, log: Path) -> Iterator[subprocess.Popen[bytes]]:
+def running(
+    cmd: Sequence[str], *, env: dict[str, str], ready_url: str | None = None, log: Path
+) -> Iterator[subprocess.Popen[bytes]]:
     with log.open("wb") as out:
         proc = subprocess.Popen(list(cmd), cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
         try:
@@ -90,17 +94,37 @@ def wait_http(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: float
             return
         except httpx.HTTPError:
             time.sleep(0.2)
-    raise RuntimeError(f"{url} did not answer in {timeout}s:\n{log.read_text(errors='replace')[-3000:]}")
+    raise RuntimeError(
+        f"{url} did not answer in {timeout}s:\n{log.read_text(errors='replace')[-3000:]}"
+    )
 
 
 def gunicorn(port: int) -> list[str]:
-    return [str(BIN / "gunicorn"), "xmemo.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", "2"]
+    return [
+        str(BIN / "gunicorn"),
+        "xmemo.wsgi:application",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        "2",
+    ]
 
 
 def celery_worker(queue: str) -> list[str]:
     return [
-        str(BIN / "celery"), "-A", "xmemo", "worker", "--loglevel", "INFO", "--concurrency", "1",
-        "-Q", queue, "--without-gossip", "--without-mingle", "--without-heartbeat",
+        str(BIN / "celery"),
+        "-A",
+        "xmemo",
+        "worker",
+        "--loglevel",
+        "INFO",
+        "--concurrency",
+        "1",
+        "-Q",
+        queue,
+        "--without-gossip",
+        "--without-mingle",
+        "--without-heartbeat",
     ]
 
 

@@ -15,7 +15,9 @@ from tests.sources.helpers import FIXTURES
 def _tree(root: Path, outside: Path) -> None:
     shutil.copytree(FIXTURES / "incident-response", root / "incident-response")
     shutil.copytree(FIXTURES / "disk-usage", root / "tools" / "disk-usage")
-    shutil.copytree(FIXTURES / "incident-response", root / "copies" / "incident-response")  # duplicate
+    shutil.copytree(
+        FIXTURES / "incident-response", root / "copies" / "incident-response"
+    )  # duplicate
     (root / "broken").mkdir()
     (root / "broken" / "SKILL.md").write_text("---\nname: [oops\n---\nbody")
     (outside / "secret").mkdir(parents=True)
@@ -24,7 +26,9 @@ def _tree(root: Path, outside: Path) -> None:
     (root / "notes.md").write_text("# a flat file")
 
 
-def test_directory_loader_registers_good_skills_and_logs_the_rest(env: Env, tmp_path: Path, settings) -> None:
+def test_directory_loader_registers_good_skills_and_logs_the_rest(
+    env: Env, tmp_path: Path, settings
+) -> None:
     root, outside = tmp_path / "skills", tmp_path / "outside"
     root.mkdir()
     _tree(root, outside)
@@ -49,5 +53,11 @@ def test_roots_outside_the_allowlist_are_refused(env: Env, tmp_path: Path, setti
     settings.XMEMO_IMPORT_DIR_ROOTS = [str(tmp_path / "allowed")]
     (tmp_path / "allowed").mkdir()
     with pytest.raises(CommandError):
-        call_command("import_skills_dir", str(tmp_path), "--workspace", env.personal.slug, stdout=io.StringIO())
+        call_command(
+            "import_skills_dir",
+            str(tmp_path),
+            "--workspace",
+            env.personal.slug,
+            stdout=io.StringIO(),
+        )
     assert not Skill.objects.exists()

@@ -17,7 +17,16 @@ from skills_app.services.jobs import export_start, import_start, job_run
 from tests.factories import Env, actor_for, save
 from tests.sources.helpers import FIXTURE_NAMES, FIXTURES, fixture_zip, zip_of
 
-SKILL_MD = b"---\nname: Tiny skill\ndescription: A tiny skill.\nlicense: MIT\nx-custom: kept\n---\nDo it.\n"
+SKILL_MD = (
+    b"---\nname: Tiny skill\ndescription: A tiny skill.\n"
+    b"license: MIT\nx-custom: kept\n---\nDo it.\n"
+)
+
+
+def _output(job: Job) -> bytes:
+    data = Job.objects.values_list("output_data", flat=True).get(pk=job.pk)
+    assert data is not None
+    return bytes(data)
 
 
 @pytest.fixture
@@ -33,8 +42,16 @@ def run_now(django_capture_on_commit_callbacks: Any) -> Callable[..., Job]:
     return start
 
 
-def test_skill_md_upload_imports_and_keeps_unknown_frontmatter(env: Env, run_now: Callable[..., Job]) -> None:
-    job = run_now(import_start, actor=actor_for(env.owner), workspace=env.personal, data=SKILL_MD, filename="SKILL.md")
+def test_skill_md_upload_imports_and_keeps_unknown_frontmatter(
+    env: Env, run_now: Callable[..., Job]
+) -> None:
+    job = run_now(
+        import_start,
+        actor=actor_for(env.owner),
+        workspace=env.personal,
+        data=SKILL_MD,
+        filename="SKILL.md",
+    )
     assert job.state == "succeeded", job.error
     rev = SkillRevision.objects.get(revision_id=job.result["revision_id"])
     assert rev.frontmatter == {"license": "MIT", "x-custom": "kept"}
@@ -50,28 +67,47 @@ def test_import_export_import_is_lossless_and_deterministic(
     env: Env, run_now: Callable[..., Job], name: str
 ) -> None:
     actor = actor_for(env.owner)
-    first = run_now(import_start, actor=actor, workspace=env.personal, data=fixture_zip(name), filename=f"{name}.zip")
+    first = run_now(
+        import_start,
+        actor=actor,
+        workspace=env.personal,
+        data=fixture_zip(name),
+        filename=f"{name}.zip",
+    )
     assert first.state == "succeeded", first.error
     rev = SkillRevision.objects.get(revision_id=first.result["revision_id"])
     exports = [run_now(export_start, actor=actor, revision=rev) for _ in range(2)]
-    blobs = [bytes(Job.objects.get(pk=e.pk).output_data) for e in exports]
+    blobs = [_output(e) for e in exports]
     assert blobs[0] == blobs[1], "the same revision must export byte-identical ZIPs"
     assert exports[0].result["download_url"] == f"/v1/jobs/{exports[0].job_id}/download"
 
     team_job = run_now(
-        import_start, actor=actor, workspace=env.team, data=blobs[0], filename="capsule.zip", slug=f"copy-{name}"
+        import_start,
+        actor=actor,
+        workspace=env.team,
+        data=blobs[0],
+        filename="capsule.zip",
+        slug=f"copy-{name}",
     )
     assert team_job.state == "succeeded", team_job.error
     copy = SkillRevision.objects.get(revision_id=team_job.result["revision_id"])
     assert copy.canonical_hash == rev.canonical_hash
-    original = {c.logical_path: (c.type, bytes(c.blob.data)) for c in rev.components.select_related("blob")}
-    copied = {c.logical_path: (c.type, bytes(c.blob.data)) for c in copy.components.select_related("blob")}
+    original = {
+        c.logical_path: (c.type, bytes(c.blob.data)) for c in rev.components.select_related("blob")
+    }
+    copied = {
+        c.logical_path: (c.type, bytes(c.blob.data)) for c in copy.components.select_related("blob")
+    }
     assert copied == original
 
 
 def test_skill_json_folder_imports_as_a_script_skill(env: Env, run_now: Callable[..., Job]) -> None:
     job = run_now(
-        import_start, actor=actor_for(env.owner), workspace=env.personal, data=fixture_zip("disk-usage"), filename="du.zip"
+        import_start,
+        actor=actor_for(env.owner),
+        workspace=env.personal,
+        data=fixture_zip("disk-usage"),
+        filename="du.zip",
     )
     assert job.state == "succeeded", job.error
     rev = SkillRevision.objects.get(revision_id=job.result["revision_id"])
@@ -87,18 +123,36 @@ def _nothing_stored() -> bool:
 @pytest.mark.parametrize(
     ("files", "code", "names"),
     [
-        ({"SKILL.md": SKILL_MD, **{f"refs/f{i}.md": b"x" for i in range(51)}}, "TOO_MANY_COMPONENTS", None),
+        (
+            {"SKILL.md": SKILL_MD, **{f"refs/f{i}.md": b"x" for i in range(51)}},
+            "TOO_MANY_COMPONENTS",
+            None,
+        ),
         ({"SKILL.md": SKILL_MD, "big.bin": b"x" * 131073}, "COMPONENT_TOO_LARGE", "big.bin"),
         ({"README.md": b"no skill here"}, None, "SKILL.md"),
         ({"SKILL.md": b"---\nname: [unclosed\n---\nbody"}, "VALIDATION_ERROR", "SKILL.md"),
-        ({"SKILL.md": b"---\nname: x\ndescription: y\n---\n\xff\xfe"}, "VALIDATION_ERROR", "SKILL.md"),
+        (
+            {"SKILL.md": b"---\nname: x\ndescription: y\n---\n\xff\xfe"},
+            "VALIDATION_ERROR",
+            "SKILL.md",
+        ),
         ({"../evil/SKILL.md": SKILL_MD}, "UNSAFE_ARCHIVE", "../evil/SKILL.md"),
     ],
 )
 def test_bad_archives_fail_the_job_and_store_nothing(
-    env: Env, run_now: Callable[..., Job], files: dict[str, bytes], code: str | None, names: str | None
+    env: Env,
+    run_now: Callable[..., Job],
+    files: dict[str, bytes],
+    code: str | None,
+    names: str | None,
 ) -> None:
-    job = run_now(import_start, actor=actor_for(env.owner), workspace=env.personal, data=zip_of(files), filename="x.zip")
+    job = run_now(
+        import_start,
+        actor=actor_for(env.owner),
+        workspace=env.personal,
+        data=zip_of(files),
+        filename="x.zip",
+    )
     assert job.state == "failed"
     if code:
         assert job.error["code"] == code
@@ -107,14 +161,20 @@ def test_bad_archives_fail_the_job_and_store_nothing(
     assert _nothing_stored()
 
 
-def test_a_pack_with_one_broken_skill_imports_nothing(env: Env, run_now: Callable[..., Job]) -> None:
+def test_a_pack_with_one_broken_skill_imports_nothing(
+    env: Env, run_now: Callable[..., Job]
+) -> None:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr("good/SKILL.md", SKILL_MD)
         archive.writestr("other/SKILL.md", SKILL_MD.replace(b"Tiny skill", b"Other skill"))
         archive.writestr("broken/SKILL.md", b"---\nname: broken\n---\nno description")
     job = run_now(
-        import_start, actor=actor_for(env.owner), workspace=env.personal, data=buffer.getvalue(), filename="pack.zip"
+        import_start,
+        actor=actor_for(env.owner),
+        workspace=env.personal,
+        data=buffer.getvalue(),
+        filename="pack.zip",
     )
     assert job.state == "failed"
     assert _nothing_stored()
@@ -125,14 +185,26 @@ def test_a_pack_imports_every_skill(env: Env, run_now: Callable[..., Job]) -> No
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr("one/SKILL.md", SKILL_MD.replace(b"Tiny skill", b"One"))
         archive.writestr("two/SKILL.md", SKILL_MD.replace(b"Tiny skill", b"Two"))
-    job = run_now(import_start, actor=actor_for(env.owner), workspace=env.personal, data=buffer.getvalue(), filename="p.zip")
+    job = run_now(
+        import_start,
+        actor=actor_for(env.owner),
+        workspace=env.personal,
+        data=buffer.getvalue(),
+        filename="p.zip",
+    )
     assert job.state == "succeeded", job.error
     assert sorted(Skill.objects.values_list("slug", flat=True)) == ["one", "two"]
     assert len(job.result["skills"]) == 2
 
 
 def test_unknown_format_is_refused(env: Env, run_now: Callable[..., Job]) -> None:
-    job = run_now(import_start, actor=actor_for(env.owner), workspace=env.personal, data=b"\x00\x01", filename="x.exe")
+    job = run_now(
+        import_start,
+        actor=actor_for(env.owner),
+        workspace=env.personal,
+        data=b"\x00\x01",
+        filename="x.exe",
+    )
     assert (job.state, job.error["code"]) == ("failed", "UNSUPPORTED_FORMAT")
 
 
@@ -143,11 +215,12 @@ def test_workspace_and_history_exports(env: Env, run_now: Callable[..., Job]) ->
     actor = actor_for(env.owner)
     ws_job = run_now(export_start, actor=actor, workspace=env.team)
     assert ws_job.state == "succeeded", ws_job.error
-    names = zipfile.ZipFile(io.BytesIO(bytes(Job.objects.get(pk=ws_job.pk).output_data))).namelist()
-    assert "a/SKILL.md" in names and "b/capsule.json" in names
+    names = zipfile.ZipFile(io.BytesIO(_output(ws_job))).namelist()
+    assert "a/SKILL.md" in names
+    assert "b/capsule.json" in names
     skill = Skill.objects.get(slug="a")
     history = run_now(export_start, actor=actor, skill=skill)
-    names = zipfile.ZipFile(io.BytesIO(bytes(Job.objects.get(pk=history.pk).output_data))).namelist()
+    names = zipfile.ZipFile(io.BytesIO(_output(history))).namelist()
     assert {"a/r0001/SKILL.md", "a/r0002/SKILL.md"} <= set(names)
     assert AuditEntry.objects.filter(action="jobs.export.finish").count() == 2
 
@@ -162,7 +235,13 @@ def test_members_cannot_export_a_whole_workspace(env: Env) -> None:
 
 
 def test_job_run_is_idempotent(env: Env, run_now: Callable[..., Job]) -> None:
-    job = run_now(import_start, actor=actor_for(env.owner), workspace=env.personal, data=SKILL_MD, filename="SKILL.md")
+    job = run_now(
+        import_start,
+        actor=actor_for(env.owner),
+        workspace=env.personal,
+        data=SKILL_MD,
+        filename="SKILL.md",
+    )
     assert job.state == "succeeded"
     job_run(job_id=job.job_id)  # a redelivered task
     assert SkillRevision.objects.count() == 1

@@ -34,7 +34,8 @@ def test_create_user_is_idempotent_and_silent() -> None:
 def test_create_token_prints_the_token_alone() -> None:
     _call("create_user", "bob")
     out, _ = _call("create_token", "bob")
-    assert out.endswith("\n") and out.count("\n") == 1
+    assert out.endswith("\n")
+    assert out.count("\n") == 1
     secret = out.strip()
     token = ApiToken.objects.get(secret_hash=token_hash(secret))
     assert token.scopes == ["skills:read", "skills:write"]
@@ -47,7 +48,16 @@ def test_create_token_prints_the_token_alone() -> None:
 def test_create_token_options() -> None:
     _call("create_user", "carol")
     out, _ = _call(
-        "create_token", "carol", "--scopes", "skills:read", "--workspace", "carol", "--profile", "claude-code", "--name", "ci"
+        "create_token",
+        "carol",
+        "--scopes",
+        "skills:read",
+        "--workspace",
+        "carol",
+        "--profile",
+        "claude-code",
+        "--name",
+        "ci",
     )
     token = ApiToken.objects.get(secret_hash=token_hash(out.strip()))
     assert (token.scopes, token.workspace.slug, token.client_profile, token.name) == (

@@ -24,7 +24,7 @@ def _run_threads(work: Callable[[int], object]) -> list[BaseException]:
         try:
             barrier.wait()
             work(i)
-        except BaseException as exc:  # noqa: BLE001 - collected and asserted below
+        except BaseException as exc:
             failures.append(exc)
         finally:
             connection.close()
@@ -39,26 +39,36 @@ def _run_threads(work: Callable[[int], object]) -> list[BaseException]:
 
 @pytest.fixture
 def postgres() -> None:
-    require_service("PostgreSQL", connection.vendor == "postgresql", "set DATABASE_URL to a PostgreSQL database")
+    require_service(
+        "PostgreSQL", connection.vendor == "postgresql", "set DATABASE_URL to a PostgreSQL database"
+    )
 
 
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_saves_get_gap_free_numbers(env: Env, postgres: None) -> None:
-    failures = _run_threads(lambda i: save(env.owner, env.personal, slug="race", instruction_body=f"body {i}"))
+    failures = _run_threads(
+        lambda i: save(env.owner, env.personal, slug="race", instruction_body=f"body {i}")
+    )
     assert failures == []
-    numbers = sorted(SkillRevision.objects.filter(skill__slug="race").values_list("revision_number", flat=True))
+    numbers = sorted(
+        SkillRevision.objects.filter(skill__slug="race").values_list("revision_number", flat=True)
+    )
     assert numbers == list(range(1, N + 1))
 
 
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_publishes_leave_exactly_one_published(env: Env, postgres: None) -> None:
     revisions = [
-        save(env.member, env.team, slug="race", instruction_body=f"body {i}", intent="publish").revision
+        save(
+            env.member, env.team, slug="race", instruction_body=f"body {i}", intent="publish"
+        ).revision
         for i in range(N)
     ]
     assert {r.state for r in revisions} == {"proposed"}
     failures = _run_threads(
-        lambda i: revision_transition(actor=actor_for(env.owner), revision=revisions[i], action="approve")
+        lambda i: revision_transition(
+            actor=actor_for(env.owner), revision=revisions[i], action="approve"
+        )
     )
     assert failures == []
     states = list(SkillRevision.objects.filter(skill__slug="race").values_list("state", flat=True))

@@ -66,19 +66,29 @@ TEAM_CASES = [
 
 
 @pytest.mark.parametrize(("action", "state", "who", "expected", "to_state"), TEAM_CASES)
-def test_team_lifecycle(env: Env, action: str, state: str, who: str, expected: str, to_state: str | None) -> None:
+def test_team_lifecycle(
+    env: Env, action: str, state: str, who: str, expected: str, to_state: str | None
+) -> None:
     rev = _revision_in_state(env, state)
-    user = {"author": env.member, "member2": env.member2, "admin": env.admin, "owner": env.owner}[who]
+    user = {"author": env.member, "member2": env.member2, "admin": env.admin, "owner": env.owner}[
+        who
+    ]
     before = AuditEntry.objects.count()
     if expected == OK:
-        result = revision_transition(actor=actor_for(user), revision=rev, action=action, comment="needs work")
+        result = revision_transition(
+            actor=actor_for(user), revision=rev, action=action, comment="needs work"
+        )
         assert result.state == to_state
         rev.refresh_from_db()
         assert rev.state == to_state
-        assert AuditEntry.objects.filter(action=f"skills.revision.{action}", target_id=rev.revision_id).exists()
+        assert AuditEntry.objects.filter(
+            action=f"skills.revision.{action}", target_id=rev.revision_id
+        ).exists()
     else:
         with pytest.raises(errors.XmemoError) as excinfo:
-            revision_transition(actor=actor_for(user), revision=rev, action=action, comment="needs work")
+            revision_transition(
+                actor=actor_for(user), revision=rev, action=action, comment="needs work"
+            )
         assert excinfo.value.code == expected
         rev.refresh_from_db()
         assert rev.state == state
@@ -99,12 +109,18 @@ def test_distinct_reviewer_blocks_self_approval(env: Env) -> None:
     rev = _revision_in_state(env, "proposed", author_role="admin")
     with pytest.raises(errors.PermissionDenied):
         revision_transition(actor=actor_for(env.admin), revision=rev, action="approve")
-    assert revision_transition(actor=actor_for(env.owner), revision=rev, action="approve").state == "published"
+    assert (
+        revision_transition(actor=actor_for(env.owner), revision=rev, action="approve").state
+        == "published"
+    )
 
 
 def test_without_distinct_reviewer_an_admin_may_approve_their_own(env: Env) -> None:
     rev = _revision_in_state(env, "proposed", author_role="admin")
-    assert revision_transition(actor=actor_for(env.admin), revision=rev, action="approve").state == "published"
+    assert (
+        revision_transition(actor=actor_for(env.admin), revision=rev, action="approve").state
+        == "published"
+    )
 
 
 @pytest.mark.parametrize("role", ["owner", "admin", "member"])
@@ -140,7 +156,9 @@ PERSONAL_CASES = [
 
 
 @pytest.mark.parametrize(("action", "state", "expected", "to_state"), PERSONAL_CASES)
-def test_personal_lifecycle(env: Env, action: str, state: str, expected: str, to_state: str | None) -> None:
+def test_personal_lifecycle(
+    env: Env, action: str, state: str, expected: str, to_state: str | None
+) -> None:
     owner = actor_for(env.owner)
     rev = save(env.owner, env.personal, slug="p").revision
     if state in ("published", "deprecated"):
@@ -148,7 +166,10 @@ def test_personal_lifecycle(env: Env, action: str, state: str, expected: str, to
     if state == "deprecated":
         revision_transition(actor=owner, revision=rev, action="deprecate")
     if expected == OK:
-        assert revision_transition(actor=owner, revision=rev, action=action, comment="x").state == to_state
+        assert (
+            revision_transition(actor=owner, revision=rev, action=action, comment="x").state
+            == to_state
+        )
     else:
         with pytest.raises(errors.XmemoError) as excinfo:
             revision_transition(actor=owner, revision=rev, action=action, comment="x")
@@ -163,7 +184,9 @@ def test_personal_save_publish_publishes_and_restore_publishes(env: Env) -> None
     second = save(env.owner, env.personal, intent="publish", instruction_body="v2").revision
     first.refresh_from_db()
     assert (first.state, second.state) == ("deprecated", "published")
-    superseded = AuditEntry.objects.get(action="skills.revision.deprecate", target_id=first.revision_id)
+    superseded = AuditEntry.objects.get(
+        action="skills.revision.deprecate", target_id=first.revision_id
+    )
     assert superseded.data["superseded_by"] == second.revision_id
     restored = revision_restore(actor=actor_for(env.owner), revision=first).revision
     second.refresh_from_db()

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.db import connection, transaction
 from django.db.utils import DatabaseError
@@ -7,8 +9,13 @@ from django.db.utils import DatabaseError
 from skills_app import errors
 from skills_app.domain.bundle import ComponentData
 from skills_app.models import AuditEntry, Blob, Skill, SkillComponent, SkillRevision
-from skills_app.services.skills import revision_transition, skill_delete, skill_set_status
-from tests.factories import Env, actor_for, save
+from skills_app.services.skills import (
+    revision_transition,
+    skill_delete,
+    skill_save,
+    skill_set_status,
+)
+from tests.factories import Env, actor_for, bundle, make_token, save
 
 
 def test_first_save_creates_skill_revision_components_and_audit(env: Env) -> None:
@@ -25,7 +32,12 @@ def test_first_save_creates_skill_revision_components_and_audit(env: Env) -> Non
     comp = SkillComponent.objects.get(revision=rev)
     assert (comp.logical_path, comp.type, comp.size) == ("templates/t.md", "template", 14)
     assert bytes(comp.blob.data) == b"template bytes"
-    assert AuditEntry.objects.filter(action="skills.revision.create", target_id=rev.revision_id).count() == 1
+    assert (
+        AuditEntry.objects.filter(
+            action="skills.revision.create", target_id=rev.revision_id
+        ).count()
+        == 1
+    )
 
 
 def test_identical_content_creates_nothing(env: Env) -> None:
@@ -130,17 +142,30 @@ LIMIT_CASES = [
     ("path of 255", {"components": (ComponentData("p" * 255, "document", b"x"),)}, None),
     ("path of 256", {"components": (ComponentData("p" * 256, "document", b"x"),)}, "INVALID_PATH"),
     ("dotdot path", {"components": (ComponentData("a/../b", "document", b"x"),)}, "INVALID_PATH"),
-    ("root SKILL.md", {"components": (ComponentData("SKILL.md", "document", b"x"),)}, "INVALID_PATH"),
+    (
+        "root SKILL.md",
+        {"components": (ComponentData("SKILL.md", "document", b"x"),)},
+        "INVALID_PATH",
+    ),
     (
         "case-colliding paths",
-        {"components": (ComponentData("A.md", "document", b"x"), ComponentData("a.md", "document", b"y"))},
+        {
+            "components": (
+                ComponentData("A.md", "document", b"x"),
+                ComponentData("a.md", "document", b"y"),
+            )
+        },
         "INVALID_PATH",
     ),
 ]
 
 
-@pytest.mark.parametrize(("label", "overrides", "code"), LIMIT_CASES, ids=[c[0] for c in LIMIT_CASES])
-def test_limits_at_their_boundaries(env: Env, label: str, overrides: dict, code: str | None) -> None:
+@pytest.mark.parametrize(
+    ("label", "overrides", "code"), LIMIT_CASES, ids=[c[0] for c in LIMIT_CASES]
+)
+def test_limits_at_their_boundaries(
+    env: Env, label: str, overrides: dict, code: str | None
+) -> None:
     if code is None:
         assert save(env.owner, env.personal, **overrides).created
         return
@@ -178,24 +203,20 @@ def test_archive_then_delete_keeps_a_tombstone(env: Env) -> None:
 
 
 def test_read_only_token_cannot_save(env: Env) -> None:
-    from tests.factories import make_token
-
     token, _ = make_token(env.owner, scopes=["skills:read"])
+    reader = actor_for(env.owner, token=token)
     with pytest.raises(errors.PermissionDenied):
-        from skills_app.services.skills import skill_save
-        from tests.factories import bundle
-
-        skill_save(actor=actor_for(env.owner, token=token), workspace=env.personal, slug="x", bundle=bundle())
+        skill_save(actor=reader, workspace=env.personal, slug="x", bundle=bundle())
     assert not Skill.objects.exists()
 
 
 def test_token_scope_cannot_exceed_role(env: Env) -> None:
-    from tests.factories import make_token
-
     token, _ = make_token(env.member)  # every scope, but only a member's role
     rev = save(env.owner, env.team, intent="publish").revision
     with pytest.raises(errors.PermissionDenied):
-        revision_transition(actor=actor_for(env.member, token=token), revision=rev, action="approve")
+        revision_transition(
+            actor=actor_for(env.member, token=token), revision=rev, action="approve"
+        )
 
 
 @pytest.mark.django_db(transaction=True)
@@ -210,7 +231,7 @@ def test_raw_sql_update_of_revision_content_is_refused(env: Env) -> None:
         ("UPDATE skills_app_blob SET data = %s WHERE id = %s", None),
     ]
     for sql, pk in statements:
-        params = [pk] if pk is not None else [b"hacked", comp.blob_id]
+        params: list[Any] = [pk] if pk is not None else [b"hacked", comp.blob_id]
         with pytest.raises(DatabaseError), transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(sql, params)
     rev.refresh_from_db()
@@ -218,7 +239,9 @@ def test_raw_sql_update_of_revision_content_is_refused(env: Env) -> None:
     assert bytes(Blob.objects.get(pk=comp.blob_id).data) == b"template bytes"
     # State and review fields stay movable.
     with connection.cursor() as cursor:
-        cursor.execute("UPDATE skills_app_skillrevision SET state = 'deprecated' WHERE id = %s", [rev.pk])
+        cursor.execute(
+            "UPDATE skills_app_skillrevision SET state = 'deprecated' WHERE id = %s", [rev.pk]
+        )
     rev.refresh_from_db()
     assert rev.state == "deprecated"
 

@@ -18,6 +18,8 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            user_create(username=options["username"], email=options["email"], password=options["password"])
+            user_create(
+                username=options["username"], email=options["email"], password=options["password"]
+            )
         except errors.XmemoError as exc:
             raise CommandError(exc.message) from exc

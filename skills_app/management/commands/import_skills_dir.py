@@ -34,7 +34,9 @@ class Command(BaseCommand):
         if not allowed:
             raise CommandError("No import roots are allowed: set XMEMO_IMPORT_DIR_ROOTS.")
         try:
-            entries = list(directory_scan([Path(r) for r in options["roots"]], allowed_roots=allowed))
+            entries = list(
+                directory_scan([Path(r) for r in options["roots"]], allowed_roots=allowed)
+            )
         except errors.XmemoError as exc:
             raise CommandError(exc.message) from exc
         actor = Actor.for_system(via="cli")

@@ -32,7 +32,13 @@ class Command(BaseCommand):
                 actor=Actor(user=user, via="cli"),
                 user=user,
                 name="demo",
-                scopes=["skills:read", "skills:write", "skills:review", "skills:execute", "workspace:admin"],
+                scopes=[
+                    "skills:read",
+                    "skills:write",
+                    "skills:review",
+                    "skills:execute",
+                    "workspace:admin",
+                ],
             )
             self.stdout.write(
                 f"Demo login: {demo_data.DEMO_USER} / {demo_data.DEMO_PASSWORD}\n"
@@ -40,8 +46,14 @@ class Command(BaseCommand):
             )
 
     def _seed(self) -> None:
-        demo = user_create(username=demo_data.DEMO_USER, email="demo@example.com", password=demo_data.DEMO_PASSWORD)
-        riley = user_create(username=demo_data.REVIEWER_USER, email="riley@example.com", password=demo_data.DEMO_PASSWORD)
+        demo = user_create(
+            username=demo_data.DEMO_USER, email="demo@example.com", password=demo_data.DEMO_PASSWORD
+        )
+        riley = user_create(
+            username=demo_data.REVIEWER_USER,
+            email="riley@example.com",
+            password=demo_data.DEMO_PASSWORD,
+        )
         team, _ = Workspace.objects.get_or_create(
             slug=demo_data.TEAM_SLUG,
             defaults={"name": "Acme Ops", "kind": Workspace.Kind.TEAM, "created_by": demo},
@@ -62,6 +74,12 @@ class Command(BaseCommand):
                 intent=item.intent,
                 message=item.message,
             )
-            # The team's first deploy runbook is approved so the proposal has something to diff against.
-            if result.revision.revision_number == 1 and result.revision.state == SkillRevision.State.PROPOSED and item.slug == "deploy-runbook":
-                revision_transition(actor=Actor(user=demo, via="cli"), revision=result.revision, action="approve")
+            # Approve the team's first deploy runbook so the later proposal has a diff base.
+            if (
+                result.revision.revision_number == 1
+                and result.revision.state == SkillRevision.State.PROPOSED
+                and item.slug == "deploy-runbook"
+            ):
+                revision_transition(
+                    actor=Actor(user=demo, via="cli"), revision=result.revision, action="approve"
+                )
