@@ -1,0 +1,86 @@
+"""Jobs never end half-stored or stuck: crashes roll back, redelivery re-runs, stale jobs fail."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from skills_app.models import Job, Skill, SkillRevision
+from skills_app.services import jobs
+from tests.factories import Env, actor_for
+
+
+def _pack() -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name in ("one", "two", "three"):
+            archive.writestr(f"{name}/SKILL.md", f"---\nname: {name}\ndescription: d\n---\nbody\n")
+    return buffer.getvalue()
+
+
+def _queued_import(env: Env) -> Job:
+    # Not run: the on_commit callback is not executed inside a test transaction.
+    return jobs.import_start(
+        actor=actor_for(env.owner), workspace=env.personal, data=_pack(), filename="p.zip"
+    )
+
+
+def test_a_crash_midway_through_an_import_stores_nothing(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_save = jobs.skill_save
+    calls = []
+
+    def crashing_save(**kwargs: Any) -> Any:
+        calls.append(kwargs["slug"])
+        if len(calls) == 2:
+            raise RuntimeError("worker lost its database connection")
+        return real_save(**kwargs)
+
+    monkeypatch.setattr(jobs, "skill_save", crashing_save)
+    job = _queued_import(env)
+    jobs.job_run(job_id=job.job_id)
+    job.refresh_from_db()
+    assert calls == ["one", "two"]
+    assert job.state == "failed"
+    assert job.error["code"] == "JOB_FAILED"
+    assert not Skill.objects.exists()
+    assert not SkillRevision.objects.exists()
+
+
+def test_a_redelivered_job_that_was_running_runs_again(env: Env) -> None:
+    job = _queued_import(env)
+    # The worker that took it died after marking it running.
+    Job.objects.filter(pk=job.pk).update(state="running", attempts=1, started_at=timezone.now())
+    jobs.job_run(job_id=job.job_id)
+    job.refresh_from_db()
+    assert job.state == "succeeded", job.error
+    assert job.attempts == 2
+    assert Skill.objects.count() == 3
+
+
+def test_a_job_redelivered_too_often_fails(env: Env) -> None:
+    job = _queued_import(env)
+    Job.objects.filter(pk=job.pk).update(state="running", attempts=jobs.MAX_ATTEMPTS)
+    jobs.job_run(job_id=job.job_id)
+    job.refresh_from_db()
+    assert job.state == "failed"
+    assert "repeatedly" in job.error["message"]
+    assert not Skill.objects.exists()
+
+
+def test_a_stale_running_job_is_failed_when_polled(env: Env) -> None:
+    job = _queued_import(env)
+    long_ago = timezone.now() - jobs.STALE_AFTER - timedelta(seconds=1)
+    Job.objects.filter(pk=job.pk).update(state="running", started_at=long_ago)
+    job.refresh_from_db()
+    assert jobs.job_fail_stale(job).state == "failed"
+    fresh = _queued_import(env)
+    Job.objects.filter(pk=fresh.pk).update(state="running", started_at=timezone.now())
+    fresh.refresh_from_db()
+    assert jobs.job_fail_stale(fresh).state == "running"
