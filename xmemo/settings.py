@@ -111,7 +111,7 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 # --- Celery ---------------------------------------------------------------------------------
-CELERY_BROKER_URL = REDIS_URL or "memory://"
+CELERY_BROKER_URL = REDIS_URL or "memory://localhost/"
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = env_bool("XMEMO_TASKS_EAGER", not REDIS_URL)
 CELERY_TASK_EAGER_PROPAGATES = False
