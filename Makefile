@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install run test lint typecheck unit services bench serve-prod worker clean
+.PHONY: install run test lint typecheck unit services bench serve-prod worker clean screenshots
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -49,3 +49,7 @@ bench: install
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
+
+## Refresh the console tour's screenshots (docs/screenshots) from the browser tests.
+screenshots: install
+	XMEMO_SCREENSHOT_DIR=docs/screenshots $(PY) -m pytest -q -p no:cacheprovider tests/console/test_browser.py

@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "skills_app",
 ]
 
@@ -141,6 +142,9 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+# Serve straight from static/ when collectstatic has not run (the embedded default, tests).
+WHITENOISE_USE_FINDERS = True
 DATA_UPLOAD_MAX_MEMORY_SIZE = 32 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
 
@@ -163,7 +167,22 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # Interactive docs at /v1/docs from vendored assets (no CDN: works offline).
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {
+        "WorkspaceKindEnum": ["personal", "team"],
+        "ComponentTypeEnum": ["reference", "example", "template", "document", "artifact", "script"],
+    },
 }
+# REST hot path (skills_app/api/auth.py, skills_app/selectors/db.py, selectors/cache.py): how
+# long a verified token is trusted without a database look-up (the bound on revocation in other
+# worker processes), server-side prepared statements on PostgreSQL (turn off behind a
+# transaction-pooling PgBouncer), and the per-process cache of immutable recall content.
+XMEMO_AUTH_CACHE_SECONDS = float(os.environ.get("XMEMO_AUTH_CACHE_SECONDS", "5"))
+XMEMO_PREPARED_STATEMENTS = env_bool("XMEMO_PREPARED_STATEMENTS", True)
+XMEMO_RECALL_LOCAL_CACHE_BYTES = int(os.environ.get("XMEMO_RECALL_LOCAL_CACHE_BYTES", str(32 * 1024 * 1024)))
 
 # --- Product knobs --------------------------------------------------------------------------
 XMEMO_SKILLS_DEFAULT_ENABLED = env_bool("XMEMO_SKILLS_DEFAULT_ENABLED", True)

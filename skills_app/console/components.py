@@ -1,0 +1,171 @@
+"""The editor's component rows: from a revision to form rows, and from a POST back to bytes.
+
+Each row of the editor posts ``c-<n>-path``, ``c-<n>-type`` and one source of content:
+
+* ``c-<n>-file`` an uploaded file (replaces the content),
+* ``c-<n>-text`` the textarea of a text component,
+* ``c-<n>-b64`` an upload staged by an earlier round trip (validation error, conflict),
+* ``c-<n>-keep`` the content hash of bytes this skill already stores (binary rows; text rows
+  send it too, see below).
+
+``c-<n>-remove`` drops the row but keeps it on screen so the author can undo.
+
+Browsers submit textareas with CRLF line breaks. Text is normalised to LF, except that a text
+row whose text equals its kept original up to line endings keeps the original bytes — so
+opening the editor and saving unchanged never creates a revision that differs only there.
+
+Nothing here checks a limit: ``services.skills.skill_save`` validates the whole bundle.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from django.http import QueryDict
+from django.utils.datastructures import MultiValueDict
+
+from ..domain.bundle import ComponentData
+from ..domain.paths import guess_media_type, is_text
+from ..models import Skill, SkillComponent, SkillRevision
+
+_ROW_KEY = re.compile(r"^c-(\d+)-path$")
+
+
+def normalize_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+@dataclass
+class ComponentRow:
+    """One component as the editor shows it."""
+
+    index: int
+    path: str
+    type: str
+    content: bytes
+    keep: str = ""  # content hash of stored bytes this row started from
+    original_path: str = ""
+    media_type: str = ""
+    removed: bool = False
+
+    @property
+    def is_text(self) -> bool:
+        return is_text(self.content)
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8") if self.is_text else ""
+
+    @property
+    def size(self) -> int:
+        return len(self.content)
+
+    @property
+    def staged_b64(self) -> str:
+        """Binary content not stored yet travels back to the browser in a hidden field."""
+        if self.is_text or self.keep:
+            return ""
+        return base64.b64encode(self.content).decode("ascii")
+
+    @property
+    def renamed(self) -> bool:
+        return bool(self.original_path) and self.original_path != self.path
+
+    def as_component(self) -> ComponentData:
+        media_type = self.media_type if self.media_type and not self.renamed else ""
+        return ComponentData(
+            logical_path=self.path,
+            type=self.type,
+            content=self.content,
+            media_type=media_type or guess_media_type(self.path, self.content),
+        )
+
+
+def rows_from_revision(revision: SkillRevision | None) -> list[ComponentRow]:
+    if revision is None:
+        return []
+    return [
+        ComponentRow(
+            index=index,
+            path=component.logical_path,
+            type=component.type,
+            content=bytes(component.blob.data),
+            keep=component.content_hash,
+            original_path=component.logical_path,
+            media_type=component.media_type,
+        )
+        for index, component in enumerate(
+            revision.components.select_related("blob").order_by("logical_path")
+        )
+    ]
+
+
+def _stored(skill: Skill | None, content_hash: str) -> SkillComponent | None:
+    """Bytes one of this skill's revisions already holds (never another skill's)."""
+    if skill is None or not content_hash:
+        return None
+    return (
+        SkillComponent.objects.filter(revision__skill=skill, content_hash=content_hash)
+        .select_related("blob")
+        .first()
+    )
+
+
+def rows_from_post(
+    data: QueryDict, files: MultiValueDict[str, Any], *, skill: Skill | None
+) -> tuple[list[ComponentRow], list[str]]:
+    """The rows a POST describes, and problems that keep a row from having content."""
+    rows: list[ComponentRow] = []
+    problems: list[str] = []
+    indices = sorted(int(m.group(1)) for key in data if (m := _ROW_KEY.match(key)))
+    for index in indices:
+        prefix = f"c-{index}-"
+        path = data.get(prefix + "path", "").strip()
+        upload = files.get(prefix + "file")
+        text = data.get(prefix + "text")
+        staged = data.get(prefix + "b64", "")
+        stored = _stored(skill, data.get(prefix + "keep", ""))
+        content: bytes | None = None
+        if upload is not None:
+            content = upload.read()
+        elif staged:
+            try:
+                content = base64.b64decode(staged, validate=True)
+            except (binascii.Error, ValueError):
+                problems.append(f"The staged upload for '{path}' was damaged; upload it again.")
+                continue
+        elif text is not None:
+            original = bytes(stored.blob.data) if stored is not None else None
+            if original is not None and is_text(original):
+                unchanged = normalize_newlines(original.decode("utf-8")) == normalize_newlines(text)
+                content = original if unchanged else normalize_newlines(text).encode("utf-8")
+            else:
+                content = normalize_newlines(text).encode("utf-8")
+        elif stored is not None:
+            content = bytes(stored.blob.data)
+        if not path and not content:
+            continue  # an added row left empty
+        if content is None:
+            problems.append(f"Component '{path}' has no content: upload a file or write text.")
+            continue
+        rows.append(
+            ComponentRow(
+                index=index,
+                path=path,
+                type=data.get(prefix + "type", ""),
+                content=content,
+                keep=stored.content_hash if stored is not None and upload is None else "",
+                original_path=data.get(prefix + "original", ""),
+                media_type=stored.media_type if stored is not None else "",
+                removed=prefix + "remove" in data,
+            )
+        )
+    return rows, problems
+
+
+def bundle_components(rows: list[ComponentRow]) -> tuple[ComponentData, ...]:
+    return tuple(row.as_component() for row in rows if not row.removed)

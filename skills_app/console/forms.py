@@ -1,0 +1,165 @@
+"""Console forms. They parse what the browser sends; the rules live in services and domain.
+
+A form never re-states a limit or a lifecycle rule: the service called with the parsed values
+raises the product's error, and ``add_service_error`` puts its message next to the field it
+names (``details.field``), or at the top of the form.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from django import forms
+
+from .. import access, errors
+from ..domain.skillmd import parse_skill_md
+from ..models import Membership
+
+
+def add_service_error(form: forms.Form, exc: errors.XmemoError) -> None:
+    """Show a service error on the field it names, else as a form-wide error."""
+    name = str(exc.details.get("field", "")).split(".", 1)[0].split("[", 1)[0]
+    form.add_error(name if name in form.fields else None, exc.message)
+
+
+def frontmatter_from_text(text: str) -> dict[str, Any]:
+    """The frontmatter textarea (YAML of the keys besides name and description) as a dict,
+    read by the same loader as a SKILL.md."""
+    if not text.strip():
+        return {}
+    try:
+        return parse_skill_md(f"---\n{text.rstrip()}\n---\n", path="frontmatter").frontmatter
+    except errors.ValidationFailed as exc:
+        line = exc.details.get("line")
+        if isinstance(line, int) and line > 1:  # the wrapper's '---' is line 1
+            exc.message = exc.message.replace(f"at line {line}", f"at line {line - 1}")
+        raise
+
+
+class SkillForm(forms.Form):
+    """The scalar parts of a revision; components are rows (see ``components``)."""
+
+    slug = forms.CharField(required=False, help_text="a-z, 0-9 and '-', up to 64 characters")
+    name = forms.CharField(required=False)
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    frontmatter = forms.CharField(
+        required=False,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 5, "spellcheck": "false"}),
+        help_text="Other frontmatter keys as YAML (license, allowed-tools, metadata, …).",
+    )
+    instruction_body = forms.CharField(
+        required=False,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 22, "spellcheck": "true"}),
+    )
+    message = forms.CharField(required=False, help_text="What changed and why (optional).")
+    base_revision_id = forms.CharField(required=False, widget=forms.HiddenInput)
+    intent = forms.ChoiceField(choices=[("draft", "draft"), ("publish", "publish")], required=False)
+
+    def clean_frontmatter(self) -> dict[str, Any]:
+        try:
+            return frontmatter_from_text(self.cleaned_data.get("frontmatter") or "")
+        except errors.ValidationFailed as exc:
+            raise forms.ValidationError(exc.message) from exc
+
+    def clean_intent(self) -> str:
+        return self.cleaned_data.get("intent") or "draft"
+
+
+class ImportForm(forms.Form):
+    file = forms.FileField(
+        required=False,
+        help_text="A SKILL.md, a skill folder as ZIP (or a Source Capsule), or a skill.json.",
+    )
+    url = forms.URLField(
+        required=False,
+        assume_scheme="https",
+        help_text="A GitHub folder (https://github.com/OWNER/REPO/tree/REF/PATH) "
+        "or a ClawHub skill page.",
+    )
+    slug = forms.CharField(required=False, help_text="Optional: store under this slug.")
+    intent = forms.ChoiceField(
+        choices=[("draft", "Save as draft"), ("publish", "Publish (or propose, in a team)")],
+        initial="draft",
+    )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if bool(data.get("file")) == bool(data.get("url")):
+            raise forms.ValidationError("Choose a file to upload or paste a URL (one of them).")
+        return data
+
+
+class ExportForm(forms.Form):
+    TARGETS = (
+        ("revision", "One revision"),
+        ("skill", "One skill, every revision"),
+        ("workspace", "The whole workspace (admins)"),
+    )
+    target = forms.ChoiceField(choices=TARGETS, initial="skill", widget=forms.RadioSelect)
+    skill_id = forms.ChoiceField(required=False, label="Skill")
+    revision_id = forms.CharField(required=False, label="Revision id")
+
+    def __init__(self, *args: Any, skill_choices: list[tuple[str, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        cast(forms.ChoiceField, self.fields["skill_id"]).choices = [("", "—"), *skill_choices]
+
+
+class WorkspaceForm(forms.Form):
+    slug = forms.CharField(help_text="a-z, 0-9 and '-', up to 64 characters; used in URLs")
+    name = forms.CharField()
+
+
+class MemberAddForm(forms.Form):
+    username = forms.CharField()
+    role = forms.ChoiceField(choices=Membership.Role.choices, initial="member")
+
+
+class MemberRoleForm(forms.Form):
+    role = forms.ChoiceField(choices=Membership.Role.choices)
+
+
+class TokenForm(forms.Form):
+    name = forms.CharField()
+    scopes = forms.MultipleChoiceField(
+        choices=[(scope, scope) for scope in access.SCOPES],
+        initial=["skills:read", "skills:write"],
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+    )
+    restrict = forms.BooleanField(required=False, initial=True, label="Only this workspace")
+    profile = forms.ChoiceField(label="Client profile")
+    expires_in_days = forms.IntegerField(
+        required=False, min_value=1, label="Expires after (days)", help_text="Empty: never."
+    )
+
+    def __init__(self, *args: Any, profiles: tuple[str, ...], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        cast(forms.ChoiceField, self.fields["profile"]).choices = [(n, n) for n in profiles]
+        self.fields["profile"].initial = "ordinary-full"
+
+
+class AuditFilterForm(forms.Form):
+    action = forms.CharField(required=False, label="Action starts with")
+    actor = forms.CharField(required=False, label="Who")
+    target = forms.CharField(required=False, label="Target id")
+    since = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    until = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+
+    def apply(self, entries: Any) -> Any:
+        """Narrow an audit queryset by the valid filters."""
+        if not self.is_valid():
+            return entries
+        data = self.cleaned_data
+        if data["action"]:
+            entries = entries.filter(action__startswith=data["action"].strip())
+        if data["actor"]:
+            entries = entries.filter(actor_label__iexact=data["actor"].strip())
+        if data["target"]:
+            entries = entries.filter(target_id=data["target"].strip())
+        if data["since"]:
+            entries = entries.filter(created_at__date__gte=data["since"])
+        if data["until"]:
+            entries = entries.filter(created_at__date__lte=data["until"])
+        return entries

@@ -1,0 +1,205 @@
+"""The editor: a new skill, or a new revision from the latest; live preview; the 409 screen."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+
+from ... import errors
+from ...domain import lifecycle
+from ...domain.bundle import COMPONENT_TYPES, SkillBundle
+from ...domain.limits import MAX_BODY_BYTES, MAX_COMPONENT_BYTES, MAX_COMPONENTS
+from ...domain.render import render_body
+from ...domain.skillmd import frontmatter_yaml
+from ...markdown import render_markdown
+from ...models import Skill, SkillRevision
+from ...services.skills import skill_save
+from ..base import Console, console_view
+from ..components import (
+    ComponentRow,
+    bundle_components,
+    normalize_newlines,
+    rows_from_post,
+    rows_from_revision,
+)
+from ..forms import SkillForm, add_service_error, frontmatter_from_text
+from ..queries import bundle_diff
+from .skills import skill_context
+
+SAVED_AS: dict[str, str] = {
+    SkillRevision.State.DRAFT: "saved as a draft",
+    SkillRevision.State.PROPOSED: "proposed for review",
+    SkillRevision.State.PUBLISHED: "published",
+}
+
+
+def _publish_label(console: Console) -> str:
+    """'Publish' or 'Propose for review': where intent publish lands in this workspace."""
+    target = lifecycle.TRANSITIONS_BY_ACTION[lifecycle.SAVE_PUBLISH].target(console.ws.kind)
+    return "Publish" if target == lifecycle.PUBLISHED else "Propose for review"
+
+
+def _initial(revision: SkillRevision | None) -> dict[str, Any]:
+    if revision is None:
+        return {}
+    return {
+        "name": revision.name,
+        "description": revision.description,
+        "frontmatter": frontmatter_yaml(revision.frontmatter),
+        "instruction_body": revision.instruction_body,
+        "base_revision_id": revision.revision_id,
+    }
+
+
+def _render_editor(
+    console: Console,
+    *,
+    form: SkillForm,
+    rows: list[ComponentRow],
+    skill: Skill | None,
+    status: int = 200,
+    conflict: dict[str, Any] | None = None,
+    row_problems: list[str] | None = None,
+) -> HttpResponse:
+    context: dict[str, Any] = {
+        "form": form,
+        "rows": rows,
+        "next_index": max((row.index for row in rows), default=-1) + 1,
+        "component_types": COMPONENT_TYPES,
+        "publish_label": _publish_label(console),
+        "limits": {
+            "body_bytes": MAX_BODY_BYTES,
+            "components": MAX_COMPONENTS,
+            "component_bytes": MAX_COMPONENT_BYTES,
+        },
+        "conflict": conflict,
+        "row_problems": row_problems or [],
+    }
+    if skill is not None:
+        context.update(skill_context(console, skill))
+    return console.render("console/editor/edit.html", context, status=status)
+
+
+def _textarea(posted: str, original: str | None) -> str:
+    """Browsers send textareas with CRLF: normalise to LF, but keep the base revision's text
+    as it is when only its line endings differ (so an unchanged save changes nothing)."""
+    if original is not None and normalize_newlines(original) == normalize_newlines(posted):
+        return original
+    return normalize_newlines(posted)
+
+
+def _submit(request: HttpRequest, console: Console, skill: Skill | None) -> HttpResponse:
+    """Parse the editor POST and save it; errors and conflicts re-open the editor."""
+    form = SkillForm(request.POST)
+    rows, problems = rows_from_post(request.POST, request.FILES, skill=skill)
+    if not form.is_valid() or problems:
+        return _render_editor(
+            console, form=form, rows=rows, skill=skill, status=400, row_problems=problems
+        )
+    data = form.cleaned_data
+    base = skill.latest_revision if skill is not None else None
+    bundle = SkillBundle(
+        name=data["name"],
+        description=_textarea(data["description"], base.description if base else None),
+        instruction_body=_textarea(
+            data["instruction_body"], base.instruction_body if base else None
+        ),
+        frontmatter=data["frontmatter"],
+        components=bundle_components(rows),
+        source=SkillRevision.Source.CONSOLE,
+    )
+    slug = skill.slug if skill is not None else data["slug"]
+    try:
+        outcome = skill_save(
+            actor=console.actor,
+            workspace=console.ws,
+            slug=slug,
+            bundle=bundle,
+            intent=data["intent"],
+            base_revision_id=data["base_revision_id"] or None,
+            message=data["message"],
+        )
+    except errors.Conflict:
+        return _conflict(console, form=form, rows=rows, skill=skill, bundle=bundle)
+    except errors.XmemoError as exc:
+        add_service_error(form, exc)
+        return _render_editor(console, form=form, rows=rows, skill=skill, status=exc.status)
+    revision = outcome.revision
+    if outcome.created:
+        messages.success(
+            request,
+            f"Revision #{revision.revision_number} {SAVED_AS.get(revision.state, 'saved')}.",
+        )
+    else:
+        messages.info(
+            request,
+            f"Nothing changed since revision #{revision.revision_number}, so no new revision "
+            f"was made (it is {revision.state}).",
+        )
+    return console.redirect("skill_detail", revision.skill.skill_id)
+
+
+def _conflict(
+    console: Console,
+    *,
+    form: SkillForm,
+    rows: list[ComponentRow],
+    skill: Skill | None,
+    bundle: SkillBundle,
+) -> HttpResponse:
+    """409: someone saved first. Show their revision against yours; the form is rebased."""
+    if skill is None:  # a skill of that slug was created meanwhile
+        skill = console.skills().get(slug=form.cleaned_data["slug"])
+    latest = skill.latest_revision
+    assert latest is not None
+    rebased = SkillForm({**form.data, "base_revision_id": latest.revision_id})
+    rebased.is_valid()
+    conflict = {
+        "latest": latest,
+        "diff": bundle_diff(latest, bundle, number=latest.revision_number + 1),
+    }
+    return _render_editor(
+        console, form=rebased, rows=rows, skill=skill, status=409, conflict=conflict
+    )
+
+
+@console_view()
+def skill_new(request: HttpRequest, console: Console) -> HttpResponse:
+    if request.method == "POST":
+        return _submit(request, console, None)
+    return _render_editor(console, form=SkillForm(), rows=[], skill=None)
+
+
+@console_view()
+def skill_edit(request: HttpRequest, console: Console, skill_id: str) -> HttpResponse:
+    skill = console.skill(skill_id)
+    if request.method == "POST":
+        return _submit(request, console, skill)
+    latest = skill.latest_revision
+    return _render_editor(
+        console,
+        form=SkillForm(initial=_initial(latest)),
+        rows=rows_from_revision(latest),
+        skill=skill,
+    )
+
+
+@console_view(post_only=True)
+def preview(request: HttpRequest, console: Console) -> HttpResponse:
+    """The live preview fragment: the body as Markdown, optionally with arguments rendered."""
+    body = request.POST.get("instruction_body", "")
+    arguments = request.POST.get("arguments", "")
+    if arguments:
+        try:
+            names = frontmatter_from_text(request.POST.get("frontmatter", "")).get("argument-names")
+        except errors.ValidationFailed:
+            names = None
+        body = render_body(
+            body,
+            arguments=arguments,
+            argument_names=[str(n) for n in names] if isinstance(names, list) else [],
+            context={"XMEMO_WORKSPACE": console.ws.slug},
+        )
+    return console.render("console/editor/_preview.html", {"html": render_markdown(body)})

@@ -1,0 +1,141 @@
+"""Import and export: start a job, watch its progress (htmx polling), fetch the result."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+
+from ... import errors
+from ...models import Job
+from ...services import jobs as job_services
+from ..base import Console, console_view
+from ..forms import ExportForm, ImportForm, add_service_error
+
+RECENT_JOBS = 10
+
+
+def _recent(console: Console, kind: str) -> list[Job]:
+    return list(
+        Job.objects.filter(workspace=console.ws, kind=kind)
+        .defer("input_data", "output_data")
+        .select_related("created_by")[:RECENT_JOBS]
+    )
+
+
+@console_view()
+def import_start(request: HttpRequest, console: Console) -> HttpResponse:
+    form = ImportForm(request.POST or None, request.FILES or None)
+    status = 200
+    if request.method == "POST":
+        status = 400
+        if form.is_valid():
+            data = form.cleaned_data
+            upload = data["file"]
+            try:
+                job = job_services.import_start(
+                    actor=console.actor,
+                    workspace=console.ws,
+                    data=upload.read() if upload else None,
+                    filename=upload.name if upload else "",
+                    url=data["url"] or None,
+                    slug=data["slug"].strip() or None,
+                    intent=data["intent"],
+                )
+            except errors.XmemoError as exc:
+                add_service_error(form, exc)
+                status = exc.status
+            else:
+                return console.redirect("job_detail", job.job_id)
+    return console.render(
+        "console/jobs/import.html",
+        {"form": form, "jobs": _recent(console, Job.Kind.IMPORT)},
+        status=status,
+    )
+
+
+@console_view()
+def export_start(request: HttpRequest, console: Console) -> HttpResponse:
+    skills = list(console.skills().order_by("slug").values_list("skill_id", "slug"))
+    initial = (
+        {"target": "revision", "revision_id": request.GET["revision"]}
+        if (request.GET.get("revision"))
+        else {"skill_id": request.GET.get("skill", "")}
+    )
+    form = ExportForm(request.POST or None, initial=initial, skill_choices=skills)
+    status = 200
+    if request.method == "POST":
+        status = 400
+        if form.is_valid():
+            try:
+                job = _export(console, form)
+            except errors.XmemoError as exc:
+                if isinstance(exc, errors.NotFound):
+                    exc = errors.ValidationFailed(exc.message, details={"field": "revision_id"})
+                add_service_error(form, exc)
+                status = exc.status
+            else:
+                return console.redirect("job_detail", job.job_id)
+    return console.render(
+        "console/jobs/export.html",
+        {"form": form, "jobs": _recent(console, Job.Kind.EXPORT)},
+        status=status,
+    )
+
+
+def _export(console: Console, form: ExportForm) -> Job:
+    data = form.cleaned_data
+    target = data["target"]
+    if target == "revision":
+        revision_id = data["revision_id"].strip()
+        if not revision_id:
+            raise errors.ValidationFailed(
+                "Give the id of the revision to export.", details={"field": "revision_id"}
+            )
+        revision = console.revision(revision_id)
+        return job_services.export_start(actor=console.actor, revision=revision)
+    if target == "skill":
+        if not data["skill_id"]:
+            raise errors.ValidationFailed(
+                "Choose a skill to export.", details={"field": "skill_id"}
+            )
+        skill = console.skill(data["skill_id"])
+        return job_services.export_start(actor=console.actor, skill=skill)
+    return job_services.export_start(actor=console.actor, workspace=console.ws)
+
+
+def _job_context(console: Console, job_id: str) -> dict[str, object]:
+    job = job_services.job_fail_stale(console.job(job_id))
+    imported = []
+    if job.kind == Job.Kind.IMPORT and job.state == Job.State.SUCCEEDED and job.result:
+        imported = job.result.get("skills", [])
+    total = max(job.progress_total, 1)
+    finished = job.state in (Job.State.SUCCEEDED, Job.State.FAILED)
+    return {
+        "job": job,
+        "finished": finished,
+        "imported": imported,
+        "progress_value": total if job.state == Job.State.SUCCEEDED else job.progress_done,
+        "progress_max": total,
+    }
+
+
+@console_view()
+def job_detail(request: HttpRequest, console: Console, job_id: str) -> HttpResponse:
+    return console.render("console/jobs/job.html", _job_context(console, job_id))
+
+
+@console_view()
+def job_progress(request: HttpRequest, console: Console, job_id: str) -> HttpResponse:
+    """The progress fragment htmx polls; a finished job's fragment stops the polling."""
+    return console.render("console/jobs/_progress.html", _job_context(console, job_id))
+
+
+@console_view()
+def job_download(request: HttpRequest, console: Console, job_id: str) -> HttpResponse:
+    job = console.job(job_id)
+    row = Job.objects.filter(pk=job.pk).values_list("output_data", "output_name").get()
+    data, name = row
+    if job.state != Job.State.SUCCEEDED or data is None:
+        raise errors.NotFound("This job has nothing to download.")
+    response = HttpResponse(bytes(data), content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="{name or job.job_id + ".zip"}"'
+    return response

@@ -1,0 +1,105 @@
+"""Review: the queue of proposed revisions, the review page, and every lifecycle button."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.utils.http import url_has_allowed_host_and_scheme
+
+from ... import errors
+from ...domain import lifecycle
+from ...domain.skillmd import frontmatter_yaml
+from ...markdown import render_markdown
+from ...models import SkillRevision
+from ...services.skills import revision_restore, revision_transition
+from ..base import Console, console_view
+from ..queries import bundle_diff, revision_bundle, revision_diff
+from .skills import revision_actions, skill_context
+
+DONE = {
+    "propose": "proposed for review",
+    "withdraw": "withdrawn back to draft",
+    "approve": "approved and published",
+    "reject": "rejected and returned to its author as a draft",
+    "publish": "published",
+    "deprecate": "deprecated",
+}
+
+
+@console_view()
+def review_queue(request: HttpRequest, console: Console) -> HttpResponse:
+    proposals = (
+        console.revisions()
+        .filter(state=SkillRevision.State.PROPOSED)
+        .select_related("skill", "author", "skill__published_revision")
+        .order_by("created_at")
+    )
+    return console.render("console/review/queue.html", {"proposals": proposals})
+
+
+@console_view()
+def review(request: HttpRequest, console: Console, revision_id: str) -> HttpResponse:
+    revision = console.revision(revision_id)
+    skill = revision.skill
+    # What is live is what a proposal would replace; with nothing published, its parent.
+    baseline = skill.published_revision or revision.parent
+    if baseline is not None and baseline.pk == revision.pk:
+        baseline = revision.parent
+    actions = revision_actions(console, revision)
+    return console.render(
+        "console/review/review.html",
+        {
+            **skill_context(console, skill),
+            "revision": revision,
+            "baseline": baseline,
+            "diff": (
+                revision_diff(console, baseline, revision)
+                if baseline
+                else bundle_diff(None, revision_bundle(revision), number=revision.revision_number)
+            ),
+            "body_html": render_markdown(revision.instruction_body),
+            "frontmatter_text": frontmatter_yaml(revision.frontmatter),
+            "components": list(revision.components.all()),
+            "actions": actions,
+        },
+    )
+
+
+def _back(request: HttpRequest, console: Console, revision: SkillRevision) -> HttpResponseRedirect:
+    target = request.POST.get("next", "")
+    if target and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return HttpResponseRedirect(target)
+    return console.redirect("skill_detail", revision.skill.skill_id)
+
+
+@console_view(post_only=True)
+def revision_action(
+    request: HttpRequest, console: Console, revision_id: str, action: str
+) -> HttpResponse:
+    """One lifecycle action (or restore) on a revision; the outcome is a flash message."""
+    revision = console.revision(revision_id)
+    if action not in lifecycle.REVISION_ACTIONS:
+        raise errors.NotFound(f"There is no action '{action}'.")
+    comment = request.POST.get("comment", "").strip()
+    try:
+        if action == lifecycle.RESTORE:
+            outcome = revision_restore(actor=console.actor, revision=revision)
+            restored = outcome.revision
+            messages.success(
+                request,
+                f"Revision #{revision.revision_number} restored as revision "
+                f"#{restored.revision_number} ({restored.state}).",
+            )
+            return console.redirect("skill_detail", revision.skill.skill_id)
+        revision_transition(actor=console.actor, revision=revision, action=action, comment=comment)
+    except errors.NotFound:
+        raise
+    except errors.XmemoError as exc:
+        messages.error(request, exc.message)
+        return _back(request, console, revision)
+    messages.success(request, f"Revision #{revision.revision_number} {DONE[action]}.")
+    if action in (lifecycle.APPROVE, lifecycle.REJECT):
+        return console.redirect("skill_detail", revision.skill.skill_id)
+    return _back(request, console, revision)

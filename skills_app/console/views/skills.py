@@ -1,0 +1,198 @@
+"""Skills: the list (Level 0 search, filters), a skill's page, its components, archive/delete."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.db.models import Exists, OuterRef, QuerySet
+from django.http import HttpRequest, HttpResponse
+
+from ... import errors
+from ...domain import lifecycle
+from ...domain.paths import is_text
+from ...domain.skillmd import frontmatter_yaml
+from ...markdown import render_markdown
+from ...models import Skill, SkillComponent, SkillRevision
+from ...services import skills as skill_services
+from ..base import Console, console_view, page_query
+from ..queries import search_skill_ids
+
+STATE_FILTERS = tuple(SkillRevision.State.values)
+STATUS_FILTERS = ("active", "archived", "all")
+PAGE_SIZE = 50
+
+
+def _with_pending(skills: QuerySet[Skill]) -> QuerySet[Skill]:
+    proposed = SkillRevision.objects.filter(
+        skill=OuterRef("pk"), state=SkillRevision.State.PROPOSED
+    )
+    return skills.annotate(has_proposal=Exists(proposed)).select_related(
+        "latest_revision", "published_revision"
+    )
+
+
+@console_view()
+def skill_list(request: HttpRequest, console: Console) -> HttpResponse:
+    query = request.GET.get("q", "").strip()
+    state = request.GET.get("state", "")
+    status = request.GET.get("status", "active")
+    state = state if state in STATE_FILTERS else ""
+    status = status if status in STATUS_FILTERS else "active"
+
+    skills = console.skills()
+    if status != "all":
+        skills = skills.filter(status=status)
+    if state:
+        skills = skills.filter(revisions__state=state).distinct()
+    skills = _with_pending(skills)
+    rows: list[Skill]
+    if query:
+        ranked = search_skill_ids(console, query)
+        by_id = {skill.skill_id: skill for skill in skills.filter(skill_id__in=ranked)}
+        rows = [by_id[skill_id] for skill_id in ranked if skill_id in by_id]
+    else:
+        rows = list(skills.order_by("slug"))
+    page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
+    return console.render(
+        "console/skills/list.html",
+        {
+            "page": page,
+            "query": query,
+            "state": state,
+            "status": status,
+            "state_filters": STATE_FILTERS,
+            "status_filters": STATUS_FILTERS,
+            "page_query": page_query(request),
+        },
+    )
+
+
+def revision_actions(console: Console, revision: SkillRevision) -> list[str]:
+    """The lifecycle buttons for one revision, straight from the lifecycle table."""
+    user = console.request.user
+    return lifecycle.actions_available(
+        state=revision.state,
+        workspace_kind=console.ws.kind,
+        role=console.role,
+        is_author=revision.author_id == user.pk,
+        require_distinct_reviewer=console.ws.require_distinct_reviewer,
+    )
+
+
+def skill_context(console: Console, skill: Skill) -> dict[str, object]:
+    """What every page of one skill shows: its header and the review banner."""
+    pending = list(
+        skill.revisions.filter(state=SkillRevision.State.PROPOSED)
+        .select_related("author")
+        .order_by("revision_number")
+    )
+    return {"skill": skill, "pending": pending}
+
+
+@console_view()
+def skill_detail(request: HttpRequest, console: Console, skill_id: str) -> HttpResponse:
+    skill = console.skill(skill_id)
+    revisions = list(
+        skill.revisions.select_related("author", "reviewed_by").order_by("-revision_number")
+    )
+    wanted = request.GET.get("revision")
+    shown = next((r for r in revisions if r.revision_id == wanted), None) if wanted else None
+    if wanted and shown is None:
+        raise errors.NotFound(f"Revision '{wanted}' is not a revision of this skill.")
+    shown = shown or skill.current_revision or (revisions[0] if revisions else None)
+    timeline = [
+        {
+            "revision": revision,
+            "actions": [
+                a for a in revision_actions(console, revision) if a not in ("approve", "reject")
+            ],
+            "reviewable": {"approve", "reject"} & set(revision_actions(console, revision)),
+            "previous": revisions[index + 1] if index + 1 < len(revisions) else None,
+        }
+        for index, revision in enumerate(revisions)
+    ]
+    return console.render(
+        "console/skills/detail.html",
+        {
+            **skill_context(console, skill),
+            "shown": shown,
+            "body_html": render_markdown(shown.instruction_body) if shown else "",
+            "frontmatter_text": frontmatter_yaml(shown.frontmatter) if shown else "",
+            "components": list(shown.components.all()) if shown else [],
+            "timeline": timeline,
+            "latest": revisions[0] if revisions else None,
+        },
+    )
+
+
+def _component(console: Console, revision_id: str, path: str) -> SkillComponent:
+    revision = console.revision(revision_id)
+    component = revision.components.select_related("blob").filter(logical_path=path).first()
+    if component is None:
+        raise errors.NotFound(f"No component '{path}' in this revision.")
+    return component
+
+
+@console_view()
+def component_view(
+    request: HttpRequest, console: Console, revision_id: str, path: str
+) -> HttpResponse:
+    component = _component(console, revision_id, path)
+    data = bytes(component.blob.data)
+    revision = component.revision
+    return console.render(
+        "console/skills/component.html",
+        {
+            **skill_context(console, revision.skill),
+            "shown": revision,
+            "component": component,
+            "text": data.decode("utf-8") if is_text(data) else None,
+        },
+    )
+
+
+@console_view()
+def component_download(
+    request: HttpRequest, console: Console, revision_id: str, path: str
+) -> HttpResponse:
+    """The raw bytes, always as a download: a component is never rendered by the browser."""
+    component = _component(console, revision_id, path)
+    response = HttpResponse(bytes(component.blob.data), content_type="application/octet-stream")
+    filename = path.rsplit("/", 1)[-1].replace('"', "")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@console_view(post_only=True)
+def skill_status(request: HttpRequest, console: Console, skill_id: str) -> HttpResponse:
+    skill = console.skill(skill_id)
+    status = request.POST.get("status", "")
+    try:
+        skill_services.skill_set_status(actor=console.actor, skill=skill, status=status)
+    except errors.XmemoError as exc:
+        messages.error(request, exc.message)
+    else:
+        verb = "archived" if status == Skill.Status.ARCHIVED else "active again"
+        messages.success(request, f"'{skill.slug}' is {verb}.")
+    return console.redirect("skill_detail", skill.skill_id)
+
+
+@console_view()
+def skill_delete(request: HttpRequest, console: Console, skill_id: str) -> HttpResponse:
+    """GET asks for confirmation (typing the slug), POST deletes for good."""
+    skill = console.skill(skill_id)
+    error = ""
+    if request.method == "POST":
+        if request.POST.get("confirm_slug", "").strip() != skill.slug:
+            error = f"Type '{skill.slug}' exactly to confirm."
+        else:
+            try:
+                skill_services.skill_delete(actor=console.actor, skill=skill)
+            except errors.XmemoError as exc:
+                error = exc.message
+            else:
+                messages.success(request, f"'{skill.slug}' and all its revisions were deleted.")
+                return console.redirect("skill_list")
+    return console.render(
+        "console/skills/delete.html", {**skill_context(console, skill), "error": error}
+    )
