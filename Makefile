@@ -5,8 +5,9 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8000
+MCP_PORT ?= 8001
 
-.PHONY: install run test lint typecheck unit services bench serve-prod worker clean screenshots
+.PHONY: install run test lint typecheck unit bench serve-prod serve-mcp worker clean screenshots
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +41,9 @@ unit: install
 ## Production topology on this machine (needs DATABASE_URL, REDIS_URL, SECRET_KEY).
 serve-prod: install
 	$(VENV)/bin/gunicorn xmemo.wsgi:application --workers 2 --bind $(HOST):$(PORT)
+
+serve-mcp: install
+	$(VENV)/bin/uvicorn xmemo.asgi:application --workers 2 --host $(HOST) --port $(MCP_PORT)
 
 worker: install
 	$(VENV)/bin/celery -A xmemo worker --loglevel INFO --concurrency 2 -Q xmemo

@@ -1,8 +1,17 @@
-"""ASGI entry: the Django app, with the MCP streamable HTTP transport mounted at /mcp."""
+"""ASGI entry: the Django app, with the MCP streamable HTTP transport mounted at /mcp.
+
+Served by uvicorn (``make run``, and the ``mcp`` service in production); gunicorn serves the
+same Django app over WSGI (``xmemo.wsgi``) without /mcp.
+"""
 
 import os
 
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "xmemo.settings")
-application = get_asgi_application()
+django_application = get_asgi_application()
+
+# Imported once Django is set up: the MCP server reaches the models.
+from skills_app.mcp.http import McpMount  # noqa: E402
+
+application = McpMount(django_application)

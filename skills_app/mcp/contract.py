@@ -32,6 +32,16 @@ def tools_for_profile(profile: str) -> list[str]:
     return list(contract()["profiles"].get(profile, []))
 
 
+def exposed_tools(profile: str) -> list[str]:
+    """The profile's tools that the contract also defines, in the profile's order.
+
+    A profile naming a tool the contract does not describe exposes nothing for that name:
+    without a description and an input schema there is nothing to advertise or validate.
+    """
+    defined = contract()["tools"]
+    return [name for name in tools_for_profile(profile) if name in defined]
+
+
 def tool_spec(name: str) -> dict[str, Any]:
     spec: dict[str, Any] = contract()["tools"][name]
     return spec

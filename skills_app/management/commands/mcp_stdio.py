@@ -1,0 +1,49 @@
+"""``python manage.py mcp_stdio --token TOKEN``: MCP over stdin/stdout (SPEC §12, §15).
+
+The token is checked with the REST rules before serving, and again on every request (through
+the short-lived token cache), so revoking it ends the session's access. stdout carries only
+the protocol; logs go to stderr.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from mcp.server.context import ServerRequestContext
+from mcp.server.stdio import stdio_server
+
+from skills_app.access import Actor
+from skills_app.api.auth import authenticate_secret
+from skills_app.errors import AuthenticationRequired
+from skills_app.mcp.server import build_server, in_db_thread
+
+
+def _actor(secret: str) -> Actor:
+    user, token = authenticate_secret(secret)
+    return Actor(user=user, token=token, via="mcp")
+
+
+async def _serve(secret: str) -> None:
+    async def resolve(ctx: ServerRequestContext[Any, Any]) -> Actor:
+        return await in_db_thread(_actor, secret=secret)
+
+    server = build_server(resolve)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+class Command(BaseCommand):
+    help = "Serve MCP over stdio for the client that runs this command, as the token's user."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--token", required=True, help="An XMemo bearer token (xm_…).")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        secret = options["token"].strip()
+        try:
+            _actor(secret)
+        except AuthenticationRequired as exc:
+            raise CommandError(exc.message) from exc
+        anyio.run(_serve, secret)

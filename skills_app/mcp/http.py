@@ -1,0 +1,181 @@
+"""MCP over streamable HTTP at ``/mcp``, mounted in the project's ASGI application.
+
+Every request passes, in order:
+
+1. the Host/Origin allowlist (DNS-rebinding protection, the SDK's own check) built from
+   ``XMEMO_MCP_ALLOWED_HOSTS`` (loopback by default) and ``XMEMO_MCP_ALLOWED_ORIGINS``;
+2. bearer-token authentication with exactly the REST rules (``api.auth.authenticate_secret``):
+   a missing, unknown, revoked or expired token is answered 401 with the REST error envelope
+   and ``WWW-Authenticate: Bearer`` before any MCP message is read;
+3. the SDK's streamable HTTP transport, in **stateless JSON mode**: no session state lives in a
+   worker, so any number of uvicorn workers or replicas can serve ``/mcp`` behind a plain load
+   balancer, and every answer is one JSON response. The tools need no server-to-client
+   requests (sampling, elicitation), which is all stateful mode would add.
+
+The authenticated ``Actor`` travels to the tool handlers in the ASGI scope, which the SDK hands
+them as ``ctx.request``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from django.conf import settings
+from mcp.server.context import ServerRequestContext
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from ..access import Actor
+from ..api.auth import authenticate_secret
+from ..api.errors import describe, envelope
+from ..errors import AuthenticationRequired, XmemoError
+from .server import build_server, in_db_thread
+
+MCP_PATHS = ("/mcp", "/mcp/")
+ACTOR_SCOPE_KEY = "xmemo.actor"
+_HAS_PORT = re.compile(r":(\d+|\*)$")
+
+# Django's ASGIHandler types its scope as a dict, narrower than Starlette's ASGIApp.
+AsgiApp = Callable[[Any, Any, Any], Awaitable[None]]
+
+
+def transport_security() -> TransportSecuritySettings:
+    """The SDK's Host/Origin allowlist from the settings.
+
+    A host without a port is allowed on any port; the origins of the allowed hosts (http and
+    https) are always allowed, plus ``XMEMO_MCP_ALLOWED_ORIGINS``. ``*`` in the hosts turns the
+    check off, for a proxy that already pins the Host header.
+    """
+    hosts: list[str] = list(settings.XMEMO_MCP_ALLOWED_HOSTS)
+    if "*" in hosts:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    patterns = [
+        p for host in hosts for p in ([host] if _HAS_PORT.search(host) else [host, f"{host}:*"])
+    ]
+    origins = [f"{scheme}://{p}" for scheme in ("http", "https") for p in patterns]
+    return TransportSecuritySettings(
+        allowed_hosts=patterns,
+        allowed_origins=origins + list(settings.XMEMO_MCP_ALLOWED_ORIGINS),
+    )
+
+
+def _error_response(exc: XmemoError) -> Response:
+    status, body, headers = describe(exc)
+    return Response(
+        json.dumps(body, ensure_ascii=False, separators=(",", ":")),
+        status_code=status,
+        headers=headers,
+        media_type="application/json",
+    )
+
+
+async def _authenticate(request: Request) -> Actor:
+    scheme, _, secret = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not secret.strip():
+        raise AuthenticationRequired()
+    user, token = await in_db_thread(authenticate_secret, secret=secret.strip())
+    return Actor(
+        user=user, token=token, via="mcp", ip=request.client.host if request.client else None
+    )
+
+
+class _Guarded:
+    """Host/Origin check, then bearer authentication, then the MCP transport."""
+
+    def __init__(self, transport: ASGIApp, security: TransportSecuritySettings) -> None:
+        self.transport = transport
+        # Checked here as well as in the transport so a rebinding attempt is refused before
+        # any token lookup, and with the SDK's answer (421/403) rather than a 401.
+        self.origin_check = TransportSecurityMiddleware(security)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope)
+        refusal = await self.origin_check.validate_request(request)
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        try:
+            actor = await _authenticate(request)
+        except AuthenticationRequired as exc:
+            await _error_response(exc)(scope, receive, send)
+            return
+        await self.transport({**scope, ACTOR_SCOPE_KEY: actor}, receive, send)
+
+
+async def _request_actor(ctx: ServerRequestContext[Any, Any]) -> Actor:
+    actor = ctx.request.scope.get(ACTOR_SCOPE_KEY) if isinstance(ctx.request, Request) else None
+    if not isinstance(actor, Actor):
+        raise AuthenticationRequired()
+    return actor
+
+
+class McpMount:
+    """The project's ASGI application: ``/mcp`` to MCP, everything else to ``app`` (Django).
+
+    It owns the ASGI lifespan, because the MCP transport needs a running task group: each
+    server start (uvicorn sends ``lifespan.startup``) gets a fresh MCP session manager, so the
+    same application object can be served again, as the tests do.
+    """
+
+    def __init__(self, app: AsgiApp) -> None:
+        self.app = app
+        self.mcp: ASGIApp | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+        elif scope["type"] == "http" and scope["path"] in MCP_PATHS:
+            if self.mcp is None:
+                await _unavailable(scope, receive, send)
+            else:
+                await self.mcp(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
+
+    @asynccontextmanager
+    async def _serving(self) -> AsyncIterator[None]:
+        security = transport_security()
+        manager = StreamableHTTPSessionManager(
+            app=build_server(_request_actor),
+            stateless=True,
+            json_response=True,
+            security_settings=security,
+        )
+        async with manager.run():
+            self.mcp = _Guarded(manager.handle_request, security)
+            try:
+                yield
+            finally:
+                self.mcp = None
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        await receive()  # lifespan.startup
+        started = False
+        try:
+            async with self._serving():
+                started = True
+                await send({"type": "lifespan.startup.complete"})
+                await receive()  # lifespan.shutdown
+        except Exception as exc:
+            phase = "shutdown" if started else "startup"
+            await send({"type": f"lifespan.{phase}.failed", "message": repr(exc)})
+            return
+        await send({"type": "lifespan.shutdown.complete"})
+
+
+async def _unavailable(scope: Scope, receive: Receive, send: Send) -> None:
+    body = envelope(
+        "MCP_UNAVAILABLE",
+        "MCP is served only by an ASGI server that runs the lifespan protocol "
+        "(uvicorn xmemo.asgi:application).",
+    )
+    await Response(json.dumps(body), status_code=503, media_type="application/json")(
+        scope, receive, send
+    )

@@ -1,0 +1,145 @@
+"""The MCP server of SPEC §12, independent of the transport that carries it.
+
+Which tools a caller sees and may call is decided per request from its token's client profile:
+the profile's tools in ``config/mcp-documentation-contract.json`` that this server implements
+(``tools.SERVED_TOOLS``). A tool outside that set is "unknown" to the caller — listed nowhere,
+and calling it is a protocol error with no side effect, exactly as for a tool that does not
+exist. How the caller's ``Actor`` is found is the transport's business (``ActorResolver``): the
+HTTP transport authenticates every request in ``mcp.http``; stdio re-checks its one token.
+
+Tool bodies use the synchronous ORM, so they run in Django's thread-sensitive worker thread
+(``in_db_thread``), never on the event loop.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar
+
+import mcp_types as types
+from asgiref.sync import sync_to_async
+from django.db import close_old_connections
+from mcp.server import Server
+from mcp.server.caching import CacheHint
+from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+
+from ..access import Actor
+from ..errors import XmemoError
+from .contract import contract, exposed_tools, tool_spec
+from .tools import SERVED_TOOLS, tool_run
+
+ActorResolver = Callable[[ServerRequestContext[Any, Any]], Awaitable[Actor]]
+T = TypeVar("T")
+
+SERVER_NAME = "xmemo-cloud-skills"
+INSTRUCTIONS = (
+    "XMemo Cloud Skills: versioned procedures (SKILL.md) for agents, recalled progressively. "
+    "Search with recall_cloud_skill {query} (Level 0), read one skill's instructions with "
+    "{slug} (Level 1), then fetch a listed resource with {slug, revision_id, resource} "
+    "(Level 2). save_cloud_skill stores a new revision."
+)
+
+
+async def in_db_thread(fn: Callable[..., T], /, **kwargs: Any) -> T:
+    """Run ``fn(**kwargs)`` (ORM code) in Django's thread-sensitive worker thread.
+
+    Bracketed like a Django request (``request_started``/``request_finished``): unusable or
+    expired connections are dropped before and after, so a long-lived MCP process survives a
+    database restart and honours ``CONN_MAX_AGE``.
+    """
+
+    def unit() -> T:
+        close_old_connections()
+        try:
+            return fn(**kwargs)
+        finally:
+            close_old_connections()
+
+    return await sync_to_async(unit, thread_sensitive=True)()
+
+
+def visible_tools(actor: Actor) -> list[str]:
+    """The tools ``actor``'s token profile exposes and this server implements."""
+    profile = actor.token.client_profile if actor.token is not None else ""
+    return [name for name in exposed_tools(profile) if name in SERVED_TOOLS]
+
+
+def _tool(name: str) -> types.Tool:
+    spec = tool_spec(name)
+    return types.Tool(
+        name=name,
+        description=spec["description"],
+        input_schema=spec["input_schema"],
+        annotations=types.ToolAnnotations(
+            read_only_hint=spec["access"] == "read",
+            # Saves only ever add an immutable revision.
+            destructive_hint=False,
+            open_world_hint=False,
+        ),
+    )
+
+
+def _json_text(value: Any) -> types.TextContent:
+    """The answer as text too, for clients that ignore structured content; serialized like
+    the REST responses."""
+    return types.TextContent(text=json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+def _error_result(exc: XmemoError) -> types.CallToolResult:
+    """A tool error carrying the REST error envelope (SPEC §7)."""
+    envelope = {"error": exc.as_dict()}
+    return types.CallToolResult(
+        content=[_json_text(envelope)], structured_content=envelope, is_error=True
+    )
+
+
+def _input_schema(name: str) -> Mapping[str, Any] | None:
+    """For the SDK's ``Mcp-Param-*`` header check only (not caller-scoped, exposes nothing)."""
+    if name not in SERVED_TOOLS or name not in contract()["tools"]:
+        return None
+    schema: Mapping[str, Any] = tool_spec(name)["input_schema"]
+    return schema
+
+
+def build_server(resolve_actor: ActorResolver) -> Server[Any]:
+    """A low-level MCP server whose callers are found by ``resolve_actor``."""
+
+    async def actor_or_refusal(ctx: ServerRequestContext[Any, Any]) -> Actor:
+        try:
+            return await resolve_actor(ctx)
+        except XmemoError as exc:
+            raise MCPError(
+                code=types.INVALID_REQUEST, message=exc.message, data=exc.as_dict()
+            ) from exc
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        actor = await actor_or_refusal(ctx)
+        return types.ListToolsResult(tools=[_tool(name) for name in visible_tools(actor)])
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        actor = await actor_or_refusal(ctx)
+        if params.name not in visible_tools(actor):
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        try:
+            answer = await in_db_thread(
+                tool_run, name=params.name, actor=actor, arguments=dict(params.arguments or {})
+            )
+        except XmemoError as exc:
+            return _error_result(exc)
+        return types.CallToolResult(content=[_json_text(answer)], structured_content=answer)
+
+    return Server(
+        SERVER_NAME,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        get_tool_input_schema=_input_schema,
+        # The listing depends on the caller's token: never share it between callers.
+        cache_hints={"tools/list": CacheHint(ttl_ms=0, scope="private")},
+    )

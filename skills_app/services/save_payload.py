@@ -1,0 +1,163 @@
+"""The save of SPEC §6 from its JSON payload, shared by ``POST /v1/skills/save`` and the MCP tool
+``save_cloud_skill`` so both front doors check, store and answer alike.
+
+The payload is untrusted JSON: every field is checked for its type here (a wrong type is a
+``ValidationFailed`` naming the field, never a 500); the product rules (limits, paths, slug,
+frontmatter dialects, lifecycle, tenancy) are left to ``skill_save`` and the domain.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Mapping
+from typing import Any
+
+from ..access import Actor, require_scope, workspace_for
+from ..domain.bundle import ComponentData, SkillBundle
+from ..domain.paths import guess_media_type
+from ..errors import ValidationFailed
+from ..models import SkillRevision
+from .skills import SaveResult, skill_save
+
+REQUIRED_TEXT = ("workspace", "slug", "name", "description", "instruction_body")
+OPTIONAL_FIELDS = ("frontmatter", "components", "intent", "base_revision_id", "message")
+COMPONENT_FIELDS = ("logical_path", "type", "content", "encoding")
+ENCODINGS = ("utf-8", "base64")
+
+
+def _invalid(field: str, problem: str) -> ValidationFailed:
+    return ValidationFailed(f"'{field}' {problem}.", details={"field": field})
+
+
+def _text(value: Any, field: str) -> str:
+    if not isinstance(value, str):
+        raise _invalid(field, "must be a string")
+    return value
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, Mapping):
+        return any(_has_nul(key) or _has_nul(item) for key, item in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(item) for item in value)
+    return False
+
+
+def reject_nul(fields: Mapping[str, Any]) -> None:
+    """Raise ``ValidationFailed`` naming the first field whose JSON value holds a NUL character
+    anywhere: PostgreSQL text and JSON cannot store one, so it is refused at the door."""
+    for field, value in fields.items():
+        if _has_nul(field) or _has_nul(value):
+            raise _invalid(str(field), "must not contain NUL characters")
+
+
+def _unknown_field(payload: Mapping[str, Any], known: tuple[str, ...], where: str) -> None:
+    unknown = sorted(str(key) for key in payload if key not in known)
+    if unknown:
+        raise ValidationFailed(
+            f"Unknown field '{where}{unknown[0]}'; the fields are {', '.join(known)}.",
+            details={"field": f"{where}{unknown[0]}"},
+        )
+
+
+def _component(item: Any, index: int) -> ComponentData:
+    where = f"components[{index}]"
+    if not isinstance(item, Mapping):
+        raise _invalid(where, "must be an object with logical_path, type, content and encoding")
+    _unknown_field(item, COMPONENT_FIELDS, f"{where}.")
+    for field in ("logical_path", "type", "content"):
+        if field not in item:
+            raise _invalid(f"{where}.{field}", "is required")
+    path = _text(item["logical_path"], f"{where}.logical_path")
+    ctype = _text(item["type"], f"{where}.type")
+    encoding = item.get("encoding", "utf-8")
+    if encoding not in ENCODINGS:
+        raise _invalid(f"{where}.encoding", "must be 'utf-8' or 'base64'")
+    content = item["content"]
+    if not isinstance(content, str):
+        raise _invalid(f"{where}.content", "must be a string")
+    try:
+        data = (
+            base64.b64decode(content, validate=True)
+            if encoding == "base64"
+            else content.encode("utf-8")
+        )
+    except (binascii.Error, ValueError) as exc:
+        raise _invalid(f"{where}.content", f"is not valid {encoding}") from exc
+    return ComponentData(path, ctype, data, guess_media_type(path, data))
+
+
+def _components(value: Any) -> tuple[ComponentData, ...] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise _invalid("components", "must be a list of components (or omitted)")
+    return tuple(_component(item, index) for index, item in enumerate(value))
+
+
+def save_answer(result: SaveResult) -> dict[str, Any]:
+    """The answer of a save (SPEC §6)."""
+    revision = result.revision
+    return {
+        "skill_id": revision.skill.skill_id,
+        "revision_id": revision.revision_id,
+        "revision_number": revision.revision_number,
+        "state": revision.state,
+        "canonical_hash": revision.canonical_hash,
+        "created": result.created,
+    }
+
+
+def save_from_payload(
+    *, actor: Actor, payload: Any, source: str = SkillRevision.Source.API
+) -> dict[str, Any]:
+    """Check ``payload`` (the JSON body of SPEC §6), save it, and return the answer.
+
+    ``components`` omitted or null carries the base revision's components over; a list is the
+    full new set. ``intent`` defaults to ``draft``. Raises ``ValidationFailed`` for a payload of
+    the wrong shape and whatever ``skill_save`` raises for the rest.
+    """
+    require_scope(actor, "skills:write")
+    if not isinstance(payload, Mapping):
+        raise ValidationFailed(
+            "The save payload must be a JSON object.", details={"field": "payload"}
+        )
+    _unknown_field(payload, REQUIRED_TEXT + OPTIONAL_FIELDS, "")
+    reject_nul(payload)
+    for field in REQUIRED_TEXT:
+        if field not in payload:
+            raise _invalid(field, "is required")
+    text = {field: _text(payload[field], field) for field in REQUIRED_TEXT}
+    frontmatter = payload.get("frontmatter")
+    if frontmatter is None:
+        frontmatter = {}
+    if not isinstance(frontmatter, Mapping):
+        raise _invalid("frontmatter", "must be an object")
+    intent = _text(payload.get("intent", "draft"), "intent")
+    # Empty means "not given", as for every optional id.
+    base_revision_id = payload.get("base_revision_id") or None
+    if base_revision_id is not None:
+        base_revision_id = _text(base_revision_id, "base_revision_id")
+    message = _text(payload.get("message", ""), "message")
+    bundle = SkillBundle(
+        name=text["name"],
+        description=text["description"],
+        instruction_body=text["instruction_body"],
+        frontmatter=dict(frontmatter),
+        components=_components(payload.get("components")),
+        source=source,
+    )
+    workspace = workspace_for(actor, text["workspace"])
+    result = skill_save(
+        actor=actor,
+        workspace=workspace,
+        slug=text["slug"],
+        bundle=bundle,
+        intent=intent,
+        base_revision_id=base_revision_id,
+        message=message,
+    )
+    return save_answer(result)

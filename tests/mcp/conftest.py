@@ -1,0 +1,91 @@
+"""A real uvicorn server on loopback serving ``xmemo.asgi:application`` (console, REST and /mcp
+on one origin), and the ``mcp`` SDK's own client to talk to it.
+
+The server runs in a thread of the test process, so it uses the test database; tests that talk
+to it use ``django_db(transaction=True)`` so what they write is committed and visible to it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+import anyio
+import httpx
+import httpx2
+import pytest
+import uvicorn
+from asgiref.sync import sync_to_async
+from django.db import connections
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+# The API's autouse fixture: cached tokens, recalled content and rate counts of one test must
+# not reach the next.
+from tests.api.conftest import _fresh_caches  # noqa: F401
+
+T = TypeVar("T")
+
+
+@pytest.fixture(scope="module")
+def live_url() -> Iterator[str]:
+    """The base URL of the project's ASGI application served by uvicorn on 127.0.0.1."""
+    from xmemo.asgi import application
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(application, lifespan="on", log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            pytest.fail("uvicorn did not start (see the log above)")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(15)
+        sock.close()
+        # The MCP tools ran in asgiref's shared worker thread, and Django's ASGI handler ran
+        # each REST request in a thread of its own that left its connection to the garbage
+        # collector: close them all now, or PostgreSQL cannot drop the test database.
+        asyncio.run(sync_to_async(connections.close_all, thread_sensitive=True)())
+        gc.collect()
+
+
+def bearer(secret: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {secret}"} if secret is not None else {}
+
+
+@asynccontextmanager
+async def mcp_client(url: str, secret: str | None, mode: str = "auto") -> AsyncIterator[Client]:
+    """The SDK client over streamable HTTP to ``url``/mcp, sending ``secret`` as bearer."""
+    async with httpx2.AsyncClient(headers=bearer(secret)) as http:
+        transport = streamable_http_client(f"{url}/mcp", http_client=http)
+        async with Client(transport, mode=mode) as client:
+            yield client
+
+
+def with_mcp(
+    url: str, secret: str | None, body: Callable[[Client], Awaitable[T]], mode: str = "auto"
+) -> T:
+    """Run ``body(client)`` in one MCP session, from a synchronous test."""
+
+    async def run() -> T:
+        async with mcp_client(url, secret, mode) as client:
+            return await body(client)
+
+    return anyio.run(run)
+
+
+def rest(url: str, secret: str | None, method: str, path: str, **kwargs: Any) -> httpx.Response:
+    """One REST request to the same live server."""
+    return httpx.request(method, f"{url}{path}", headers=bearer(secret), timeout=30, **kwargs)

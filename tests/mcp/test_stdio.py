@@ -1,0 +1,115 @@
+"""``python manage.py mcp_stdio --token TOKEN`` driven by the SDK's own stdio client.
+
+The command runs as a subprocess pointed at this test run's database, so the data the test
+writes (committed: ``transaction=True``) is what it serves.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TypeVar
+from urllib.parse import quote
+
+import anyio
+import mcp_types as types
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import connection
+from django.test import Client as DjangoClient
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+from skills_app.models import SkillRevision
+from tests.factories import component, make_token, make_user, personal_ws, publish
+from tests.support import require_service
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ROOT = Path(__file__).resolve().parents[2]
+T = TypeVar("T")
+
+
+def _database_url() -> str | None:
+    """A URL the subprocess can open for this run's test database, if it has one on disk."""
+    db = connection.settings_dict
+    if connection.vendor == "postgresql":
+        password = f":{quote(db['PASSWORD'], safe='')}" if db["PASSWORD"] else ""
+        host = f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
+        return f"postgres://{quote(db['USER'], safe='')}{password}@{host}/{db['NAME']}"
+    if connection.vendor == "sqlite" and "mode=memory" not in str(db["NAME"]):
+        return f"sqlite:///{db['NAME']}"
+    return None
+
+
+def _with_stdio(secret: str, body: Callable[[Client], Awaitable[T]], mode: str = "auto") -> T:
+    url = _database_url()
+    require_service(
+        "A test database the stdio subprocess can open",
+        url is not None,
+        "use PostgreSQL (DATABASE_URL) or a file SQLite test database (XMEMO_TEST_DB_NAME)",
+    )
+    assert url is not None
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=["manage.py", "mcp_stdio", "--token", secret],
+        cwd=ROOT,
+        env={"DATABASE_URL": url, "SECRET_KEY": "stdio-test", "XMEMO_SECURE_COOKIES": "0"},
+    )
+
+    async def run() -> T:
+        async with Client(server, mode=mode) as client:
+            return await body(client)
+
+    return anyio.run(run)
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_stdio_lists_recalls_and_saves_like_rest(mode: str) -> None:
+    user = make_user()
+    publish(user, personal_ws(user), slug="deploy", components=(component("ref/a.md", "# A\n"),))
+    secret = make_token(user, ["skills:read", "skills:write"])[1]
+    payload = {
+        "workspace": user.username,
+        "slug": "release",
+        "name": "Release",
+        "description": "How to ship.",
+        "instruction_body": "# Ship\n",
+    }
+
+    async def body(client: Client) -> tuple[list[str], types.CallToolResult, types.CallToolResult]:
+        names = [tool.name for tool in (await client.list_tools()).tools]
+        recalled = await client.call_tool("recall_cloud_skill", {"slug": "deploy"})
+        saved = await client.call_tool("save_cloud_skill", payload)
+        return names, recalled, saved
+
+    names, recalled, saved = _with_stdio(secret, body, mode)
+    assert names == ["recall_cloud_skill", "save_cloud_skill"]
+    auth = {"Authorization": f"Bearer {secret}"}
+    rest = DjangoClient().get("/v1/recall", {"slug": "deploy"}, headers=auth)
+    assert recalled.structured_content == rest.json()
+    assert not saved.is_error, saved.structured_content
+    revision = SkillRevision.objects.get(revision_id=saved.structured_content["revision_id"])
+    assert (revision.skill.slug, revision.source, revision.state) == ("release", "mcp", "draft")
+
+
+def test_stdio_shows_a_public_profile_nothing() -> None:
+    user = make_user()
+    publish(user, personal_ws(user), slug="deploy")
+    secret = make_token(user, ["skills:read", "skills:write"], profile="claude-code")[1]
+
+    async def body(client: Client) -> tuple[list[types.Tool], str]:
+        tools = (await client.list_tools()).tools
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("recall_cloud_skill", {"slug": "deploy"})
+        return tools, refused.value.message
+
+    assert _with_stdio(secret, body) == ([], "Unknown tool: recall_cloud_skill")
+
+
+@pytest.mark.parametrize("secret", ["xm_" + "0" * 43, "not-a-token"])
+def test_stdio_refuses_to_start_without_a_valid_token(secret: str) -> None:
+    with pytest.raises(CommandError, match="token"):
+        call_command("mcp_stdio", "--token", secret)
