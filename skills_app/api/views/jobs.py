@@ -1,0 +1,188 @@
+"""Imports, exports, sandboxed execution and job polling (SPEC §7–9, §13)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from ... import errors
+from ...access import revision_for, skill_for, workspace_for
+from ...selectors.jobs import job_as_dict, job_get, job_output
+from ...services.jobs import MAX_UPLOAD_BYTES, execute_start, export_start, import_start
+from ..serializers import ErrorBody
+from .base import ApiView
+
+INTENTS = ["draft", "publish"]
+
+
+class ImportUrlIn(serializers.Serializer):
+    url = serializers.URLField(max_length=2000)
+    workspace = serializers.CharField(max_length=64)
+    slug = serializers.CharField(max_length=64, required=False, allow_blank=True)
+    intent = serializers.ChoiceField(choices=INTENTS, default="draft")
+
+
+class ImportFileIn(serializers.Serializer):
+    file = serializers.FileField()
+    workspace = serializers.CharField(max_length=64)
+    slug = serializers.CharField(max_length=64, required=False, allow_blank=True)
+    intent = serializers.ChoiceField(choices=INTENTS, default="draft")
+
+
+class ExportIn(serializers.Serializer):
+    revision_id = serializers.CharField(max_length=40, required=False)
+    skill_id = serializers.CharField(max_length=40, required=False)
+    workspace = serializers.CharField(max_length=64, required=False)
+
+
+class ExecuteIn(serializers.Serializer):
+    resource = serializers.CharField(max_length=255)
+    args = serializers.DictField(required=False, default=dict)
+
+
+class ProgressOut(serializers.Serializer):
+    done = serializers.IntegerField()
+    total = serializers.IntegerField()
+
+
+class JobOut(serializers.Serializer):
+    job_id = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["import", "export", "execute"])
+    state = serializers.ChoiceField(choices=["queued", "running", "succeeded", "failed"])
+    workspace = serializers.CharField()
+    progress = ProgressOut()
+    result = serializers.JSONField(allow_null=True)
+    error = ErrorBody(allow_null=True)
+    log = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+def _accepted(job: Any) -> Response:
+    return Response(job_as_dict(job), status=202)
+
+
+class ImportView(ApiView):
+    parser_classes = [JSONParser, MultiPartParser, FormParser]
+
+    @extend_schema(
+        operation_id="imports_create",
+        summary="Import a SKILL.md, ZIP, skill.json or URL as a background job",
+        request={"application/json": ImportUrlIn, "multipart/form-data": ImportFileIn},
+        responses={202: JobOut},
+        tags=["jobs"],
+    )
+    def post(self, request: Request) -> Response:
+        actor = self.actor
+        if "file" in request.FILES:
+            data = self._validated_form(ImportFileIn)
+            upload = data["file"]
+            if upload.size > MAX_UPLOAD_BYTES:
+                raise errors.UnsafeArchive(
+                    f"The upload is larger than {MAX_UPLOAD_BYTES} bytes.",
+                    details={"limit": MAX_UPLOAD_BYTES, "filename": upload.name},
+                )
+            job = import_start(
+                actor=actor,
+                workspace=workspace_for(actor, data["workspace"]),
+                data=upload.read(),
+                filename=upload.name or "",
+                slug=data.get("slug") or None,
+                intent=data["intent"],
+            )
+        else:
+            data = self._validated_form(ImportUrlIn)
+            job = import_start(
+                actor=actor,
+                workspace=workspace_for(actor, data["workspace"]),
+                url=data["url"],
+                slug=data.get("slug") or None,
+                intent=data["intent"],
+            )
+        return _accepted(job)
+
+    def _validated_form(self, serializer_class: type[serializers.Serializer]) -> dict[str, Any]:
+        payload = self.request.data
+        if not hasattr(payload, "get"):
+            raise errors.ValidationFailed("The request body must be a JSON object or a form.")
+        serializer = serializer_class(data=payload)
+        serializer.is_valid(raise_exception=True)
+        return dict(serializer.validated_data)
+
+
+class ExportView(ApiView):
+    @extend_schema(
+        operation_id="exports_create",
+        summary="Export a revision, a skill's revisions, or a workspace as Source Capsules",
+        request=ExportIn,
+        responses={202: JobOut},
+        tags=["jobs"],
+    )
+    def post(self, request: Request) -> Response:
+        data = self.validated(ExportIn)
+        actor = self.actor
+        given = [key for key in ("revision_id", "skill_id", "workspace") if data.get(key)]
+        if len(given) != 1:
+            raise errors.ValidationFailed(
+                "Give exactly one of revision_id, skill_id or workspace.",
+                details={"given": given},
+            )
+        if given == ["revision_id"]:
+            job = export_start(actor=actor, revision=revision_for(actor, data["revision_id"]))
+        elif given == ["skill_id"]:
+            job = export_start(actor=actor, skill=skill_for(actor, data["skill_id"]))
+        else:
+            job = export_start(actor=actor, workspace=workspace_for(actor, data["workspace"]))
+        return _accepted(job)
+
+
+class ExecuteView(ApiView):
+    @extend_schema(
+        operation_id="revisions_execute",
+        summary="Run one script component of this revision in the sandbox, as a job",
+        request=ExecuteIn,
+        responses={202: JobOut},
+        tags=["jobs"],
+    )
+    def post(self, request: Request, revision_id: str) -> Response:
+        data = self.validated(ExecuteIn)
+        actor = self.actor
+        job = execute_start(
+            actor=actor,
+            revision=revision_for(actor, revision_id),
+            resource=data["resource"],
+            args=data["args"],
+        )
+        return _accepted(job)
+
+
+class JobDetailView(ApiView):
+    @extend_schema(operation_id="jobs_retrieve", responses={200: JobOut}, tags=["jobs"])
+    def get(self, request: Request, job_id: str) -> Response:
+        return Response(job_as_dict(job_get(actor=self.actor, job_id=job_id)))
+
+
+class JobDownloadView(ApiView):
+    @extend_schema(
+        operation_id="jobs_download",
+        summary="The ZIP a finished export produced",
+        responses={
+            (200, "application/zip"): OpenApiResponse(response=OpenApiTypes.BINARY),
+        },
+        tags=["jobs"],
+    )
+    def get(self, request: Request, job_id: str) -> HttpResponse:
+        filename, data = job_output(actor=self.actor, job_id=job_id)
+        response = HttpResponse(data, content_type="application/zip")
+        safe_name = "".join(c if c.isalnum() or c in "-_." else "_" for c in filename)
+        response["Content-Disposition"] = f'attachment; filename="{safe_name}"'
+        response["X-Content-Type-Options"] = "nosniff"
+        return response

@@ -1,0 +1,191 @@
+"""POST /v1/imports, /v1/exports, /v1/revisions/{id}/execute and GET /v1/jobs/{id}[/download]."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from skills_app.domain.bundle import ComponentData
+from skills_app.models import Skill, SkillRevision
+from tests.api.conftest import ApiFactory, error_code
+from tests.factories import Env, save
+from tests.sources.fakeserver import FakeServer, Handler, fake_server, respond
+from tests.sources.helpers import fixture_zip
+
+JOB_KEYS = {"job_id", "kind", "state", "workspace", "progress", "result", "error", "log"}
+SKILL_MD = b"---\nname: Uploaded\ndescription: From a file.\n---\nBody.\n"
+
+
+@pytest.fixture
+def now(django_capture_on_commit_callbacks: Any) -> Callable[..., Any]:
+    """Call an endpoint and run the job it queued before returning, as the embedded mode does."""
+
+    def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        with django_capture_on_commit_callbacks(execute=True):
+            return fn(*args, **kwargs)
+
+    return call
+
+
+def _upload(api: Any, data: bytes, name: str, **fields: str) -> Any:
+    return api.client.post(
+        "/v1/imports",
+        {"file": SimpleUploadedFile(name, data), **fields},
+        headers=api._headers(None),
+    )
+
+
+def test_upload_import_answers_202_and_the_job_finishes(env: Env, api_for: ApiFactory) -> None:
+    api = api_for(env.owner)
+    with_callbacks = _upload(
+        api, SKILL_MD, "SKILL.md", workspace=env.personal.slug, intent="publish"
+    )
+    assert with_callbacks.status_code == 202, with_callbacks.content
+    body = with_callbacks.json()
+    assert JOB_KEYS <= set(body)
+    assert (body["kind"], body["state"]) == ("import", "queued")
+    assert body["job_id"].startswith("job_")
+
+
+def test_import_then_poll_then_export_then_download(
+    env: Env, api_for: ApiFactory, now: Callable[..., Any]
+) -> None:
+    api = api_for(env.owner)
+    started = now(
+        _upload, api, fixture_zip("incident-response"), "ir.zip", workspace=env.personal.slug
+    )
+    job = api.get(f"/v1/jobs/{started.json()['job_id']}").json()
+    assert job["state"] == "succeeded", job
+    assert set(job["result"]) >= {"skill_id", "revision_id", "canonical_hash"}
+    assert job["progress"] == {"done": 1, "total": 1}
+    revision_id = job["result"]["revision_id"]
+
+    export = now(api.post, "/v1/exports", {"revision_id": revision_id})
+    assert export.status_code == 202
+    done = api.get(f"/v1/jobs/{export.json()['job_id']}").json()
+    assert done["state"] == "succeeded", done
+    download = api.get(done["result"]["download_url"])
+    assert download.status_code == 200
+    assert download["Content-Type"] == "application/zip"
+    names = zipfile.ZipFile(io.BytesIO(download.content)).namelist()
+    assert names[:2] == ["capsule.json", "SKILL.md"]
+    assert len(download.content) == done["result"]["size"]
+
+
+def test_failed_import_reports_the_error_envelope(
+    env: Env, api_for: ApiFactory, now: Callable[..., Any]
+) -> None:
+    api = api_for(env.owner)
+    started = now(_upload, api, b"not a zip or markdown", "x.exe", workspace=env.personal.slug)
+    job = api.get(f"/v1/jobs/{started.json()['job_id']}").json()
+    assert job["state"] == "failed"
+    assert set(job["error"]) == {"code", "message", "details"}
+    assert job["error"]["code"] == "UNSUPPORTED_FORMAT"
+    assert not Skill.objects.exists()
+
+
+@pytest.fixture
+def github(settings: Any) -> Iterator[FakeServer]:
+    routes: dict[str, Handler] = {}
+    with fake_server(routes) as server:
+        routes["/codeload/acme/skills/zip/main"] = respond(
+            200, fixture_zip("incident-response", prefix="skills-main/incident-response")
+        )
+        settings.XMEMO_GITHUB_CODELOAD_URL = server.url("/codeload/")
+        settings.XMEMO_GITHUB_API_URL = server.url("/api")
+        settings.XMEMO_IMPORT_ALLOWED_HOSTS = ["github.com", server.host]
+        settings.XMEMO_IMPORT_ALLOW_PRIVATE = True
+        yield server
+
+
+def test_url_import_against_a_local_fake_github(
+    env: Env, api_for: ApiFactory, github: FakeServer, now: Callable[..., Any]
+) -> None:
+    api = api_for(env.owner)
+    url = "https://github.com/acme/skills/tree/main/incident-response"
+    started = now(api.post, "/v1/imports", {"url": url, "workspace": env.personal.slug})
+    assert started.status_code == 202, started.content
+    job = api.get(f"/v1/jobs/{started.json()['job_id']}").json()
+    assert job["state"] == "succeeded", job
+    revision = SkillRevision.objects.get(revision_id=job["result"]["revision_id"])
+    assert (revision.source, revision.source_ref) == ("import-url", url)
+
+
+def test_url_import_off_the_allowlist_fails_without_fetching(
+    env: Env, api_for: ApiFactory, github: FakeServer, settings: Any, now: Callable[..., Any]
+) -> None:
+    settings.XMEMO_IMPORT_ALLOWED_HOSTS = ["github.com"]
+    api = api_for(env.owner)
+    started = now(
+        api.post,
+        "/v1/imports",
+        {"url": github.url("/codeload/acme/skills/zip/main"), "workspace": env.personal.slug},
+    )
+    job = api.get(f"/v1/jobs/{started.json()['job_id']}").json()
+    assert (job["state"], job["error"]["code"]) == ("failed", "IMPORT_HOST_NOT_ALLOWED")
+    assert github.requests == []
+
+
+def test_export_needs_exactly_one_target(env: Env, api_for: ApiFactory) -> None:
+    api = api_for(env.owner)
+    assert error_code(api.post("/v1/exports", {})) == "VALIDATION_ERROR"
+    rev = save(env.owner, env.personal).revision
+    both = api.post("/v1/exports", {"revision_id": rev.revision_id, "workspace": env.personal.slug})
+    assert error_code(both) == "VALIDATION_ERROR"
+
+
+def test_download_before_the_export_finished_is_a_conflict(env: Env, api_for: ApiFactory) -> None:
+    api = api_for(env.owner)
+    rev = save(env.owner, env.personal).revision
+    started = api.post("/v1/exports", {"revision_id": rev.revision_id})  # not run: no callbacks
+    response = api.get(f"/v1/jobs/{started.json()['job_id']}/download")
+    assert response.status_code == 409
+    assert error_code(response) == "CONFLICT"
+
+
+def test_member_cannot_export_the_workspace_and_strangers_see_nothing(
+    env: Env, api_for: ApiFactory
+) -> None:
+    response = api_for(env.member).post("/v1/exports", {"workspace": env.team.slug})
+    assert (response.status_code, error_code(response)) == (403, "PERMISSION_DENIED")
+    job = api_for(env.owner).post("/v1/exports", {"workspace": env.team.slug}).json()
+    stranger = api_for(env.outsider)
+    assert stranger.get(f"/v1/jobs/{job['job_id']}").status_code == 404
+    assert stranger.post("/v1/exports", {"workspace": env.team.slug}).status_code == 404
+
+
+def test_import_needs_write_scope(env: Env, api_for: ApiFactory) -> None:
+    api = api_for(env.owner, scopes=["skills:read"])
+    response = _upload(api, SKILL_MD, "SKILL.md", workspace=env.personal.slug)
+    assert (response.status_code, error_code(response)) == (403, "PERMISSION_DENIED")
+
+
+def test_execute_through_the_api(
+    env: Env, api_for: ApiFactory, bwrap: str, now: Callable[..., Any]
+) -> None:
+    script = b"import json,sys\nprint(json.dumps({'got': json.load(sys.stdin)}))\n"
+    rev = save(
+        env.owner,
+        env.personal,
+        components=(ComponentData("scripts/echo.py", "script", script, "text/x-python"),),
+    ).revision
+    api = api_for(env.owner)
+    started = now(
+        api.post,
+        f"/v1/revisions/{rev.revision_id}/execute",
+        {"resource": "scripts/echo.py", "args": {"x": 1}},
+    )
+    assert started.status_code == 202, started.content
+    job = api.get(f"/v1/jobs/{started.json()['job_id']}").json()
+    assert job["state"] == "succeeded", job
+    assert job["result"]["output"] == {"got": {"x": 1}}
+    no_scope = api_for(env.owner, scopes=["skills:read", "skills:write"])
+    refused = no_scope.post(
+        f"/v1/revisions/{rev.revision_id}/execute", {"resource": "scripts/echo.py"}
+    )
+    assert (refused.status_code, error_code(refused)) == (403, "PERMISSION_DENIED")

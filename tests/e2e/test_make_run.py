@@ -1,0 +1,76 @@
+"""`make run` on the embedded default: SQLite, in-process jobs, demo data, a printed token that
+works against the served API, console and MCP on one origin."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from tests.e2e.processes import ROOT, free_port
+
+EMBEDDED_DROP = ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "XMEMO_DEBUG", "XMEMO_TEST_DB_NAME")
+
+
+def _read_token(proc: subprocess.Popen[str], deadline: float) -> tuple[str, list[str]]:
+    assert proc.stdout is not None
+    lines: list[str] = []
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        lines.append(line.rstrip())
+        if line.startswith("Demo token: "):
+            return line.split(": ", 1)[1].strip(), lines
+    raise AssertionError("make run printed no token:\n" + "\n".join(lines))
+
+
+def test_make_run_serves_demo_data_with_a_working_token(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in EMBEDDED_DROP}
+    env["XMEMO_VAR_DIR"] = str(tmp_path)
+    port = free_port()
+    venv = Path(sys.executable).parent.parent
+    proc = subprocess.Popen(
+        ["make", "--no-print-directory", "run", f"PORT={port}", f"VENV={venv}"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        token, lines = _read_token(proc, time.monotonic() + 240)
+        assert "Demo login: demo / demo" in lines
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(f"{base}/login/", timeout=2)
+                break
+            except httpx.HTTPError:
+                assert time.monotonic() < deadline, "the server never answered"
+                time.sleep(0.3)
+        headers = {"Authorization": f"Bearer {token}"}
+        root = httpx.get(
+            f"{base}/v1/recall", params={"slug": "incident-response-checklist"}, headers=headers
+        )
+        assert root.status_code == 200, root.text
+        assert root.json()["data"]["resolved_by"] == "published"
+        search = httpx.get(f"{base}/v1/recall", params={"query": "deploy"}, headers=headers)
+        assert "deploy-runbook" in [r["slug"] for r in search.json()["data"]["results"]]
+        assert httpx.get(f"{base}/v1/recall", params={"query": "x"}).status_code == 401
+        login = httpx.get(f"{base}/login/")
+        assert login.status_code == 200
+        assert "csrfmiddlewaretoken" in login.text
+        mcp = httpx.post(f"{base}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        assert mcp.status_code == 401, "MCP is served on the same origin and wants the token"
+        assert (tmp_path / "xmemo.sqlite3").exists()
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=20)

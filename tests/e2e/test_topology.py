@@ -1,0 +1,76 @@
+"""The production topology as real processes: gunicorn (REST), a Celery worker, PostgreSQL and
+Redis. An import, an export and a sandboxed execution go in over HTTP and are polled to the end."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import httpx
+import pytest
+
+from skills_app.models import SkillRevision
+from tests.e2e.processes import (
+    celery_worker,
+    free_port,
+    gunicorn,
+    poll_job,
+    process_env,
+    require_production_services,
+    running,
+    unique_queue,
+)
+from tests.factories import make_token, make_user
+from tests.sources.helpers import fixture_zip
+
+
+@pytest.mark.django_db(transaction=True)
+def test_jobs_run_on_a_real_worker_behind_gunicorn(tmp_path: Path, bwrap: str) -> None:
+    require_production_services()
+    user = make_user("e2e-owner")
+    _, secret = make_token(user)
+    queue = unique_queue()
+    env = process_env(XMEMO_TASK_QUEUE=queue)
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    with (
+        running(celery_worker(queue), env=env, log=tmp_path / "worker.log"),
+        running(gunicorn(port), env=env, ready_url=f"{base}/v1/schema", log=tmp_path / "web.log"),
+        httpx.Client(
+            base_url=base, headers={"Authorization": f"Bearer {secret}"}, timeout=10
+        ) as api,
+    ):
+        started = api.post(
+            "/v1/imports",
+            files={"file": ("du.zip", fixture_zip("disk-usage"), "application/zip")},
+            data={"workspace": "e2e-owner", "intent": "publish"},
+        )
+        assert started.status_code == 202, started.text
+        assert started.json()["state"] == "queued"
+        job = poll_job(api, started.json()["job_id"])
+        assert job["state"] == "succeeded", (job, (tmp_path / "worker.log").read_text()[-2000:])
+        revision_id = job["result"]["revision_id"]
+        assert SkillRevision.objects.get(revision_id=revision_id).state == "published"
+
+        export = poll_job(
+            api, api.post("/v1/exports", json={"revision_id": revision_id}).json()["job_id"]
+        )
+        assert export["state"] == "succeeded", export
+        archive = api.get(export["result"]["download_url"])
+        assert archive.status_code == 200
+        assert "SKILL.md" in zipfile.ZipFile(io.BytesIO(archive.content)).namelist()
+
+        root = api.get("/v1/recall", params={"slug": "disk-usage"}).json()["data"]
+        assert root["revision_id"] == revision_id
+        executed = api.post(
+            f"/v1/revisions/{revision_id}/execute",
+            json={"resource": "du.py", "args": {"path": "/skill", "top": 5}},
+        )
+        assert executed.status_code == 202, executed.text
+        result = poll_job(api, executed.json()["job_id"])
+        assert result["state"] == "succeeded", (
+            result,
+            (tmp_path / "worker.log").read_text()[-2000:],
+        )
+        assert [e["path"] for e in result["result"]["output"]["entries"]] == ["/skill/lib"]
