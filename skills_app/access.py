@@ -88,6 +88,29 @@ def readable_workspaces(actor: Actor, *, include_disabled: bool = False) -> Quer
     return qs
 
 
+def readable_workspace_sql(actor: Actor, column: str) -> tuple[str, list[int]]:
+    """``readable_workspaces(actor, include_disabled=True)`` as a SQL condition on ``column``
+    (a workspace id column), for the hand-written queries of the recall hot path.
+
+    The same rule as above, in one place: membership of the user, narrowed by the token's
+    workspace restriction. Callers check ``cloud_skills_enabled`` themselves, so they can
+    answer FEATURE_DISABLED rather than 404.
+    """
+    if actor.system:
+        return "1 = 1", []
+    if actor.user is None:
+        return "1 = 0", []
+    sql = (
+        f"{column} IN (SELECT m.workspace_id FROM {Membership._meta.db_table} m"  # noqa: S608 - table and column names only; values are parameters
+        " WHERE m.user_id = %s)"
+    )
+    params = [actor.user.pk]
+    if actor.token is not None and actor.token.workspace_id is not None:
+        sql += f" AND {column} = %s"
+        params.append(actor.token.workspace_id)
+    return sql, params
+
+
 def _ensure_enabled(workspace: Workspace) -> Workspace:
     if not workspace.cloud_skills_enabled:
         raise errors.FeatureDisabled(details={"workspace": workspace.slug})

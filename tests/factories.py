@@ -31,9 +31,14 @@ def personal_ws(user: User) -> Workspace:
     return Workspace.objects.get(slug=user.get_username())
 
 
-def make_team(owner: User, slug: str | None = None, members: dict[User, str] | None = None) -> Workspace:
+def make_team(
+    owner: User, slug: str | None = None, members: dict[User, str] | None = None
+) -> Workspace:
     team = Workspace.objects.create(
-        slug=slug or f"team-{next(_counter)}", name="Team", kind=Workspace.Kind.TEAM, created_by=owner
+        slug=slug or f"team-{next(_counter)}",
+        name="Team",
+        kind=Workspace.Kind.TEAM,
+        created_by=owner,
     )
     Membership.objects.create(workspace=team, user=owner, role="owner")
     for user, role in (members or {}).items():
@@ -99,3 +104,23 @@ def build_env() -> Env:
     owner, admin, member, member2, outsider = (make_user() for _ in range(5))
     team = make_team(owner, members={admin: "admin", member: "member", member2: "member"})
     return Env(owner, admin, member, member2, outsider, personal_ws(owner), team)
+
+
+def publish(user: User, workspace: Workspace, slug: str = "deploy", **overrides: Any) -> SaveResult:
+    """Save with intent publish, then (team workspaces) approve as the workspace's owner."""
+    result = save(user, workspace, slug=slug, intent="publish", **overrides)
+    revision = result.revision
+    if revision.state == "proposed":
+        from skills_app.services.skills import revision_transition
+
+        owner = Membership.objects.get(workspace=workspace, role="owner").user
+        revision = revision_transition(actor=actor_for(owner), revision=revision, action="approve")
+        return SaveResult(revision=revision, created=result.created)
+    return result
+
+
+def component(path: str, content: bytes | str, ctype: str = "reference") -> ComponentData:
+    from skills_app.domain.paths import guess_media_type
+
+    data = content.encode() if isinstance(content, str) else content
+    return ComponentData(path, ctype, data, guess_media_type(path, data))

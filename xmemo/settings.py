@@ -176,13 +176,18 @@ SPECTACULAR_SETTINGS = {
         "ComponentTypeEnum": ["reference", "example", "template", "document", "artifact", "script"],
     },
 }
-# REST hot path (skills_app/api/auth.py, skills_app/selectors/db.py, selectors/cache.py): how
-# long a verified token is trusted without a database look-up (the bound on revocation in other
-# worker processes), server-side prepared statements on PostgreSQL (turn off behind a
-# transaction-pooling PgBouncer), and the per-process cache of immutable recall content.
+# REST hot path (skills_app/api/auth.py, skills_app/selectors/db.py, cache.py, invalidation.py):
+# how long a verified token is trusted without a database look-up where LISTEN/NOTIFY
+# invalidation is unavailable (the bound on revocation in other worker processes), server-side
+# prepared statements on PostgreSQL, caching of recall resolutions under LISTEN/NOTIFY
+# invalidation (turn both off behind a transaction-pooling PgBouncer), and the per-process cache
+# of immutable recall content.
 XMEMO_AUTH_CACHE_SECONDS = float(os.environ.get("XMEMO_AUTH_CACHE_SECONDS", "5"))
+XMEMO_RECALL_CACHE = env_bool("XMEMO_RECALL_CACHE", True)
 XMEMO_PREPARED_STATEMENTS = env_bool("XMEMO_PREPARED_STATEMENTS", True)
-XMEMO_RECALL_LOCAL_CACHE_BYTES = int(os.environ.get("XMEMO_RECALL_LOCAL_CACHE_BYTES", str(32 * 1024 * 1024)))
+XMEMO_RECALL_LOCAL_CACHE_BYTES = int(
+    os.environ.get("XMEMO_RECALL_LOCAL_CACHE_BYTES", str(32 * 1024 * 1024))
+)
 
 # --- Product knobs --------------------------------------------------------------------------
 XMEMO_SKILLS_DEFAULT_ENABLED = env_bool("XMEMO_SKILLS_DEFAULT_ENABLED", True)

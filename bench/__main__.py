@@ -1,0 +1,3 @@
+from bench.recall import main
+
+main()

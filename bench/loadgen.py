@@ -1,0 +1,189 @@
+"""Load generation on loopback: ``wrk`` when installed (C, cheap on a 2-core box), else a small
+threaded keep-alive client. Both are bounded in time and send only to 127.0.0.1."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import shutil
+import statistics
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+WRK_SCRIPT = r"""
+local paths = {}
+for line in io.lines(os.getenv("BENCH_PATHS")) do paths[#paths + 1] = line end
+local auth = os.getenv("BENCH_AUTH")
+local counter = 0
+
+function setup(thread)
+  thread:set("offset", math.random(1, #paths))
+end
+
+function request()
+  counter = counter + 1
+  local path = paths[((counter + offset) % #paths) + 1]
+  if auth ~= nil and auth ~= "" then
+    return wrk.format("GET", path, { ["Authorization"] = auth })
+  end
+  return wrk.format("GET", path)
+end
+
+function done(summary, latency, requests)
+  io.write(string.format(
+    'BENCH_JSON {"requests": %d, "duration_us": %d, "p50_us": %d, "p95_us": %d, '
+    .. '"p99_us": %d, "errors": %d}\n',
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(95),
+    latency:percentile(99),
+    summary.errors.connect + summary.errors.read + summary.errors.write
+      + summary.errors.status + summary.errors.timeout))
+end
+"""
+
+
+@dataclass(frozen=True)
+class Result:
+    name: str
+    requests: int
+    seconds: float
+    p50_ms: float
+    p95_ms: float
+    p99_ms: float
+    errors: int
+
+    @property
+    def rps(self) -> float:
+        return self.requests / self.seconds if self.seconds else 0.0
+
+
+def have_wrk() -> bool:
+    return shutil.which("wrk") is not None
+
+
+def run(
+    name: str,
+    base_url: str,
+    paths: list[str],
+    *,
+    auth: str | None,
+    seconds: float,
+    connections: int,
+    tool: str,
+) -> Result:
+    assert base_url.startswith("http://127.0.0.1:"), "loopback only"
+    if tool == "wrk":
+        return _run_wrk(name, base_url, paths, auth=auth, seconds=seconds, connections=connections)
+    return _run_threads(name, base_url, paths, auth=auth, seconds=seconds, connections=connections)
+
+
+def _run_wrk(
+    name: str,
+    base_url: str,
+    paths: list[str],
+    *,
+    auth: str | None,
+    seconds: float,
+    connections: int,
+) -> Result:
+    with tempfile.TemporaryDirectory() as tmp:
+        script = Path(tmp) / "bench.lua"
+        script.write_text(WRK_SCRIPT)
+        path_file = Path(tmp) / "paths.txt"
+        path_file.write_text("\n".join(paths) + "\n")
+        env = {"BENCH_PATHS": str(path_file), "BENCH_AUTH": auth or "", "PATH": "/usr/bin:/bin"}
+        command = [
+            "wrk",
+            "-t1",
+            f"-c{connections}",
+            f"-d{max(1, round(seconds))}s",
+            "--timeout",
+            "5s",
+            "-s",
+            str(script),
+            base_url,
+        ]
+        completed = subprocess.run(
+            command, env=env, capture_output=True, text=True, timeout=seconds + 30, check=True
+        )
+    line = next(
+        (line for line in completed.stdout.splitlines() if line.startswith("BENCH_JSON ")), None
+    )
+    if line is None:
+        raise RuntimeError(f"wrk printed no summary:\n{completed.stdout}\n{completed.stderr}")
+    data = json.loads(line.removeprefix("BENCH_JSON "))
+    return Result(
+        name=name,
+        requests=data["requests"],
+        seconds=data["duration_us"] / 1e6,
+        p50_ms=data["p50_us"] / 1000,
+        p95_ms=data["p95_us"] / 1000,
+        p99_ms=data["p99_us"] / 1000,
+        errors=data["errors"],
+    )
+
+
+def _run_threads(
+    name: str,
+    base_url: str,
+    paths: list[str],
+    *,
+    auth: str | None,
+    seconds: float,
+    connections: int,
+) -> Result:
+    host, port = base_url.removeprefix("http://").split(":")
+    deadline = time.perf_counter() + seconds
+    latencies: list[list[float]] = [[] for _ in range(connections)]
+    errors = [0] * connections
+    headers = {"Authorization": auth} if auth else {}
+
+    def worker(slot: int) -> None:
+        conn = http.client.HTTPConnection(host, int(port), timeout=5)
+        i = slot
+        while time.perf_counter() < deadline:
+            path = paths[i % len(paths)]
+            i += connections
+            start = time.perf_counter()
+            try:
+                conn.request("GET", path, headers=headers)
+                response = conn.getresponse()
+                response.read()
+                if response.status != 200:
+                    errors[slot] += 1
+                if response.getheader("Connection", "").lower() == "close":
+                    conn.close()
+                    conn = http.client.HTTPConnection(host, int(port), timeout=5)
+            except (OSError, http.client.HTTPException):
+                errors[slot] += 1
+                conn.close()
+                conn = http.client.HTTPConnection(host, int(port), timeout=5)
+            latencies[slot].append(time.perf_counter() - start)
+        conn.close()
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=worker, args=(slot,)) for slot in range(connections)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - started
+    samples = sorted(sample for per in latencies for sample in per)
+    if not samples:
+        return Result(name, 0, elapsed, 0, 0, 0, sum(errors))
+
+    def pct(q: float) -> float:
+        return samples[min(len(samples) - 1, int(q * len(samples)))] * 1000
+
+    return Result(
+        name=name,
+        requests=len(samples),
+        seconds=elapsed,
+        p50_ms=statistics.median(samples) * 1000,
+        p95_ms=pct(0.95),
+        p99_ms=pct(0.99),
+        errors=sum(errors),
+    )

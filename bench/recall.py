@@ -1,0 +1,341 @@
+"""Recall benchmark: Level 0, 1 and 2 through the real HTTP stack, beside a bare Django view.
+
+    make bench                 # N=10,000 skills (3 revisions x 4 components each)
+    make bench N=2000          # a quicker run
+    python -m bench --level0-scale 100000   # also Level 0 at 100,000 skills
+
+What it does, all on this machine and on loopback only:
+
+1. creates (once) a PostgreSQL database for the bench (``BENCH_DATABASE_URL``, default
+   ``postgres://postgres@127.0.0.1:5432/xmemo_bench``), migrates it and seeds N skills
+   (incremental: a larger N adds the missing ones);
+2. starts gunicorn (sync workers, ``--workers``, default 2) on a free 127.0.0.1 port with the
+   production settings (DEBUG off; the Redis cache when one answers on 127.0.0.1:6379), plus a
+   bare view at ``/bench/bare`` that returns a Level-1-sized JSON document;
+3. drives each scenario for ``--seconds`` with ``--connections`` (default 16) using ``wrk``
+   (or a threaded client when wrk is missing), after a short warm-up;
+4. prints throughput and latency (median, p95, p99), the ratios to the bare view, and the
+   targets: Level 1 and 2 throughput >= 50% of bare with p99 <= 10 ms, Level 0 p95 <= 50 ms.
+
+The token's rate limit is raised for the run (the throttle code still runs on every request).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from dataclasses import asdict
+from pathlib import Path
+
+from . import loadgen
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/xmemo_bench"
+RESULTS = ROOT / "bench" / "results"
+
+
+def _env(db_url: str, redis_url: str | None) -> dict[str, str]:
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key in ("PATH", "HOME", "LANG", "LC_ALL", "PYTHONPATH", "TMPDIR")
+    }
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "bench.settings",
+            "DATABASE_URL": db_url,
+            "SECRET_KEY": "bench-only-secret-key",
+            "XMEMO_DEBUG": "0",
+            "XMEMO_SECURE_COOKIES": "0",
+            "XMEMO_RATE_LIMIT": "100000000/min",
+            "XMEMO_LOG_LEVEL": "ERROR",
+            "XMEMO_CACHE_PREFIX": "xmemo-bench",
+        }
+    )
+    if redis_url:
+        env["REDIS_URL"] = redis_url
+    return env
+
+
+def _redis_url() -> str | None:
+    try:
+        with socket.create_connection(("127.0.0.1", 6379), timeout=0.5) as sock:
+            sock.sendall(b"PING\r\n")
+            if sock.recv(16).startswith(b"+PONG"):
+                return "redis://127.0.0.1:6379/5"
+    except OSError:
+        pass
+    return None
+
+
+def _ensure_database(db_url: str) -> None:
+    import psycopg
+
+    parsed = urllib.parse.urlparse(db_url)
+    name = parsed.path.lstrip("/")
+    admin = parsed._replace(path="/postgres").geturl()
+    with psycopg.connect(admin, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
+        if not exists:
+            conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def _django(env: dict[str, str]) -> None:
+    os.environ.update(env)
+    import django
+
+    django.setup()
+
+
+def _analyze() -> None:
+    """Fresh planner statistics after bulk loading, as autovacuum would give them in time."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _start_server(env: dict[str, str], workers: int) -> tuple[subprocess.Popen[bytes], str]:
+    port = _free_port()
+    gunicorn = Path(sys.executable).parent / "gunicorn"
+    process = subprocess.Popen(
+        [
+            str(gunicorn),
+            "bench.wsgi:application",
+            "--workers",
+            str(workers),
+            "--worker-class",
+            "sync",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(100):
+        try:
+            with urllib.request.urlopen(f"{base}/bench/bare", timeout=1) as response:
+                if response.status == 200:
+                    return process, base
+        except OSError:
+            time.sleep(0.1)
+    process.kill()
+    raise RuntimeError("gunicorn did not start")
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+
+
+def _paths(sample: int) -> dict[str, list[str]]:
+    """Request paths per scenario, over a random sample of the seeded skills."""
+    from skills_app.models import Skill, SkillComponent
+
+    from .seed import TEAM_SLUG, TOPIC_WORDS, VOCABULARY
+
+    rng = random.Random(1)
+    skills = list(
+        Skill.objects.filter(workspace__slug=TEAM_SLUG, published_revision__isnull=False)
+        .order_by("?")
+        .values_list("slug", "published_revision_id", "published_revision__revision_id")[:sample]
+    )
+    components = dict(
+        SkillComponent.objects.filter(
+            revision_id__in=[pk for _, pk, _ in skills], type="reference"
+        ).values_list("revision_id", "logical_path")
+    )
+    level1 = [f"/v1/recall?slug={slug}" for slug, _, _ in skills]
+    level2 = [
+        "/v1/recall?"
+        + urllib.parse.urlencode(
+            {"slug": slug, "revision_id": revision_id, "resource": components[pk]}
+        )
+        for slug, pk, revision_id in skills
+        if pk in components
+    ]
+    level0 = [
+        "/v1/recall?"
+        + urllib.parse.urlencode(
+            {"query": f"{rng.choice(TOPIC_WORDS)} {rng.choice(VOCABULARY)}", "limit": "10"}
+        )
+        for _ in range(500)
+    ]
+    return {"bare": ["/bench/bare"], "level0": level0, "level1": level1, "level2": level2}
+
+
+def _check(base: str, path: str, auth: str) -> None:
+    request = urllib.request.Request(base + path, headers={"Authorization": auth})
+    with urllib.request.urlopen(request, timeout=5) as response:
+        body = json.loads(response.read())
+        assert response.status == 200, body
+        assert "kind" in body, body
+
+
+def _table(results: list[loadgen.Result], bare: loadgen.Result) -> str:
+    lines = [
+        f"{'scenario':<22}{'req/s':>10}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}{'errors':>8}"
+        f"{'vs bare':>9}"
+    ]
+    for r in results:
+        ratio = r.rps / bare.rps if bare.rps else 0.0
+        lines.append(
+            f"{r.name:<22}{r.rps:>10,.0f}{r.p50_ms:>9.2f}{r.p95_ms:>9.2f}{r.p99_ms:>9.2f}"
+            f"{r.errors:>8}{ratio:>8.0%} "
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
+    parser.add_argument("--n", type=int, default=int(os.environ.get("N", "10000")))
+    parser.add_argument("--level0-scale", type=int, default=int(os.environ.get("LEVEL0_N", "0")))
+    parser.add_argument(
+        "--seconds", type=float, default=float(os.environ.get("SECONDS_EACH", "10"))
+    )
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--sample", type=int, default=1000, help="distinct skills requested")
+    parser.add_argument("--warmup", type=float, default=4.0, help="seconds before measuring")
+    parser.add_argument(
+        "--level0-connections",
+        type=int,
+        default=0,
+        help="connections for Level 0 (default: one per worker, so latency is the search's "
+        "own, not queueing behind 16 connections)",
+    )
+    parser.add_argument("--tool", choices=["auto", "wrk", "python"], default="auto")
+    parser.add_argument("--db", default=os.environ.get("BENCH_DATABASE_URL", DEFAULT_DB))
+    args = parser.parse_args()
+    tool = args.tool if args.tool != "auto" else ("wrk" if loadgen.have_wrk() else "python")
+    if tool == "python":
+        print("wrk not found (apt-get install wrk): using the threaded Python client, which")
+        print("competes with the server for the same cores; ratios stay comparable.")
+
+    redis_url = _redis_url()
+    env = _env(args.db, redis_url)
+    _ensure_database(args.db)
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput", "-v0"], cwd=ROOT, env=env, check=True
+    )
+    _django(env)
+    from django.core.cache import cache
+
+    from .seed import ensure_account, seed
+
+    print(f"Seeding {args.n:,} skills into {args.db} …")
+    started = time.perf_counter()
+    _, secret = ensure_account()
+    added = seed(args.n)
+    print(f"  {added:,} added in {time.perf_counter() - started:.1f} s")
+    _analyze()
+    cache.clear()
+    auth = f"Bearer {secret}"
+
+    from skills_app.models import Skill
+
+    from .seed import TEAM_SLUG
+
+    in_db = Skill.objects.filter(workspace__slug=TEAM_SLUG).count()
+    scenarios = _paths(args.sample)
+    server, base = _start_server(env, args.workers)
+    results: list[loadgen.Result] = []
+    try:
+        for name in ("level0", "level1", "level2"):
+            _check(base, scenarios[name][0], auth)
+
+        level0_connections = args.level0_connections or args.workers
+
+        def measure(label: str, key: str, seconds: float) -> loadgen.Result:
+            paths = scenarios[key]
+            use_auth = None if key == "bare" else auth
+            connections = level0_connections if key == "level0" else args.connections
+            for duration in (args.warmup, seconds):  # warm-up: caches, prepared statements
+                result = loadgen.run(
+                    label,
+                    base,
+                    paths,
+                    auth=use_auth,
+                    seconds=duration,
+                    connections=connections,
+                    tool=tool,
+                )
+            return result
+
+        bare = measure("bare view", "bare", args.seconds)
+        results.append(bare)
+        results.append(measure("Level 1 root", "level1", args.seconds))
+        results.append(measure("Level 2 resource", "level2", args.seconds))
+        results.append(measure(f"Level 0 @ {in_db:,}", "level0", args.seconds))
+        if args.level0_scale > args.n:
+            _stop(server)
+            print(f"Topping up to {args.level0_scale:,} skills for Level 0 …")
+            seed(args.level0_scale, revisions=1, progress=lambda _: None)
+            _analyze()
+            server, base = _start_server(env, args.workers)
+            results.append(measure(f"Level 0 @ {args.level0_scale:,}", "level0", args.seconds))
+    finally:
+        _stop(server)
+
+    print()
+    print(
+        f"gunicorn {args.workers} sync workers, {args.connections} connections "
+        f"(Level 0: {args.level0_connections or args.workers}), {tool}, {args.seconds:.0f} s each "
+        f"after {args.warmup:.0f} s warm-up, cache: {'redis' if redis_url else 'local memory'}"
+    )
+    print(_table(results, bare))
+    by_name = {r.name: r for r in results}
+    print()
+    verdicts = []
+    for label in ("Level 1 root", "Level 2 resource"):
+        r = by_name[label]
+        ok = r.rps >= 0.5 * bare.rps and r.p99_ms <= 10
+        verdicts.append(ok)
+        print(
+            f"{'PASS' if ok else 'FAIL'}  {label}: {r.rps / bare.rps:.0%} of bare throughput "
+            f"(target >= 50%), p99 {r.p99_ms:.2f} ms (target <= 10 ms)"
+        )
+    for r in results:
+        if r.name.startswith("Level 0"):
+            ok = r.p95_ms <= 50
+            verdicts.append(ok)
+            print(f"{'PASS' if ok else 'FAIL'}  {r.name}: p95 {r.p95_ms:.2f} ms (target <= 50 ms)")
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    out = RESULTS / f"recall-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    out.write_text(
+        json.dumps(
+            {
+                "n": args.n,
+                "workers": args.workers,
+                "connections": args.connections,
+                "tool": tool,
+                "cache": "redis" if redis_url else "locmem",
+                "results": [{**asdict(r), "rps": r.rps} for r in results],
+            },
+            indent=2,
+        )
+    )
+    print(f"\n(results also in {out.relative_to(ROOT)})")

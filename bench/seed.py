@@ -1,0 +1,275 @@
+"""Deterministic bench content, bulk-inserted with the same invariants the services keep.
+
+Going through ``skill_save`` for tens of thousands of skills would take many minutes, so rows
+are written with ``bulk_create`` — but every value is what the services would have written:
+canonical hashes from ``domain.canonical``, content-addressed blobs, gap-free revision numbers,
+exactly one published revision, and the denormalized pointers and search columns of
+``services.skills._refresh_pointers``. Seeding is incremental: skill ``i`` is always the same,
+and a larger N only adds the missing ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import dataclass
+from typing import Any
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+SYLLABLES = _words(
+    "ka lo mi ne ru sa ti vo ze pa de fi gu ho ja ki le mo nu pe qui ra si to "
+    "va wo xe yu zo bra cle dri fro gla ple sta tri"
+)
+TOPIC_WORDS = _words(
+    "deploy rollback incident postmortem review release canary migration database backup "
+    "restore monitor alert triage security audit compliance onboarding checklist runbook "
+    "kubernetes terraform docker pipeline testing coverage lint format schema api latency "
+    "cache queue worker cron billing invoice refund customer support escalation oncall "
+    "pager outage capacity scaling budget forecast report dashboard metrics logging tracing"
+)
+TEAM_SLUG = "bench-team"
+USERNAME = "bench"
+REVISIONS_PER_SKILL = 3
+COMPONENTS_PER_REVISION = 4
+
+
+def _vocabulary() -> list[str]:
+    rng = random.Random(7)
+    words = set(TOPIC_WORDS)
+    while len(words) < 2000:
+        words.add("".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4))))
+    return sorted(words)
+
+
+VOCABULARY = _vocabulary()
+
+
+@dataclass(frozen=True)
+class SkillContent:
+    slug: str
+    name: str
+    description: str
+    bodies: tuple[str, ...]  # one per revision
+    components: tuple[tuple[tuple[str, str, bytes], ...], ...]  # per revision: (path, type, bytes)
+
+
+def skill_content(index: int, revisions: int = REVISIONS_PER_SKILL) -> SkillContent:
+    rng = random.Random(index)
+    topic = rng.sample(TOPIC_WORDS, 3)
+    name = " ".join(w.capitalize() for w in topic) + f" {index}"
+    description = (
+        f"Use when you need to {topic[0]} the {topic[1]} with {topic[2]}: "
+        + " ".join(rng.choice(VOCABULARY) for _ in range(18))
+        + "."
+    )
+    bodies = []
+    components = []
+    base_files = [
+        (f"references/{topic[0]}-guide.md", "reference"),
+        (f"templates/{topic[1]}.md", "template"),
+        ("examples/example-1.md", "example"),
+        ("scripts/check.py", "script"),
+    ][:COMPONENTS_PER_REVISION]
+    for rev in range(revisions):
+        paragraphs = []
+        for p in range(8):
+            words = " ".join(rng.choice(VOCABULARY) for _ in range(28))
+            paragraphs.append(f"{p + 1}. {topic[p % 3].capitalize()} step: {words}.")
+        bodies.append(f"# {name}\n\nArguments: $ARGUMENTS\n\n" + "\n".join(paragraphs) + "\n")
+        files = []
+        for f_index, (path, ctype) in enumerate(base_files):
+            # Only the first file changes between revisions: the others are shared blobs.
+            version = rev if f_index == 0 else 0
+            seed = f"{index}:{path}:{version}"
+            text = "\n".join(
+                f"{hashlib.sha256(f'{seed}:{line}'.encode()).hexdigest()} {rng.choice(VOCABULARY)}"
+                for line in range(20)
+            )
+            files.append((path, ctype, text.encode()))
+        components.append(tuple(files))
+    return SkillContent(
+        slug=f"skill-{index:06d}",
+        name=name,
+        description=description,
+        bodies=tuple(bodies),
+        components=tuple(components),
+    )
+
+
+def level1_sized_document() -> dict[str, Any]:
+    """A document with the shape and size of a seeded skill's Level 1 answer."""
+    content = skill_content(0)
+    return {
+        "kind": "root",
+        "data": {
+            "skill_id": "skill_00000000000000000000",
+            "slug": content.slug,
+            "workspace": TEAM_SLUG,
+            "name": content.name,
+            "description": content.description,
+            "revision_id": "rev_00000000000000000000",
+            "revision_number": 2,
+            "state": "published",
+            "canonical_hash": "0" * 64,
+            "frontmatter": {"license": "MIT", "metadata": {"bench": True}},
+            "instruction_body": content.bodies[1],
+            "resolved_by": "published",
+            "resources": [
+                {
+                    "logical_path": path,
+                    "type": ctype,
+                    "content_hash": hashlib.sha256(data).hexdigest(),
+                    "size": len(data),
+                    "media_type": "text/markdown",
+                }
+                for path, ctype, data in content.components[1]
+            ],
+        },
+    }
+
+
+def ensure_account() -> tuple[Any, Any]:
+    """The bench user, their team workspace and a fresh full-scope token secret."""
+    from skills_app.access import Actor
+    from skills_app.models import Membership, Workspace
+    from skills_app.services.accounts import token_create, user_create
+
+    user = user_create(username=USERNAME, password="bench")
+    team, _ = Workspace.objects.get_or_create(
+        slug=TEAM_SLUG, defaults={"name": "Bench team", "kind": "team", "created_by": user}
+    )
+    Membership.objects.get_or_create(workspace=team, user=user, defaults={"role": "owner"})
+    _, secret = token_create(
+        actor=Actor(user=user, via="cli"),
+        user=user,
+        name="bench",
+        scopes=["skills:read", "skills:write"],
+    )
+    return team, secret
+
+
+def seed(total: int, *, revisions: int = REVISIONS_PER_SKILL, progress: Any = print) -> int:
+    """Make sure skills 0..total-1 exist in the bench team; returns how many were added."""
+    from django.db import transaction
+
+    from skills_app.models import Skill, Workspace
+
+    team = Workspace.objects.get(slug=TEAM_SLUG)
+    existing = Skill.objects.filter(workspace=team).count()
+    added = 0
+    batch = 1000
+    for start in range(existing, total, batch):
+        stop = min(total, start + batch)
+        with transaction.atomic():
+            _seed_batch(team, range(start, stop), revisions)
+        added += stop - start
+        progress(f"  seeded {stop:,} / {total:,} skills")
+    return added
+
+
+def _seed_batch(team: Any, indexes: range, revisions: int) -> None:
+    from django.utils import timezone
+
+    from skills_app.domain.canonical import canonical_hash, sha256_hex
+    from skills_app.domain.paths import guess_media_type
+    from skills_app.models import Blob, Skill, SkillComponent, SkillRevision
+
+    owner = team.created_by
+    contents = [skill_content(i, revisions) for i in indexes]
+    skills = Skill.objects.bulk_create(
+        [Skill(workspace=team, slug=c.slug, revision_count=revisions) for c in contents]
+    )
+    now = timezone.now()
+    published_number = max(1, revisions - 1)
+    rev_rows: list[SkillRevision] = []
+    blob_data: dict[str, bytes] = {}
+    comp_specs: list[tuple[int, str, str, str, int, str]] = []  # rev row index, path, ...
+    for skill, content in zip(skills, contents, strict=True):
+        for number in range(1, revisions + 1):
+            files = content.components[number - 1]
+            rows = [(path, ctype, sha256_hex(data)) for path, ctype, data in files]
+            for (path, ctype, data), (_, _, sha) in zip(files, rows, strict=True):
+                blob_data[sha] = data
+                comp_specs.append(
+                    (len(rev_rows), path, ctype, sha, len(data), guess_media_type(path, data))
+                )
+            frontmatter = {"license": "MIT", "metadata": {"bench": True}}
+            if number < published_number:
+                state = "deprecated"
+            elif number == published_number:
+                state = "published"
+            else:
+                state = "draft"
+            rev_rows.append(
+                SkillRevision(
+                    skill=skill,
+                    workspace=team,
+                    revision_number=number,
+                    state=state,
+                    name=content.name,
+                    description=content.description,
+                    frontmatter=frontmatter,
+                    instruction_body=content.bodies[number - 1],
+                    canonical_hash=canonical_hash(
+                        name=content.name,
+                        description=content.description,
+                        frontmatter=frontmatter,
+                        instruction_body=content.bodies[number - 1],
+                        components=rows,
+                    ),
+                    author=owner,
+                    message="bench",
+                    source="api",
+                    state_changed_at=now,
+                )
+            )
+    revs = SkillRevision.objects.bulk_create(rev_rows, batch_size=2000)
+    Blob.objects.bulk_create(
+        [Blob(sha256=sha, size=len(data), data=data) for sha, data in blob_data.items()],
+        ignore_conflicts=True,
+        batch_size=2000,
+    )
+    blob_ids = dict(Blob.objects.filter(sha256__in=list(blob_data)).values_list("sha256", "id"))
+    SkillComponent.objects.bulk_create(
+        [
+            SkillComponent(
+                revision=revs[rev_index],
+                logical_path=path,
+                type=ctype,
+                blob_id=blob_ids[sha],
+                content_hash=sha,
+                size=size,
+                media_type=media_type,
+            )
+            for rev_index, path, ctype, sha, size, media_type in comp_specs
+        ],
+        batch_size=5000,
+    )
+    # The pointers and search columns services.skills._refresh_pointers would write.
+    for position, skill in enumerate(skills):
+        own = revs[position * revisions : (position + 1) * revisions]
+        published = own[published_number - 1]
+        skill.latest_revision = own[-1]
+        skill.published_revision = published
+        skill.current_revision = published
+        skill.search_name = published.name
+        skill.search_description = published.description
+        skill.search_body = published.instruction_body
+        skill.model_invocable = True
+    Skill.objects.bulk_update(
+        skills,
+        [
+            "latest_revision",
+            "published_revision",
+            "current_revision",
+            "search_name",
+            "search_description",
+            "search_body",
+            "model_invocable",
+        ],
+        batch_size=1000,
+    )

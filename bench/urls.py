@@ -1,0 +1,9 @@
+"""The product's URLs plus ``/bench/bare``: the yardstick the recall figures are compared with."""
+
+from django.urls import path
+
+from xmemo.urls import urlpatterns as product_urlpatterns
+
+from .views import bare_view
+
+urlpatterns = [path("bench/bare", bare_view), *product_urlpatterns]

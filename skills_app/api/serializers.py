@@ -1,0 +1,373 @@
+"""Input serializers (shape and types only — product rules live in ``domain``/``services``) and
+output serializers that document the JSON the selectors produce, for the OpenAPI schema.
+
+Output data is built by ``skills_app.selectors`` (the same dicts MCP and the console use); the
+output serializers here describe it and are checked against real responses by schemathesis.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field, inline_serializer
+from rest_framework import serializers
+
+from ..access import ROLES, SCOPES
+from ..domain.bundle import COMPONENT_TYPES
+from ..models import Skill, SkillRevision, Workspace
+
+STATES = list(SkillRevision.State.values)
+
+
+def _text(**kwargs: Any) -> serializers.CharField:
+    """Text taken as sent: no trimming (bodies are byte-exact), blank allowed (the domain says
+    what is required and names the field)."""
+    kwargs.setdefault("allow_blank", True)
+    return serializers.CharField(trim_whitespace=False, **kwargs)
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(item) for item in value)
+    return False
+
+
+# --- input ----------------------------------------------------------------------------------------
+
+
+class ComponentIn(serializers.Serializer):
+    logical_path = serializers.CharField(trim_whitespace=False, max_length=1024)
+    type = serializers.ChoiceField(choices=list(COMPONENT_TYPES))
+    content = _text(help_text="The bytes: UTF-8 text, or base64 when encoding is 'base64'.")
+    encoding = serializers.ChoiceField(choices=["utf-8", "base64"], default="utf-8")
+
+
+class SaveIn(serializers.Serializer):
+    workspace = serializers.CharField(max_length=64)
+    slug = serializers.CharField(max_length=200)
+    name = _text()
+    description = _text()
+    instruction_body = _text()
+    frontmatter = serializers.DictField(child=serializers.JSONField(), required=False, default=dict)
+    components = serializers.ListField(
+        child=ComponentIn(),
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="The full set of components; omit to carry over the latest revision's.",
+    )
+    intent = serializers.ChoiceField(choices=["draft", "publish"], default="draft")
+    base_revision_id = serializers.CharField(
+        max_length=64, required=False, allow_null=True, default=None
+    )
+    message = _text(required=False, default="")
+
+    def validate_frontmatter(self, value: dict[str, Any]) -> dict[str, Any]:
+        if _has_nul(value):
+            raise serializers.ValidationError("Frontmatter text must not contain NUL characters.")
+        return value
+
+
+class WorkspaceIn(serializers.Serializer):
+    slug = serializers.CharField(max_length=200)
+    name = _text(max_length=1000)
+
+
+class MemberIn(serializers.Serializer):
+    username = serializers.CharField(max_length=150)
+    role = serializers.ChoiceField(choices=list(ROLES))
+
+
+class MemberChangeIn(serializers.Serializer):
+    role = serializers.ChoiceField(choices=list(ROLES))
+
+
+class TokenIn(serializers.Serializer):
+    name = _text(max_length=1000)
+    scopes = serializers.ListField(child=serializers.ChoiceField(choices=list(SCOPES)))
+    workspace = serializers.CharField(max_length=64, required=False, allow_null=True, default=None)
+    profile = serializers.CharField(max_length=40, required=False, default="ordinary-full")
+    expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+
+
+class ActionIn(serializers.Serializer):
+    comment = _text(required=False, default="", max_length=10_000, help_text="Required to reject.")
+    message = _text(
+        required=False,
+        default="",
+        max_length=2000,
+        help_text="restore: the new revision's message.",
+    )
+
+
+# --- output (documentation of the selectors' dicts) ------------------------------------------
+
+
+def _const(value: str) -> serializers.CharField:
+    @extend_schema_field({"type": "string", "enum": [value]})
+    class Const(serializers.CharField):
+        pass
+
+    return Const()
+
+
+def _choice(values: list[str]) -> serializers.CharField:
+    @extend_schema_field({"type": "string", "enum": values})
+    class Choice(serializers.CharField):
+        pass
+
+    return Choice()
+
+
+class ErrorBody(serializers.Serializer):
+    code = serializers.CharField(help_text="UPPER_SNAKE error code (SPEC §7).")
+    message = serializers.CharField()
+    details = serializers.DictField(child=serializers.JSONField())
+
+
+class ErrorEnvelope(serializers.Serializer):
+    error = ErrorBody()
+
+
+class ResourceOut(serializers.Serializer):
+    logical_path = serializers.CharField()
+    type = _choice(list(COMPONENT_TYPES))
+    content_hash = serializers.CharField()
+    size = serializers.IntegerField()
+    media_type = serializers.CharField()
+
+
+class SearchResultOut(serializers.Serializer):
+    skill_id = serializers.CharField()
+    slug = serializers.CharField()
+    workspace = serializers.CharField()
+    scope = _choice(list(Workspace.Kind.values))
+    name = serializers.CharField(allow_blank=True)
+    description = serializers.CharField(allow_blank=True)
+    published_revision_number = serializers.IntegerField(allow_null=True)
+    score = serializers.FloatField()
+
+
+class RecallSearchOut(serializers.Serializer):
+    kind = _const("search")
+    data = inline_serializer(  # type: ignore[assignment]
+        "RecallSearchData", {"results": SearchResultOut(many=True)}
+    )
+
+
+class RootDataOut(serializers.Serializer):
+    skill_id = serializers.CharField()
+    slug = serializers.CharField()
+    workspace = serializers.CharField()
+    name = serializers.CharField()
+    description = serializers.CharField()
+    revision_id = serializers.CharField()
+    revision_number = serializers.IntegerField()
+    state = _choice(STATES)
+    canonical_hash = serializers.CharField()
+    frontmatter = serializers.DictField(child=serializers.JSONField())
+    instruction_body = serializers.CharField(allow_blank=True)
+    resolved_by = _choice(["published", "latest_fallback", "pinned"])
+    resources = ResourceOut(many=True)
+    rendered_body = serializers.CharField(
+        required=False, allow_blank=True, help_text="Only when 'arguments' was given (SPEC §11)."
+    )
+
+
+class RecallRootOut(serializers.Serializer):
+    kind = _const("root")
+    data = RootDataOut()  # type: ignore[assignment]
+
+
+class ResourceDataOut(ResourceOut):
+    skill_id = serializers.CharField()
+    revision_id = serializers.CharField()
+    encoding = _choice(["utf-8", "base64"])
+    content = serializers.CharField(allow_blank=True)
+
+
+class RecallResourceOut(serializers.Serializer):
+    kind = _const("resource")
+    data = ResourceDataOut()  # type: ignore[assignment]
+
+
+class SaveOut(serializers.Serializer):
+    skill_id = serializers.CharField()
+    revision_id = serializers.CharField()
+    revision_number = serializers.IntegerField()
+    state = _choice(STATES)
+    canonical_hash = serializers.CharField()
+    created = serializers.BooleanField()
+
+
+class RevisionRefOut(serializers.Serializer):
+    revision_id = serializers.CharField()
+    revision_number = serializers.IntegerField()
+
+
+class LatestRefOut(RevisionRefOut):
+    state = _choice(STATES)
+
+
+class SkillOut(serializers.Serializer):
+    skill_id = serializers.CharField()
+    slug = serializers.CharField()
+    workspace = serializers.CharField()
+    scope = _choice(list(Workspace.Kind.values))
+    status = _choice(list(Skill.Status.values))
+    name = serializers.CharField(allow_blank=True)
+    description = serializers.CharField(allow_blank=True)
+    model_invocable = serializers.BooleanField()
+    revision_count = serializers.IntegerField()
+    published_revision = RevisionRefOut(allow_null=True)
+    latest_revision = LatestRefOut(allow_null=True)
+    awaiting_review = serializers.IntegerField(help_text="Proposed revisions waiting for review.")
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+
+class RevisionOut(serializers.Serializer):
+    revision_id = serializers.CharField()
+    skill_id = serializers.CharField()
+    slug = serializers.CharField()
+    workspace = serializers.CharField()
+    revision_number = serializers.IntegerField()
+    state = _choice(STATES)
+    name = serializers.CharField()
+    description = serializers.CharField()
+    canonical_hash = serializers.CharField()
+    parent_revision_id = serializers.CharField(allow_null=True)
+    author = serializers.CharField(allow_null=True)
+    message = serializers.CharField(allow_blank=True)
+    source = _choice(list(SkillRevision.Source.values))  # type: ignore[assignment]
+    source_ref = serializers.CharField(allow_blank=True)
+    created_at = serializers.DateTimeField()
+    state_changed_at = serializers.DateTimeField(allow_null=True)
+    reviewed_by = serializers.CharField(allow_null=True)
+    reviewed_at = serializers.DateTimeField(allow_null=True)
+    review_comment = serializers.CharField(allow_blank=True)
+
+
+class RevisionDetailOut(RevisionOut):
+    frontmatter = serializers.DictField(child=serializers.JSONField())
+    instruction_body = serializers.CharField(allow_blank=True)
+    components = ResourceOut(many=True)
+
+
+class WorkspaceOut(serializers.Serializer):
+    slug = serializers.CharField()
+    name = serializers.CharField()
+    kind = _choice(list(Workspace.Kind.values))
+    role = serializers.CharField(allow_null=True)
+    cloud_skills_enabled = serializers.BooleanField()
+    require_distinct_reviewer = serializers.BooleanField()
+    created_at = serializers.DateTimeField()
+
+
+class MemberOut(serializers.Serializer):
+    username = serializers.CharField()
+    role = _choice(list(ROLES))
+    created_at = serializers.DateTimeField()
+
+
+class TokenOut(serializers.Serializer):
+    token_id = serializers.CharField()
+    name = serializers.CharField()
+    prefix = serializers.CharField()
+    scopes = serializers.ListField(child=_choice(list(SCOPES)))
+    workspace = serializers.CharField(allow_null=True)
+    profile = serializers.CharField()
+    expires_at = serializers.DateTimeField(allow_null=True)
+    created_at = serializers.DateTimeField()
+    last_used_at = serializers.DateTimeField(allow_null=True)
+    revoked_at = serializers.DateTimeField(allow_null=True)
+
+
+class TokenCreatedOut(serializers.Serializer):
+    token_id = serializers.CharField()
+    token = serializers.CharField(help_text="The bearer secret. Shown only in this answer.")
+    name = serializers.CharField()
+    scopes = serializers.ListField(child=_choice(list(SCOPES)))
+    workspace = serializers.CharField(allow_null=True)
+    profile = serializers.CharField()
+    expires_at = serializers.DateTimeField(allow_null=True)
+    created_at = serializers.DateTimeField()
+
+
+class AuditOut(serializers.Serializer):
+    action = serializers.CharField()
+    actor = serializers.CharField(allow_null=True)
+    target_type = serializers.CharField(allow_blank=True)
+    target_id = serializers.CharField(allow_blank=True)
+    data = serializers.DictField(child=serializers.JSONField())  # type: ignore[assignment]
+    ip = serializers.CharField(allow_null=True)
+    via = serializers.CharField(allow_blank=True)
+    created_at = serializers.DateTimeField()
+
+
+def page_of(name: str, item: serializers.Serializer) -> serializers.Serializer:
+    return inline_serializer(
+        name,
+        {
+            "results": item.__class__(many=True),
+            "next_cursor": serializers.CharField(
+                allow_null=True, help_text="Pass as ?cursor= for the next page; null at the end."
+            ),
+        },
+    )
+
+
+class DiffOpOut(serializers.Serializer):
+    op = _choice(["equal", "insert", "delete"])
+    text = serializers.CharField(allow_blank=True)
+
+
+class DiffListingOut(serializers.Serializer):
+    path = serializers.CharField()
+    type = _choice(list(COMPONENT_TYPES))
+    size = serializers.IntegerField()
+    sha256 = serializers.CharField()
+
+
+class DiffChangeOut(serializers.Serializer):
+    path = serializers.CharField()
+    type = _choice(list(COMPONENT_TYPES))
+    old_type = _choice(list(COMPONENT_TYPES))
+    old_sha256 = serializers.CharField()
+    new_sha256 = serializers.CharField()
+    old_size = serializers.IntegerField()
+    new_size = serializers.IntegerField()
+    diff = DiffOpOut(many=True, allow_null=True)
+
+
+class DiffComponentsOut(serializers.Serializer):
+    added = DiffListingOut(many=True)
+    removed = DiffListingOut(many=True)
+    changed = DiffChangeOut(many=True)
+    unchanged = serializers.ListField(child=serializers.CharField())
+
+
+class DiffStatsOut(serializers.Serializer):
+    insertions = serializers.IntegerField()
+    deletions = serializers.IntegerField()
+
+
+# "from" is a Python keyword, hence the class built from a dict.
+DiffOut = inline_serializer(
+    "SkillDiff",
+    {
+        "skill_id": serializers.CharField(),
+        "from": RevisionRefOut(),
+        "to": RevisionRefOut(),
+        "name": DiffOpOut(many=True, allow_null=True),
+        "description": DiffOpOut(many=True, allow_null=True),
+        "frontmatter": DiffOpOut(many=True, allow_null=True),
+        "instruction_body": DiffOpOut(many=True),
+        "components": DiffComponentsOut(),
+        "stats": DiffStatsOut(),
+    },
+)

@@ -1,0 +1,92 @@
+"""The REST API under /v1/ (SPEC §7). Add new endpoints above the catch-all at the end; the
+tenant-isolation test walks every pattern here and fails on one it does not know."""
+
+from __future__ import annotations
+
+from django.urls import path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.permissions import AllowAny
+
+from .errors import not_found_view
+from .views.accounts import (
+    AuditListView,
+    MemberDetailView,
+    MemberListView,
+    TokenDetailView,
+    TokenListView,
+    WorkspaceListView,
+)
+from .views.jobs import ExecuteView, ExportView, ImportView, JobDetailView, JobDownloadView
+from .views.recall import RecallView
+from .views.skills import (
+    ComponentFileView,
+    RevisionActionView,
+    RevisionDetailView,
+    RevisionListView,
+    SaveView,
+    SkillArchiveView,
+    SkillDetailView,
+    SkillDiffView,
+    SkillListView,
+    SkillUnarchiveView,
+)
+
+app_name = "api"
+
+urlpatterns = [
+    # Progressive recall and save: the agent's two calls.
+    path("recall", RecallView.as_view(), name="recall"),
+    path("skills/save", SaveView.as_view(), name="skill-save"),
+    # Skills and revisions.
+    path("skills", SkillListView.as_view(), name="skill-list"),
+    path("skills/<str:skill_id>", SkillDetailView.as_view(), name="skill-detail"),
+    path("skills/<str:skill_id>/archive", SkillArchiveView.as_view(), name="skill-archive"),
+    path("skills/<str:skill_id>/unarchive", SkillUnarchiveView.as_view(), name="skill-unarchive"),
+    path("skills/<str:skill_id>/revisions", RevisionListView.as_view(), name="skill-revisions"),
+    path("skills/<str:skill_id>/diff", SkillDiffView.as_view(), name="skill-diff"),
+    path("revisions/<str:revision_id>", RevisionDetailView.as_view(), name="revision-detail"),
+    path(
+        "revisions/<str:revision_id>/components/<path:logical_path>",
+        ComponentFileView.as_view(),
+        name="revision-component",
+    ),
+    path("revisions/<str:revision_id>/execute", ExecuteView.as_view(), name="revision-execute"),
+    path(
+        "revisions/<str:revision_id>/<str:action>",
+        RevisionActionView.as_view(),
+        name="revision-action",
+    ),
+    # Background jobs: import, export, and polling.
+    path("imports", ImportView.as_view(), name="import-create"),
+    path("exports", ExportView.as_view(), name="export-create"),
+    path("jobs/<str:job_id>", JobDetailView.as_view(), name="job-detail"),
+    path("jobs/<str:job_id>/download", JobDownloadView.as_view(), name="job-download"),
+    # Workspaces, members, audit, tokens.
+    path("workspaces", WorkspaceListView.as_view(), name="workspace-list"),
+    path("workspaces/<str:ws>/members", MemberListView.as_view(), name="member-list"),
+    path(
+        "workspaces/<str:ws>/members/<str:username>",
+        MemberDetailView.as_view(),
+        name="member-detail",
+    ),
+    path("workspaces/<str:ws>/audit", AuditListView.as_view(), name="audit-list"),
+    path("tokens", TokenListView.as_view(), name="token-list"),
+    path("tokens/<str:token_id>", TokenDetailView.as_view(), name="token-detail"),
+    # The OpenAPI schema and interactive docs (public: they describe, they hold no data).
+    path(
+        "schema",
+        SpectacularAPIView.as_view(
+            permission_classes=[AllowAny], authentication_classes=[], urlconf="xmemo.urls"
+        ),
+        name="schema",
+    ),
+    path(
+        "docs",
+        SpectacularSwaggerView.as_view(
+            url_name="api:schema", permission_classes=[AllowAny], authentication_classes=[]
+        ),
+        name="docs",
+    ),
+    # Anything else under /v1/ answers the JSON envelope, DEBUG or not.
+    re_path(r"^.*$", not_found_view, name="not-found"),
+]

@@ -1,0 +1,1 @@
+"""REST views: parse input, call one selector or service, serialize the answer."""

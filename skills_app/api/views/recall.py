@@ -1,0 +1,159 @@
+"""``GET /v1/recall`` — the hot path of the product, kept lean.
+
+The view is an ``APIView`` so the OpenAPI schema documents it like every other endpoint, but
+``dispatch`` skips DRF's request wrapping, content negotiation and renderer: it authenticates
+with the same bearer helper (cached tokens, no round trip), applies the same throttle and
+scope rule, calls the one recall selector MCP also calls, and writes the JSON itself. Errors go
+through the same envelope as the rest of the API.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+)
+from rest_framework.request import Request
+
+from ... import errors
+from ...selectors.recall import SEARCH_MAX_LIMIT, recall_encoded
+from ..auth import authenticate_lean
+from ..errors import envelope, error_response, json_response
+from ..serializers import ErrorEnvelope, RecallResourceOut, RecallRootOut, RecallSearchOut
+from ..throttling import check_rate
+from .base import MAX_PARAM_LENGTH, ApiView, if_none_match, not_modified
+
+ALLOWED = "GET, HEAD"
+CACHE_CONTROL = {
+    "search": "private, no-cache",
+    "root": "private, no-cache",
+    # A resource of a pinned revision never changes.
+    "resource": "private, max-age=86400, immutable",
+}
+PARAMS = ("query", "slug", "workspace", "revision_id", "resource", "arguments", "fallback", "limit")
+
+
+def _params(request: HttpRequest) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for name in PARAMS:
+        value = request.GET.get(name)
+        if value is None:
+            continue
+        limit = 10_000 if name == "arguments" else MAX_PARAM_LENGTH
+        if "\x00" in value or len(value) > limit:
+            raise errors.ValidationFailed(
+                f"The parameter '{name}' holds a NUL character or is too long.",
+                details={"field": name},
+            )
+        values[name] = value
+    for name in ("workspace", "revision_id", "fallback"):
+        if values.get(name) == "":
+            del values[name]
+    if "limit" in values:
+        try:
+            values["limit"] = int(values["limit"])
+        except ValueError:
+            raise errors.ValidationFailed(
+                f"limit must be a whole number from 1 to {SEARCH_MAX_LIMIT}.",
+                details={"field": "limit"},
+            ) from None
+    return values
+
+
+def recall_view(request: HttpRequest) -> HttpResponse:
+    try:
+        if request.method not in ("GET", "HEAD"):
+            response = json_response(
+                405,
+                envelope("METHOD_NOT_ALLOWED", f'Method "{request.method}" not allowed; use GET.'),
+            )
+            response["Allow"] = ALLOWED
+            return response
+        actor = authenticate_lean(request)
+        check_rate(actor.token, actor.user)
+        params = _params(request)
+        answer = recall_encoded(actor=actor, **params)
+        cache_control = CACHE_CONTROL[answer.kind]
+        if answer.etag is not None and if_none_match(request, answer.etag):
+            return not_modified(answer.etag, cache_control)
+        response = HttpResponse(answer.body, content_type="application/json")
+        if answer.etag is not None:
+            response["ETag"] = answer.etag
+        response["Cache-Control"] = cache_control
+        response["Vary"] = "Authorization, Cookie"
+        return response
+    except Exception as exc:  # every failure answers the envelope
+        return error_response(exc)
+
+
+_QUERY_PARAMS = [
+    OpenApiParameter("query", OpenApiTypes.STR, description="Level 0: words to search for."),
+    OpenApiParameter(
+        "slug",
+        OpenApiTypes.STR,
+        description="Level 1/2: the skill's slug, or WORKSPACE/SLUG.",
+    ),
+    OpenApiParameter("workspace", OpenApiTypes.STR, description="Limit to one workspace (slug)."),
+    OpenApiParameter(
+        "revision_id",
+        OpenApiTypes.STR,
+        description="Pin a revision (Level 1); required for Level 2.",
+    ),
+    OpenApiParameter(
+        "resource", OpenApiTypes.STR, description="Level 2: a resource's logical_path."
+    ),
+    OpenApiParameter(
+        "arguments", OpenApiTypes.STR, description="Level 1: render the body with these (SPEC §11)."
+    ),
+    OpenApiParameter(
+        "fallback",
+        OpenApiTypes.STR,
+        enum=["latest", "none"],
+        description="Level 1 without a published revision: the latest one (default) or 404.",
+    ),
+    OpenApiParameter(
+        "limit",
+        OpenApiTypes.INT,
+        description=f"Level 0: at most this many results (1 to {SEARCH_MAX_LIMIT}, default 10).",
+    ),
+]
+
+
+class RecallView(ApiView):
+    """Progressive recall (SPEC §5)."""
+
+    @extend_schema(
+        operation_id="recall",
+        summary="Progressive recall: search (Level 0), instructions (Level 1), "
+        "one resource (Level 2)",
+        parameters=_QUERY_PARAMS,
+        responses={
+            200: PolymorphicProxySerializer(
+                component_name="RecallAnswer",
+                serializers={
+                    "search": RecallSearchOut,
+                    "root": RecallRootOut,
+                    "resource": RecallResourceOut,
+                },
+                resource_type_field_name="kind",
+            ),
+            304: OpenApiResponse(description="Not modified (If-None-Match matched the ETag)."),
+            409: OpenApiResponse(
+                response=ErrorEnvelope,
+                description="AMBIGUOUS_SLUG: qualify the slug as WORKSPACE/SLUG.",
+            ),
+        },
+        tags=["recall"],
+    )
+    def get(self, request: Request) -> HttpResponse:
+        return recall_view(request._request)
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        # The lean path: no DRF request wrapping on the hot path (see the module docstring).
+        return recall_view(request)

@@ -1,0 +1,352 @@
+"""Save (SPEC §6), skills, revisions, lifecycle actions, components and diff (SPEC §7, §10)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+from urllib.parse import quote
+
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from ... import errors
+from ...access import revision_for, skill_for, workspace_for
+from ...domain.bundle import ComponentData, SkillBundle
+from ...domain.lifecycle import REVISION_ACTIONS
+from ...domain.paths import guess_media_type
+from ...models import SkillRevision
+from ...selectors.skills import (
+    STATES,
+    STATUSES,
+    component_file,
+    revision_detail,
+    revision_dict_for,
+    revision_list,
+    skill_detail,
+    skill_dict_for,
+    skill_diff,
+    skill_list,
+)
+from ...services.skills import (
+    revision_restore,
+    revision_transition,
+    skill_delete,
+    skill_save,
+    skill_set_status,
+)
+from ..serializers import (
+    ActionIn,
+    DiffOut,
+    RevisionDetailOut,
+    RevisionOut,
+    SaveIn,
+    SaveOut,
+    SkillOut,
+    page_of,
+)
+from .base import ApiView, if_none_match, not_modified, page_response
+
+PAGE_PARAMS = [
+    OpenApiParameter("cursor", OpenApiTypes.STR, description="next_cursor of the previous page."),
+    OpenApiParameter("limit", OpenApiTypes.INT, description="Page size, 1 to 100 (default 50)."),
+]
+
+
+def _bundle(data: dict[str, Any]) -> SkillBundle:
+    """The save input as the neutral bundle ``services.skills`` consumes."""
+    components: tuple[ComponentData, ...] | None = None
+    if data.get("components") is not None:
+        parts = []
+        for index, item in enumerate(data["components"]):
+            if item["encoding"] == "base64":
+                try:
+                    content = base64.b64decode(item["content"], validate=True)
+                except (binascii.Error, ValueError) as exc:
+                    raise errors.ValidationFailed(
+                        f"Component {item['logical_path']!r}: content is not valid base64.",
+                        details={"field": f"components[{index}].content"},
+                    ) from exc
+            else:
+                content = item["content"].encode("utf-8", "surrogatepass")
+            parts.append(
+                ComponentData(
+                    logical_path=item["logical_path"],
+                    type=item["type"],
+                    content=content,
+                    media_type=guess_media_type(item["logical_path"], content),
+                )
+            )
+        components = tuple(parts)
+    return SkillBundle(
+        name=data["name"],
+        description=data["description"],
+        instruction_body=data["instruction_body"],
+        frontmatter=data["frontmatter"],
+        components=components,
+        slug=data["slug"],
+        source=SkillRevision.Source.API,
+    )
+
+
+class SaveView(ApiView):
+    @extend_schema(
+        operation_id="skills_save",
+        summary="Save a new revision (creates the skill on first save)",
+        request=SaveIn,
+        responses={201: SaveOut, 200: SaveOut},
+        tags=["skills"],
+    )
+    def post(self, request: Request) -> Response:
+        data = self.validated(SaveIn)
+        actor = self.actor
+        result = skill_save(
+            actor=actor,
+            workspace=workspace_for(actor, data["workspace"]),
+            slug=data["slug"],
+            bundle=_bundle(data),
+            intent=data["intent"],
+            base_revision_id=data["base_revision_id"] or None,
+            message=data["message"],
+        )
+        rev = result.revision
+        answer = {
+            "skill_id": rev.skill.skill_id,
+            "revision_id": rev.revision_id,
+            "revision_number": rev.revision_number,
+            "state": rev.state,
+            "canonical_hash": rev.canonical_hash,
+            "created": result.created,
+        }
+        return Response(answer, status=201 if result.created else 200)
+
+
+class SkillListView(ApiView):
+    @extend_schema(
+        operation_id="skills_list",
+        summary="Skills of the workspaces you can read",
+        parameters=[
+            OpenApiParameter("workspace", OpenApiTypes.STR, description="Only this workspace."),
+            OpenApiParameter(
+                "state", OpenApiTypes.STR, enum=list(STATES), description="Has a revision in it."
+            ),
+            OpenApiParameter("status", OpenApiTypes.STR, enum=list(STATUSES)),
+            *PAGE_PARAMS,
+        ],
+        responses={200: page_of("SkillPage", SkillOut())},
+        tags=["skills"],
+    )
+    def get(self, request: Request) -> Response:
+        return page_response(
+            skill_list(
+                actor=self.actor,
+                workspace=self.param("workspace"),
+                state=self.param("state"),
+                status=self.param("status"),
+                cursor=self.param("cursor"),
+                limit=self.limit(),
+            )
+        )
+
+
+class SkillDetailView(ApiView):
+    @extend_schema(operation_id="skills_retrieve", responses={200: SkillOut}, tags=["skills"])
+    def get(self, request: Request, skill_id: str) -> Response:
+        return Response(skill_detail(actor=self.actor, skill_id=skill_id))
+
+    @extend_schema(
+        operation_id="skills_destroy",
+        summary="Delete an archived skill and all its revisions for good",
+        responses={204: None},
+        tags=["skills"],
+    )
+    def delete(self, request: Request, skill_id: str) -> Response:
+        skill_delete(actor=self.actor, skill=skill_for(self.actor, skill_id))
+        return Response(status=204)
+
+
+class SkillStatusView(ApiView):
+    status_value = "archived"
+
+    @extend_schema(request=None, responses={200: SkillOut}, tags=["skills"])
+    def post(self, request: Request, skill_id: str) -> Response:
+        actor = self.actor
+        skill = skill_set_status(
+            actor=actor, skill=skill_for(actor, skill_id), status=self.status_value
+        )
+        return Response(skill_dict_for(skill))
+
+
+class SkillArchiveView(SkillStatusView):
+    status_value = "archived"
+
+
+class SkillUnarchiveView(SkillStatusView):
+    status_value = "active"
+
+
+class RevisionListView(ApiView):
+    @extend_schema(
+        operation_id="skills_revisions_list",
+        summary="A skill's revisions, newest first",
+        parameters=[OpenApiParameter("state", OpenApiTypes.STR, enum=list(STATES)), *PAGE_PARAMS],
+        responses={200: page_of("RevisionPage", RevisionOut())},
+        tags=["revisions"],
+    )
+    def get(self, request: Request, skill_id: str) -> Response:
+        return page_response(
+            revision_list(
+                actor=self.actor,
+                skill_id=skill_id,
+                state=self.param("state"),
+                cursor=self.param("cursor"),
+                limit=self.limit(),
+            )
+        )
+
+
+class SkillDiffView(ApiView):
+    @extend_schema(
+        operation_id="skills_diff",
+        summary="Word-level diff between two revisions of a skill (SPEC §10)",
+        parameters=[
+            OpenApiParameter(
+                "from", OpenApiTypes.STR, description="Default: the published revision."
+            ),
+            OpenApiParameter("to", OpenApiTypes.STR, description="Default: the latest revision."),
+        ],
+        responses={200: DiffOut},
+        tags=["revisions"],
+    )
+    def get(self, request: Request, skill_id: str) -> Response:
+        return Response(
+            skill_diff(
+                actor=self.actor,
+                skill_id=skill_id,
+                from_revision_id=self.param("from"),
+                to_revision_id=self.param("to"),
+            )
+        )
+
+
+class RevisionDetailView(ApiView):
+    @extend_schema(
+        operation_id="revisions_retrieve",
+        summary="One revision with its body, frontmatter and component manifest",
+        responses={200: RevisionDetailOut},
+        tags=["revisions"],
+    )
+    def get(self, request: Request, revision_id: str) -> Response:
+        return Response(revision_detail(actor=self.actor, revision_id=revision_id))
+
+
+class RevisionActionView(ApiView):
+    @extend_schema(
+        operation_id="revisions_action",
+        summary="A lifecycle action (SPEC §4); restore answers the new revision",
+        parameters=[
+            OpenApiParameter(
+                "action", OpenApiTypes.STR, OpenApiParameter.PATH, enum=list(REVISION_ACTIONS)
+            )
+        ],
+        request=ActionIn,
+        responses={200: RevisionDetailOut, 201: RevisionDetailOut},
+        tags=["revisions"],
+    )
+    def post(self, request: Request, revision_id: str, action: str) -> Response:
+        if action not in REVISION_ACTIONS:
+            raise errors.NotFound(
+                f"There is no lifecycle action '{action}'; use one of "
+                f"{', '.join(REVISION_ACTIONS)}.",
+                details={"action": action},
+            )
+        data = self.validated(ActionIn)
+        actor = self.actor
+        revision = revision_for(actor, revision_id)
+        if action == "restore":
+            result = revision_restore(actor=actor, revision=revision, message=data["message"])
+            return Response(
+                revision_dict_for(result.revision), status=201 if result.created else 200
+            )
+        moved = revision_transition(
+            actor=actor, revision=revision, action=action, comment=data["comment"]
+        )
+        return Response(revision_dict_for(moved))
+
+
+# Media types a browser would run or render as a document: served as plain text/bytes.
+_ACTIVE_MEDIA_TYPES = {
+    "text/html",
+    "application/xhtml+xml",
+    "image/svg+xml",
+    "text/xml",
+    "application/xml",
+    "text/javascript",
+    "application/javascript",
+    "application/ecmascript",
+    "text/ecmascript",
+    "application/x-javascript",
+}
+_INLINE_MEDIA_TYPES = {
+    "text/plain",
+    "text/markdown",
+    "application/json",
+    "image/png",
+    "image/jpeg",
+    "image/gif",
+    "image/webp",
+}
+CSP_SANDBOX = "sandbox; default-src 'none'; img-src 'self'; style-src 'unsafe-inline'"
+
+
+def _served_type(media_type: str, text: bool) -> tuple[str, bool]:
+    """(Content-Type to send, inline?) — never a type the browser would execute."""
+    base = media_type.split(";")[0].strip().lower()
+    if base in _ACTIVE_MEDIA_TYPES or "/" not in base:
+        return ("text/plain; charset=utf-8" if text else "application/octet-stream"), False
+    if text and (base.startswith("text/") or base in ("application/json", "application/yaml")):
+        return f"{base}; charset=utf-8", base in _INLINE_MEDIA_TYPES
+    return base, base in _INLINE_MEDIA_TYPES
+
+
+def _disposition(path: str, inline: bool) -> str:
+    name = path.rsplit("/", 1)[-1]
+    fallback = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "._-") else "_" for ch in name)
+    kind = "inline" if inline else "attachment"
+    return (
+        f"{kind}; filename=\"{fallback or 'component'}\"; filename*=UTF-8''{quote(name, safe='')}"
+    )
+
+
+class ComponentFileView(ApiView):
+    @extend_schema(
+        operation_id="revisions_component",
+        summary="One component's raw bytes",
+        responses={
+            (200, "*/*"): OpenApiResponse(
+                response=OpenApiTypes.BINARY,
+                description="The bytes; ETag is the content hash.",
+            ),
+            304: OpenApiResponse(description="Not modified."),
+        },
+        tags=["revisions"],
+    )
+    def get(self, request: Request, revision_id: str, logical_path: str) -> HttpResponse:
+        component = component_file(
+            actor=self.actor, revision_id=revision_id, logical_path=logical_path
+        )
+        etag = f'"{component.content_hash}"'
+        cache_control = "private, max-age=86400, immutable"
+        if if_none_match(request._request, etag):
+            return not_modified(etag, cache_control)
+        content_type, inline = _served_type(component.media_type, component.encoding == "utf-8")
+        response = HttpResponse(component.raw, content_type=content_type)
+        response["ETag"] = etag
+        response["Cache-Control"] = cache_control
+        response["Content-Disposition"] = _disposition(component.logical_path, inline)
+        response["X-Content-Type-Options"] = "nosniff"
+        response["Content-Security-Policy"] = CSP_SANDBOX
+        return response

@@ -1,0 +1,90 @@
+"""Level 0 full-text search on PostgreSQL (SPEC §5).
+
+Two stored generated ``tsvector`` columns over the search columns that ``services.skills``
+keeps in step with the current revision: ``search_vector`` (name and slug weigh most, A, then
+the description, B, then the body, C) and ``search_head`` (name, slug and description only).
+PostgreSQL recomputes them in the same statement that updates those columns, so they can never
+drift. GIN indexes serve ``@@`` on both. The columns are not on the Django model: only
+``selectors.search`` reads them, with SQL written for them.
+
+It also adds the statement triggers that ``NOTIFY xmemo_recall`` on every change to the tables
+recall resolves through (skills, revisions, memberships, workspaces, tokens), so each process's
+recall caches learn of a change when it commits (``selectors/invalidation.py``).
+
+SQLite (the embedded default) has no equivalent; ``selectors.search`` scores substring matches
+there instead, so this migration does nothing on SQLite.
+"""
+
+from django.db import migrations
+
+NOTIFY_TABLES = (
+    "skills_app_skill",
+    "skills_app_skillrevision",
+    "skills_app_membership",
+    "skills_app_workspace",
+    "skills_app_apitoken",
+)
+
+_HEAD = """
+        setweight(to_tsvector('english',
+            coalesce(search_name, '') || ' ' || replace(coalesce(slug, ''), '-', ' ')), 'A')
+        || setweight(to_tsvector('english', coalesce(search_description, '')), 'B')"""
+
+POSTGRES_UP = [
+    # Everything, for matching: name and slug (A), description (B), body (C).
+    f"""
+    ALTER TABLE skills_app_skill ADD COLUMN search_vector tsvector
+    GENERATED ALWAYS AS ({_HEAD}
+        || setweight(to_tsvector('english', coalesce(search_body, '')), 'C')
+    ) STORED
+    """,
+    # The head alone (a few hundred bytes, kept inline): matching by name/description and
+    # ranking, which then never has to read the large body vector.
+    f"ALTER TABLE skills_app_skill ADD COLUMN search_head tsvector GENERATED ALWAYS AS ({_HEAD}) STORED",
+    "CREATE INDEX skill_search_vector_idx ON skills_app_skill USING GIN (search_vector)",
+    "CREATE INDEX skill_search_head_idx ON skills_app_skill USING GIN (search_head)",
+    # Recall caches (skills_app/selectors/invalidation.py): every committed change to what
+    # recall resolves through tells every listening process, at commit.
+    """
+    CREATE OR REPLACE FUNCTION xmemo_notify_recall() RETURNS trigger AS $$
+    BEGIN
+      PERFORM pg_notify('xmemo_recall', TG_TABLE_NAME);
+      RETURN NULL;
+    END;
+    $$ LANGUAGE plpgsql
+    """,
+    *[
+        f"CREATE TRIGGER xmemo_recall_notify AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE"
+        f" ON {table} FOR EACH STATEMENT EXECUTE FUNCTION xmemo_notify_recall()"
+        for table in NOTIFY_TABLES
+    ],
+]
+POSTGRES_DOWN = [
+    *[f"DROP TRIGGER IF EXISTS xmemo_recall_notify ON {table}" for table in NOTIFY_TABLES],
+    "DROP FUNCTION IF EXISTS xmemo_notify_recall()",
+    "DROP INDEX IF EXISTS skill_search_head_idx",
+    "DROP INDEX IF EXISTS skill_search_vector_idx",
+    "ALTER TABLE skills_app_skill DROP COLUMN IF EXISTS search_head",
+    "ALTER TABLE skills_app_skill DROP COLUMN IF EXISTS search_vector",
+]
+
+
+def _run(schema_editor, statements):  # type: ignore[no-untyped-def]
+    if schema_editor.connection.vendor != "postgresql":
+        return
+    with schema_editor.connection.cursor() as cursor:
+        for sql in statements:
+            cursor.execute(sql)
+
+
+def forwards(apps, schema_editor):  # type: ignore[no-untyped-def]
+    _run(schema_editor, POSTGRES_UP)
+
+
+def backwards(apps, schema_editor):  # type: ignore[no-untyped-def]
+    _run(schema_editor, POSTGRES_DOWN)
+
+
+class Migration(migrations.Migration):
+    dependencies = [("skills_app", "0002_immutability_triggers")]
+    operations = [migrations.RunPython(forwards, backwards)]

@@ -1,0 +1,96 @@
+"""Two-level cache for immutable recall data: an in-process LRU, then the Django cache.
+
+Only content that can never change goes here — a revision's Level 1 content and its
+components are immutable (SPEC §3), and revision ids are random and never reused, so entries
+need no invalidation. What *can* change (which revision is published, who may read it, whether
+the revision still exists) is resolved by one database query on every request before the cache
+is consulted, so a deleted skill or a removed member never reads from here.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from django.conf import settings
+from django.core.cache import cache
+
+T = TypeVar("T")
+
+# One week: the entries are immutable, the timeout only lets unused ones age out of Redis.
+SHARED_TIMEOUT_SECONDS = 7 * 24 * 3600
+KEY_PREFIX = "xmemo:recall:v1:"
+
+
+class ByteBoundedLRU:
+    """A thread-safe LRU bounded by an estimate of the bytes it holds."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._data: OrderedDict[str, tuple[Any, int]] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> Any | None:
+        with self._lock:
+            entry = self._data.get(key)
+            if entry is None:
+                return None
+            self._data.move_to_end(key)
+            return entry[0]
+
+    def set(self, key: str, value: Any, size: int) -> None:
+        if size > self.max_bytes // 4:
+            return  # one huge entry must not flush everything else
+        with self._lock:
+            old = self._data.pop(key, None)
+            if old is not None:
+                self._bytes -= old[1]
+            self._data[key] = (value, size)
+            self._bytes += size
+            while self._bytes > self.max_bytes and self._data:
+                _, (_, dropped) = self._data.popitem(last=False)
+                self._bytes -= dropped
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+            self._bytes = 0
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+local_cache = ByteBoundedLRU(
+    int(getattr(settings, "XMEMO_RECALL_LOCAL_CACHE_BYTES", 32 * 1024 * 1024))
+)
+
+
+def cached_immutable(key: str, load: Callable[[], tuple[T, int] | None]) -> T | None:
+    """The value under ``key``: in-process first, then the shared cache, then ``load()``.
+
+    ``load`` answers ``(value, approximate size in bytes)`` or None when there is nothing
+    (None is not cached: the resolution query already proved the revision exists).
+    """
+    full_key = KEY_PREFIX + key
+    value = local_cache.get(full_key)
+    if value is not None:
+        return value
+    shared = cache.get(full_key)
+    if shared is not None:
+        stored, size = shared
+        local_cache.set(full_key, stored, size)
+        return stored
+    loaded = load()
+    if loaded is None:
+        return None
+    stored, size = loaded
+    local_cache.set(full_key, stored, size)
+    cache.set(full_key, (stored, size), SHARED_TIMEOUT_SECONDS)
+    return stored
+
+
+def clear_local() -> None:
+    local_cache.clear()

@@ -1,0 +1,127 @@
+"""When may a cached answer about mutable data still be used? A generation number says.
+
+Recall caches two things that *can* change: which revision a slug resolves to (and whether the
+caller may read it), and verified tokens (``api.auth``). Each cached entry remembers the
+generation it was computed in and is used only while the generation is unchanged.
+
+The generation moves on
+
+* any change in this process to a skill, revision, membership, workspace or token row made
+  through the ORM (``post_save``/``post_delete`` signals), at once;
+* any committed change in any process, on any host, to those tables: statement triggers
+  (migration 0003) ``NOTIFY xmemo_recall``; each process LISTENs on its Django connection and
+  drains it without blocking (one ``poll()`` call) at the start of each lookup. PostgreSQL
+  delivers a notification when the writing transaction commits, so a cached answer outlives the
+  change by the notification's delivery time only — well under a millisecond on one network;
+* a new connection (Django reconnects after CONN_MAX_AGE, or after an error): what happened
+  while nobody listened is unknown, so everything cached before is dropped; while the LISTEN is
+  not in force ``current()`` answers None and callers do not use the caches at all.
+
+Off PostgreSQL (the embedded SQLite default) there is no LISTEN: ``current()`` is always None
+and these caches are simply not used. ``XMEMO_RECALL_CACHE=0`` turns them off everywhere.
+"""
+
+from __future__ import annotations
+
+import logging
+import select
+import threading
+from typing import Any
+
+from django.conf import settings
+from django.db import connection
+from django.db.models.signals import post_delete, post_save
+
+from ..models import ApiToken, Membership, Skill, SkillRevision, Workspace
+
+CHANNEL = "xmemo_recall"
+_CONNECTION_OK = 0  # psycopg.pq.ConnStatus.OK
+logger = logging.getLogger("skills_app.cache")
+
+
+def enabled() -> bool:
+    return connection.vendor == "postgresql" and bool(getattr(settings, "XMEMO_RECALL_CACHE", True))
+
+
+class Listener:
+    """LISTEN on the process's own Django connection, drained without blocking.
+
+    The Django connection (not a connection of its own) so that nothing outlives Django's
+    connection handling: a new connection LISTENs again and starts a new generation, and test
+    databases can be dropped. A session inside a transaction receives no notifications until the
+    transaction ends, so inside an atomic block ``current()`` answers None (no caching) — in
+    tests, whose transactions never commit, always; ``transaction=True`` tests cache.
+    """
+
+    def __init__(self) -> None:
+        self.generation = 0  # one per process: a change seen by any thread concerns all
+        self._local = threading.local()  # Django connections are per thread, so are these
+        self._lock = threading.RLock()
+
+    def bump(self, *args: Any) -> None:
+        with self._lock:
+            self.generation += 1
+
+    def current(self) -> int | None:
+        """The generation now, or None when changes elsewhere could go unnoticed."""
+        if not enabled():
+            return None
+        local = self._local
+        with self._lock:
+            try:
+                connection.ensure_connection()
+                pg = connection.connection
+                if pg is not getattr(local, "pg", None):
+                    self._attach(pg)
+                if connection.in_atomic_block:
+                    # A session in a transaction gets no notifications until it ends.
+                    return None
+                if not local.confirmed:
+                    pg.execute(f"LISTEN {CHANNEL}")
+                    local.confirmed = True
+                    # Whatever happened while nobody listened is unknown: a new generation.
+                    self.generation += 1
+                pgconn = pg.pgconn
+                if local.poller.poll(0):
+                    pgconn.consume_input()
+                    while pgconn.notifies() is not None:
+                        self.generation += 1
+                if pgconn.status != _CONNECTION_OK:
+                    raise OSError("connection lost")
+                # psycopg keeps notifications it met during queries for a notifies() reader;
+                # the handler below has counted them, so do not let them pile up.
+                backlog = getattr(pg, "_notifies_backlog", None)
+                if backlog:
+                    backlog.clear()
+            except Exception:  # any failure means: do not trust the caches
+                logger.warning("Recall cache invalidation unavailable; not caching for now")
+                local.pg = None
+                self.generation += 1
+                return None
+            return self.generation
+
+    def _attach(self, pg: Any) -> None:
+        local = self._local
+        local.pg = pg
+        local.confirmed = False
+        self.generation += 1
+        # Notifications psycopg reads while running this connection's queries.
+        pg.add_notify_handler(self.bump)
+        local.poller = select.poll()
+        local.poller.register(pg.pgconn.socket, select.POLLIN)
+
+
+listener = Listener()
+
+
+def current() -> int | None:
+    return listener.current()
+
+
+def _changed(sender: Any, **kwargs: Any) -> None:
+    listener.bump()
+
+
+for _model in (Skill, SkillRevision, Membership, Workspace, ApiToken):
+    post_save.connect(_changed, sender=_model, dispatch_uid=f"xmemo-gen-save-{_model.__name__}")
+    post_delete.connect(_changed, sender=_model, dispatch_uid=f"xmemo-gen-del-{_model.__name__}")

@@ -1,0 +1,315 @@
+"""Reads of skills, revisions, components and diffs (the JSON shapes of SPEC §7 and §10)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+
+from .. import errors
+from ..access import (
+    Actor,
+    readable_workspaces,
+    require_scope,
+    revision_for,
+    skill_for,
+    workspace_for,
+)
+from ..domain.diff import ComponentSnapshot, RevisionSnapshot, diff_snapshots
+from ..domain.paths import is_text
+from ..models import Skill, SkillComponent, SkillRevision
+from .pagination import Page, paginate
+from .recall import ComponentContent, component_content
+
+STATES = tuple(SkillRevision.State.values)
+STATUSES = tuple(Skill.Status.values)
+
+# Revision columns a list never needs (the big ones).
+_HEAVY_REVISION_FIELDS = ("instruction_body", "frontmatter")
+
+
+def _iso(value: Any) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+# --- skills -------------------------------------------------------------------------------------
+
+
+def _skill_queryset(qs: QuerySet[Skill]) -> QuerySet[Skill]:
+    deferred = ["search_body"]
+    for pointer in ("latest_revision", "published_revision"):
+        deferred += [f"{pointer}__{field}" for field in _HEAVY_REVISION_FIELDS]
+    return (
+        qs.select_related("workspace", "latest_revision", "published_revision")
+        .defer(*deferred)
+        .annotate(
+            awaiting_review=Count(
+                "revisions", filter=Q(revisions__state=SkillRevision.State.PROPOSED)
+            )
+        )
+    )
+
+
+def skill_as_dict(skill: Skill) -> dict[str, Any]:
+    latest = skill.latest_revision
+    published = skill.published_revision
+    return {
+        "skill_id": skill.skill_id,
+        "slug": skill.slug,
+        "workspace": skill.workspace.slug,
+        "scope": skill.workspace.kind,
+        "status": skill.status,
+        "name": skill.search_name or (latest.name if latest else ""),
+        "description": skill.search_description or (latest.description if latest else ""),
+        "model_invocable": skill.model_invocable,
+        "revision_count": skill.revision_count,
+        "published_revision": (
+            {"revision_id": published.revision_id, "revision_number": published.revision_number}
+            if published
+            else None
+        ),
+        "latest_revision": (
+            {
+                "revision_id": latest.revision_id,
+                "revision_number": latest.revision_number,
+                "state": latest.state,
+            }
+            if latest
+            else None
+        ),
+        "awaiting_review": getattr(skill, "awaiting_review", 0),
+        "created_at": _iso(skill.created_at),
+        "updated_at": _iso(skill.updated_at),
+    }
+
+
+def skill_list(
+    *,
+    actor: Actor,
+    workspace: str | None = None,
+    state: str | None = None,
+    status: str | None = None,
+    cursor: str | None = None,
+    limit: int = 50,
+) -> Page:
+    """Skills of every readable workspace (or one); ``state`` = has a revision in that state."""
+    require_scope(actor, "skills:read")
+    if workspace:
+        qs = Skill.objects.filter(workspace=workspace_for(actor, workspace))
+    else:
+        qs = Skill.objects.filter(workspace__in=readable_workspaces(actor))
+    if state:
+        if state not in STATES:
+            raise errors.ValidationFailed(
+                f"state must be one of {', '.join(STATES)}.", details={"field": "state"}
+            )
+        qs = qs.filter(Exists(SkillRevision.objects.filter(skill_id=OuterRef("pk"), state=state)))
+    if status:
+        if status not in STATUSES:
+            raise errors.ValidationFailed(
+                f"status must be one of {', '.join(STATUSES)}.", details={"field": "status"}
+            )
+        qs = qs.filter(status=status)
+    return paginate(
+        _skill_queryset(qs),
+        kind="skills",
+        order=[("workspace__slug", False), ("slug", False)],
+        cursor=cursor,
+        limit=limit,
+        serialize=skill_as_dict,
+    )
+
+
+def skill_detail(*, actor: Actor, skill_id: str) -> dict[str, Any]:
+    require_scope(actor, "skills:read")
+    skill = skill_for(actor, skill_id)
+    return skill_as_dict(_skill_queryset(Skill.objects.filter(pk=skill.pk)).get())
+
+
+def skill_dict_for(skill: Skill) -> dict[str, Any]:
+    """The detail shape of a skill already fetched through ``access`` (after a write)."""
+    return skill_as_dict(_skill_queryset(Skill.objects.filter(pk=skill.pk)).get())
+
+
+# --- revisions ----------------------------------------------------------------------------------
+
+
+def _revision_queryset(qs: QuerySet[SkillRevision]) -> QuerySet[SkillRevision]:
+    return qs.select_related("skill", "workspace", "parent", "author", "reviewed_by").only(
+        *[
+            f.name
+            for f in SkillRevision._meta.concrete_fields
+            if f.name not in _HEAVY_REVISION_FIELDS
+        ],
+        "skill__skill_id",
+        "skill__slug",
+        "workspace__slug",
+        "workspace__kind",
+        "parent__revision_id",
+        "author__username",
+        "reviewed_by__username",
+    )
+
+
+def revision_as_dict(rev: SkillRevision) -> dict[str, Any]:
+    return {
+        "revision_id": rev.revision_id,
+        "skill_id": rev.skill.skill_id,
+        "slug": rev.skill.slug,
+        "workspace": rev.workspace.slug,
+        "revision_number": rev.revision_number,
+        "state": rev.state,
+        "name": rev.name,
+        "description": rev.description,
+        "canonical_hash": rev.canonical_hash,
+        "parent_revision_id": rev.parent.revision_id if rev.parent else None,
+        "author": rev.author.get_username() if rev.author else None,
+        "message": rev.message,
+        "source": rev.source,
+        "source_ref": rev.source_ref,
+        "created_at": _iso(rev.created_at),
+        "state_changed_at": _iso(rev.state_changed_at),
+        "reviewed_by": rev.reviewed_by.get_username() if rev.reviewed_by else None,
+        "reviewed_at": _iso(rev.reviewed_at),
+        "review_comment": rev.review_comment,
+    }
+
+
+def revision_list(
+    *,
+    actor: Actor,
+    skill_id: str,
+    state: str | None = None,
+    cursor: str | None = None,
+    limit: int = 50,
+) -> Page:
+    require_scope(actor, "skills:read")
+    skill = skill_for(actor, skill_id)
+    qs = SkillRevision.objects.filter(skill=skill)
+    if state:
+        if state not in STATES:
+            raise errors.ValidationFailed(
+                f"state must be one of {', '.join(STATES)}.", details={"field": "state"}
+            )
+        qs = qs.filter(state=state)
+    return paginate(
+        _revision_queryset(qs),
+        kind=f"revisions:{skill.skill_id}",
+        order=[("revision_number", True)],
+        cursor=cursor,
+        limit=limit,
+        serialize=revision_as_dict,
+    )
+
+
+def revision_dict_for(revision: SkillRevision) -> dict[str, Any]:
+    """The detail shape (body, frontmatter and manifest) of a revision already fetched."""
+    rev = (
+        SkillRevision.objects.select_related(
+            "skill", "workspace", "parent", "author", "reviewed_by"
+        )
+        .filter(pk=revision.pk)
+        .get()
+    )
+    data = revision_as_dict(rev)
+    data["frontmatter"] = rev.frontmatter
+    data["instruction_body"] = rev.instruction_body
+    data["components"] = [
+        {
+            "logical_path": path,
+            "type": ctype,
+            "content_hash": sha,
+            "size": size,
+            "media_type": media_type,
+        }
+        for path, ctype, sha, size, media_type in SkillComponent.objects.filter(revision=rev)
+        .order_by("logical_path")
+        .values_list("logical_path", "type", "content_hash", "size", "media_type")
+    ]
+    return data
+
+
+def revision_detail(*, actor: Actor, revision_id: str) -> dict[str, Any]:
+    require_scope(actor, "skills:read")
+    return revision_dict_for(revision_for(actor, revision_id))
+
+
+def component_file(*, actor: Actor, revision_id: str, logical_path: str) -> ComponentContent:
+    """One component's bytes and metadata (``GET …/components/{path}``)."""
+    require_scope(actor, "skills:read")
+    revision = revision_for(actor, revision_id)
+    component = component_content(revision.revision_id, revision.pk, logical_path)
+    if component is None:
+        raise errors.NotFound(
+            f"Revision '{revision_id}' has no component '{logical_path}'.",
+            details={"revision_id": revision_id, "logical_path": logical_path},
+        )
+    return component
+
+
+# --- diff (SPEC §10) ----------------------------------------------------------------------------
+
+
+def _snapshot(revision: SkillRevision) -> RevisionSnapshot:
+    components = {}
+    for path, ctype, sha, size, data in SkillComponent.objects.filter(
+        revision=revision
+    ).values_list("logical_path", "type", "content_hash", "size", "blob__data"):
+        raw = bytes(data)
+        components[path] = ComponentSnapshot(
+            type=ctype, sha256=sha, size=size, text=raw.decode("utf-8") if is_text(raw) else None
+        )
+    return RevisionSnapshot(
+        revision_id=revision.revision_id,
+        revision_number=revision.revision_number,
+        name=revision.name,
+        description=revision.description,
+        frontmatter=revision.frontmatter,
+        instruction_body=revision.instruction_body,
+        components=components,
+    )
+
+
+def skill_diff(
+    *, actor: Actor, skill_id: str, from_revision_id: str | None, to_revision_id: str | None
+) -> dict[str, Any]:
+    """Word-level diff between two revisions of one skill.
+
+    ``to`` defaults to the latest revision; ``from`` to the published one (what agents get
+    now), or, when ``to`` is the published one or there is none, to ``to``'s parent.
+    """
+    require_scope(actor, "skills:read")
+    skill = skill_for(actor, skill_id)
+    revisions = SkillRevision.objects.filter(skill=skill)
+
+    def pick(revision_id: str, field: str) -> SkillRevision:
+        found = revisions.filter(revision_id=revision_id).first()
+        if found is None:
+            raise errors.NotFound(
+                f"Revision '{revision_id}' is not a revision of skill '{skill.skill_id}'.",
+                details={"field": field, "revision_id": revision_id, "skill_id": skill.skill_id},
+            )
+        return found
+
+    if to_revision_id:
+        new = pick(to_revision_id, "to")
+    else:
+        latest = revisions.order_by("-revision_number").first()
+        if latest is None:
+            raise errors.NotFound("The skill has no revisions.", details={"skill_id": skill_id})
+        new = latest
+    if from_revision_id:
+        old = pick(from_revision_id, "from")
+    else:
+        published = skill.published_revision_id
+        if published is not None and published != new.pk:
+            old = revisions.get(pk=published)
+        elif new.parent_id is not None and revisions.filter(pk=new.parent_id).exists():
+            old = revisions.get(pk=new.parent_id)
+        else:
+            raise errors.ValidationFailed(
+                "Nothing to compare with: give 'from' (a revision_id of this skill).",
+                details={"field": "from"},
+            )
+    result = diff_snapshots(_snapshot(old), _snapshot(new))
+    return {"skill_id": skill.skill_id, **result}

@@ -1,0 +1,146 @@
+"""The recall caches of mutable facts (resolutions, verified tokens) follow every committed
+change, in this process and in any other, on PostgreSQL (LISTEN/NOTIFY, migration 0003)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from skills_app import errors
+from skills_app.access import Actor
+from skills_app.api.auth import clear_token_cache
+from skills_app.selectors import invalidation
+from skills_app.selectors.cache import clear_local
+from skills_app.selectors.recall import clear_resolutions, recall_root
+from tests.factories import build_env, make_token, publish
+from tests.support import require_service
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def _postgresql_and_clean_caches() -> Iterator[None]:
+    require_service("PostgreSQL", connection.vendor == "postgresql", "set DATABASE_URL")
+    clear_resolutions()
+    clear_local()
+    clear_token_cache()
+    yield
+    clear_resolutions()
+
+
+def _elsewhere(sql: str, params: list[Any]) -> None:
+    """Another process: its own connection, its own committed transaction, no Django signals."""
+    settings = {
+        key: value
+        for key, value in connection.get_connection_params().items()
+        if key not in ("cursor_factory", "context", "prepare_threshold")
+    }
+    with psycopg.connect(**settings, autocommit=True) as other:
+        other.execute(sql, params)
+
+
+def _eventually(check: Callable[[], bool], seconds: float = 2.0) -> float:
+    started = time.monotonic()
+    while time.monotonic() - started < seconds:
+        if check():
+            return time.monotonic() - started
+        time.sleep(0.005)
+    raise AssertionError("the change never showed")
+
+
+def test_resolutions_are_cached_and_follow_commits_elsewhere() -> None:
+    env = build_env()
+    rev = publish(env.owner, env.personal, instruction_body="v1").revision
+    actor = Actor(user=env.owner, via="api")
+    assert invalidation.current() is not None
+    assert recall_root(actor=actor, slug="deploy")["data"]["revision_id"] == rev.revision_id
+    with CaptureQueriesContext(connection) as ctx:
+        again = recall_root(actor=actor, slug="deploy")
+    assert again["data"]["revision_id"] == rev.revision_id
+    assert len(ctx.captured_queries) == 0, ctx.captured_queries  # resolution and content cached
+    _elsewhere("UPDATE skills_app_skill SET status = 'archived' WHERE id = %s", [rev.skill_id])
+
+    def gone() -> bool:
+        try:
+            recall_root(actor=actor, slug="deploy")
+        except errors.NotFound:
+            return True
+        return False
+
+    assert _eventually(gone) < 1.0
+
+
+def test_a_membership_removed_elsewhere_ends_access_at_once() -> None:
+    env = build_env()
+    publish(env.member, env.team, slug="team-skill")
+    actor = Actor(user=env.member2, via="api")
+    recall_root(actor=actor, slug="team-skill")
+    _elsewhere(
+        "DELETE FROM skills_app_membership WHERE workspace_id = %s AND user_id = %s",
+        [env.team.pk, env.member2.pk],
+    )
+
+    def denied() -> bool:
+        try:
+            recall_root(actor=actor, slug="team-skill")
+        except errors.NotFound:
+            return True
+        return False
+
+    assert _eventually(denied) < 1.0
+
+
+def test_changes_in_this_process_show_at_once() -> None:
+    env = build_env()
+    publish(env.owner, env.personal, instruction_body="v1")
+    actor = Actor(user=env.owner, via="api")
+    recall_root(actor=actor, slug="deploy")
+    newer = publish(env.owner, env.personal, instruction_body="v2").revision
+    data = recall_root(actor=actor, slug="deploy")["data"]
+    assert (data["revision_id"], data["instruction_body"]) == (newer.revision_id, "v2")
+
+
+def test_a_token_revoked_elsewhere_stops_at_once(settings: Any) -> None:
+    settings.XMEMO_AUTH_CACHE_SECONDS = 3600  # the notification, not the TTL, must do it
+    env = build_env()
+    token, secret = make_token(env.owner)
+    client = Client()
+    auth = {"Authorization": f"Bearer {secret}"}
+    assert client.get("/v1/workspaces", headers=auth).status_code == 200
+    _elsewhere("UPDATE skills_app_apitoken SET revoked_at = now() WHERE id = %s", [token.pk])
+    took = _eventually(lambda: client.get("/v1/workspaces", headers=auth).status_code == 401)
+    assert took < 1.0
+
+
+def test_no_caching_inside_a_transaction() -> None:
+    from django.db import transaction
+
+    build_env()
+    with transaction.atomic():
+        assert invalidation.current() is None
+    assert invalidation.current() is not None
+
+
+def test_pinned_reads_are_cached_and_follow_state_changes_elsewhere() -> None:
+    env = build_env()
+    rev = publish(env.owner, env.personal).revision
+    actor = Actor(user=env.owner, via="api")
+    pinned = recall_root(actor=actor, slug="deploy", revision_id=rev.revision_id)
+    assert pinned["data"]["state"] == "published"
+    with CaptureQueriesContext(connection) as ctx:
+        recall_root(actor=actor, slug="deploy", revision_id=rev.revision_id)
+    assert len(ctx.captured_queries) == 0
+    _elsewhere("UPDATE skills_app_skillrevision SET state = 'deprecated' WHERE id = %s", [rev.pk])
+
+    def deprecated() -> bool:
+        data = recall_root(actor=actor, slug="deploy", revision_id=rev.revision_id)["data"]
+        return bool(data["state"] == "deprecated")
+
+    assert _eventually(deprecated) < 1.0
