@@ -212,7 +212,7 @@ def test_missing_fields_name_the_field(env: Env, api_for: ApiFactory) -> None:
     response = api_for(env.owner).post(SAVE, payload)
     assert response.status_code == 400
     assert error_code(response) == "VALIDATION_ERROR"
-    assert "name" in response.json()["error"]["details"]["fields"]
+    assert response.json()["error"]["details"]["field"] == "name"
     assert "name" in response.json()["error"]["message"]
 
 

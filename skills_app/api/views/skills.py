@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
-from typing import Any
 from urllib.parse import quote
 
 from django.http import HttpResponse
@@ -14,11 +11,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from ... import errors
-from ...access import revision_for, skill_for, workspace_for
-from ...domain.bundle import ComponentData, SkillBundle
+from ...access import revision_for, skill_for
 from ...domain.lifecycle import REVISION_ACTIONS
-from ...domain.paths import guess_media_type
-from ...models import SkillRevision
 from ...selectors.skills import (
     STATES,
     STATUSES,
@@ -31,11 +25,11 @@ from ...selectors.skills import (
     skill_diff,
     skill_list,
 )
+from ...services.save_payload import save_from_payload
 from ...services.skills import (
     revision_restore,
     revision_transition,
     skill_delete,
-    skill_save,
     skill_set_status,
 )
 from ..serializers import (
@@ -56,42 +50,6 @@ PAGE_PARAMS = [
 ]
 
 
-def _bundle(data: dict[str, Any]) -> SkillBundle:
-    """The save input as the neutral bundle ``services.skills`` consumes."""
-    components: tuple[ComponentData, ...] | None = None
-    if data.get("components") is not None:
-        parts = []
-        for index, item in enumerate(data["components"]):
-            if item["encoding"] == "base64":
-                try:
-                    content = base64.b64decode(item["content"], validate=True)
-                except (binascii.Error, ValueError) as exc:
-                    raise errors.ValidationFailed(
-                        f"Component {item['logical_path']!r}: content is not valid base64.",
-                        details={"field": f"components[{index}].content"},
-                    ) from exc
-            else:
-                content = item["content"].encode("utf-8", "surrogatepass")
-            parts.append(
-                ComponentData(
-                    logical_path=item["logical_path"],
-                    type=item["type"],
-                    content=content,
-                    media_type=guess_media_type(item["logical_path"], content),
-                )
-            )
-        components = tuple(parts)
-    return SkillBundle(
-        name=data["name"],
-        description=data["description"],
-        instruction_body=data["instruction_body"],
-        frontmatter=data["frontmatter"],
-        components=components,
-        slug=data["slug"],
-        source=SkillRevision.Source.API,
-    )
-
-
 class SaveView(ApiView):
     @extend_schema(
         operation_id="skills_save",
@@ -101,27 +59,9 @@ class SaveView(ApiView):
         tags=["skills"],
     )
     def post(self, request: Request) -> Response:
-        data = self.validated(SaveIn)
-        actor = self.actor
-        result = skill_save(
-            actor=actor,
-            workspace=workspace_for(actor, data["workspace"]),
-            slug=data["slug"],
-            bundle=_bundle(data),
-            intent=data["intent"],
-            base_revision_id=data["base_revision_id"] or None,
-            message=data["message"],
-        )
-        rev = result.revision
-        answer = {
-            "skill_id": rev.skill.skill_id,
-            "revision_id": rev.revision_id,
-            "revision_number": rev.revision_number,
-            "state": rev.state,
-            "canonical_hash": rev.canonical_hash,
-            "created": result.created,
-        }
-        return Response(answer, status=201 if result.created else 200)
+        # SaveIn documents the body; the checks themselves are the MCP tool's too.
+        answer = save_from_payload(actor=self.actor, payload=request.data)
+        return Response(answer, status=201 if answer["created"] else 200)
 
 
 class SkillListView(ApiView):
