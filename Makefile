@@ -48,8 +48,12 @@ serve-mcp: install
 worker: install
 	$(VENV)/bin/celery -A xmemo worker --loglevel INFO --concurrency 2 -Q xmemo
 
+BENCH_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/xmemo_bench
+
+## Benchmarks (PostgreSQL): recall through gunicorn vs a bare view, then import/export jobs.
 bench: install
-	$(PY) -m bench
+	BENCH_DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) -m bench
+	DATABASE_URL=$(BENCH_DATABASE_URL) SECRET_KEY=bench-only $(PY) -m bench.import_export
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
