@@ -165,27 +165,37 @@ def test_import_needs_write_scope(env: Env, api_for: ApiFactory) -> None:
     assert (response.status_code, error_code(response)) == (403, "PERMISSION_DENIED")
 
 
+SHELL_SCRIPT = b'#!/bin/sh\nread -r line\nprintf \'{"shell": %s}\' "$line"\n'
+PYTHON_SCRIPT = b"import json,sys\nprint(json.dumps({'got': json.load(sys.stdin)}))\n"
+
+
+@pytest.mark.parametrize(
+    ("path", "script", "expected"),
+    [
+        ("scripts/echo.py", PYTHON_SCRIPT, {"got": {"x": 1}}),
+        ("scripts/echo.sh", SHELL_SCRIPT, {"shell": {"x": 1}}),
+    ],
+)
 def test_execute_through_the_api(
-    env: Env, api_for: ApiFactory, bwrap: str, now: Callable[..., Any]
+    env: Env,
+    api_for: ApiFactory,
+    bwrap: str,
+    now: Callable[..., Any],
+    path: str,
+    script: bytes,
+    expected: dict[str, Any],
 ) -> None:
-    script = b"import json,sys\nprint(json.dumps({'got': json.load(sys.stdin)}))\n"
     rev = save(
-        env.owner,
-        env.personal,
-        components=(ComponentData("scripts/echo.py", "script", script, "text/x-python"),),
+        env.owner, env.personal, components=(ComponentData(path, "script", script),)
     ).revision
     api = api_for(env.owner)
     started = now(
-        api.post,
-        f"/v1/revisions/{rev.revision_id}/execute",
-        {"resource": "scripts/echo.py", "args": {"x": 1}},
+        api.post, f"/v1/revisions/{rev.revision_id}/execute", {"resource": path, "args": {"x": 1}}
     )
     assert started.status_code == 202, started.content
     job = api.get(f"/v1/jobs/{started.json()['job_id']}").json()
     assert job["state"] == "succeeded", job
-    assert job["result"]["output"] == {"got": {"x": 1}}
+    assert job["result"]["output"] == expected
     no_scope = api_for(env.owner, scopes=["skills:read", "skills:write"])
-    refused = no_scope.post(
-        f"/v1/revisions/{rev.revision_id}/execute", {"resource": "scripts/echo.py"}
-    )
+    refused = no_scope.post(f"/v1/revisions/{rev.revision_id}/execute", {"resource": path})
     assert (refused.status_code, error_code(refused)) == (403, "PERMISSION_DENIED")

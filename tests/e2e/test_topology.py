@@ -74,3 +74,31 @@ def test_jobs_run_on_a_real_worker_behind_gunicorn(tmp_path: Path, bwrap: str) -
             (tmp_path / "worker.log").read_text()[-2000:],
         )
         assert [e["path"] for e in result["result"]["output"]["entries"]] == ["/skill/lib"]
+
+        # A script that never ends is killed at its timeout; the worker takes the next job.
+        looping = api.post(
+            "/v1/skills/save",
+            json={
+                "workspace": "e2e-owner",
+                "slug": "spinner",
+                "name": "Spinner",
+                "description": "Never finishes.",
+                "instruction_body": "Do not run this.",
+                "frontmatter": {"timeout_seconds": 1},
+                "components": [
+                    {"logical_path": "spin.py", "type": "script", "content": "while True: pass\n"}
+                ],
+            },
+        ).json()
+        spun = api.post(
+            f"/v1/revisions/{looping['revision_id']}/execute", json={"resource": "spin.py"}
+        )
+        failed = poll_job(api, spun.json()["job_id"])
+        assert failed["state"] == "failed"
+        assert failed["error"]["code"] == "SCRIPT_FAILED"
+        assert failed["error"]["details"]["reason"] == "TIMEOUT"
+        again = api.post(
+            f"/v1/revisions/{revision_id}/execute",
+            json={"resource": "du.py", "args": {"path": "/"}},
+        )
+        assert poll_job(api, again.json()["job_id"])["state"] == "succeeded"
