@@ -36,6 +36,7 @@ logger = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 3
 STALE_AFTER = timedelta(minutes=15)
+QUEUED_STALE_AFTER = timedelta(hours=1)
 MAX_UPLOAD_BYTES = 16 * 1024 * 1024
 
 
@@ -193,13 +194,18 @@ def _finish(
 
 
 def job_fail_stale(job: Job) -> Job:
-    """Mark a job whose worker vanished as failed, so nobody polls it forever."""
-    if (
-        job.state == Job.State.RUNNING
-        and job.started_at
-        and timezone.now() - job.started_at > STALE_AFTER
-    ):
-        _finish(job, error=errors.JobFailed("The worker running this job stopped; start it again."))
+    """Mark a job whose worker vanished (or that was never picked up) as failed, so nobody
+    polls it forever."""
+    now = timezone.now()
+    lost = job.state == Job.State.RUNNING and job.started_at and now - job.started_at > STALE_AFTER
+    never_taken = job.state == Job.State.QUEUED and now - job.created_at > QUEUED_STALE_AFTER
+    if lost or never_taken:
+        message = (
+            "The worker running this job stopped; start it again."
+            if lost
+            else "No worker picked this job up; check that the workers are running."
+        )
+        _finish(job, error=errors.JobFailed(message))
         job.refresh_from_db()
     return job
 

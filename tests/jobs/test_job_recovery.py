@@ -84,3 +84,14 @@ def test_a_stale_running_job_is_failed_when_polled(env: Env) -> None:
     Job.objects.filter(pk=fresh.pk).update(state="running", started_at=timezone.now())
     fresh.refresh_from_db()
     assert jobs.job_fail_stale(fresh).state == "running"
+
+
+def test_a_job_no_worker_took_is_failed_when_polled(env: Env) -> None:
+    job = _queued_import(env)
+    assert jobs.job_fail_stale(job).state == "queued"
+    long_ago = timezone.now() - jobs.QUEUED_STALE_AFTER - timedelta(seconds=1)
+    Job.objects.filter(pk=job.pk).update(created_at=long_ago)
+    job.refresh_from_db()
+    failed = jobs.job_fail_stale(job)
+    assert failed.state == "failed"
+    assert "No worker" in failed.error["message"]
