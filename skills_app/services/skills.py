@@ -7,8 +7,8 @@ published revision. The database constraints and triggers back each rule up.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg
@@ -61,10 +61,6 @@ def _lock_or_create_skill(workspace: Workspace, slug: str) -> tuple[Skill, bool]
 
 def _component_rows(revision: SkillRevision) -> list[SkillComponent]:
     return list(SkillComponent.objects.filter(revision=revision).select_related("blob"))
-
-
-def _hash_input(components: Iterable[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
-    return [(path, ctype, sha) for path, ctype, sha in components]
 
 
 def _store_blobs(components: Sequence[ComponentData]) -> dict[str, Blob]:
@@ -268,7 +264,7 @@ def _save_locked(
         description=bundle.description,
         frontmatter=bundle.frontmatter,
         instruction_body=bundle.instruction_body,
-        components=_hash_input(hash_rows),
+        components=hash_rows,
     )
     if latest is not None and latest.canonical_hash == digest:
         if intent == "publish":
@@ -443,7 +439,7 @@ def revision_restore(*, actor: Actor, revision: SkillRevision, message: str = ""
             actor=actor,
             skill=skill,
             latest=latest,
-            bundle=replace(bundle),
+            bundle=bundle,
             target_state=target_state,
             intent="publish",
             message=message or f"Restore revision {revision.revision_number}",
