@@ -61,7 +61,7 @@ _ZIP_DATE_TIME = (1980, 1, 1, 0, 0, 0)
 _UNIX = 3
 _FILE_MODE = 0o100644
 _SCRIPT_MODE = 0o100755
-_DEFLATE_LEVEL = 9
+_DEFLATE_LEVEL = 6  # zlib default: level 9 took ~2x the time for 0-1.3 % smaller capsules
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
