@@ -29,17 +29,8 @@ from .contract import tool_spec
 ToolBody = Callable[[Actor, dict[str, Any]], dict[str, Any]]
 
 
-# As ``GET /v1/recall`` reads its query string: an empty optional id means "not given".
-_EMPTY_MEANS_ABSENT = ("workspace", "revision_id")
-
-
 def _recall(actor: Actor, arguments: dict[str, Any]) -> dict[str, Any]:
-    given = {
-        name: value
-        for name, value in arguments.items()
-        if not (name in _EMPTY_MEANS_ABSENT and value == "")
-    }
-    return recall(actor=actor, **given)
+    return recall(actor=actor, **arguments)
 
 
 def _save(actor: Actor, arguments: dict[str, Any]) -> dict[str, Any]:

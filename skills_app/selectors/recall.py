@@ -138,6 +138,9 @@ def _route(
     encode: bool,
 ) -> dict[str, Any] | Encoded:
     require_scope(actor, "skills:read")
+    # An empty optional parameter means "not given", as ``?workspace=`` does in a query string;
+    # REST and MCP both rely on this one rule.
+    workspace, revision_id, fallback = workspace or None, revision_id or None, fallback or None
     if resource is not None:
         if not revision_id:
             raise errors.RevisionIdRequired(

@@ -200,6 +200,16 @@ def test_qualified_slug_and_workspace_parameter(env: Env, api_for: ApiFactory) -
     assert error_code(clash) == "VALIDATION_ERROR"
 
 
+def test_empty_optional_parameters_mean_not_given(env: Env, api_for: ApiFactory) -> None:
+    rev = publish(env.owner, env.personal).revision
+    answer = api_for(env.owner).get(
+        RECALL, {"slug": "deploy", "workspace": "", "revision_id": "", "fallback": ""}
+    )
+    assert answer.status_code == 200, answer.content
+    assert answer.json()["data"]["revision_id"] == rev.revision_id
+    assert answer.json()["data"]["resolved_by"] == "published"
+
+
 def test_bare_slug_in_two_workspaces_is_ambiguous(env: Env, api_for: ApiFactory) -> None:
     a = publish(env.owner, env.personal).revision
     b = publish(env.owner, env.team).revision

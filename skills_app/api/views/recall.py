@@ -52,9 +52,6 @@ def _params(request: HttpRequest) -> dict[str, Any]:
                 details={"field": name},
             )
         values[name] = value
-    for name in ("workspace", "revision_id", "fallback"):
-        if values.get(name) == "":
-            del values[name]
     if "limit" in values:
         try:
             values["limit"] = int(values["limit"])
