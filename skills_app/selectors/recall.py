@@ -23,7 +23,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypedDict, TypeVar, Unpack
 
 from .. import errors
 from ..access import Actor, readable_workspace_sql, require_scope, workspace_for
@@ -61,61 +61,30 @@ class Encoded(NamedTuple):
     etag: str | None
 
 
-def recall(
-    *,
-    actor: Actor,
-    query: str | None = None,
-    slug: str | None = None,
-    workspace: str | None = None,
-    revision_id: str | None = None,
-    resource: str | None = None,
-    arguments: str | None = None,
-    fallback: str | None = None,
-    limit: int | None = None,
-) -> dict[str, Any]:
+class RecallArgs(TypedDict, total=False):
+    """The arguments of ``recall_cloud_skill`` and ``GET /v1/recall`` (SPEC §5)."""
+
+    query: str | None
+    slug: str | None
+    workspace: str | None
+    revision_id: str | None
+    resource: str | None
+    arguments: str | None
+    fallback: str | None
+    limit: int | None
+
+
+def recall(*, actor: Actor, **args: Unpack[RecallArgs]) -> dict[str, Any]:
     """Pick the level from the arguments given, exactly as ``recall_cloud_skill`` does."""
-    answer = _route(
-        actor=actor,
-        query=query,
-        slug=slug,
-        workspace=workspace,
-        revision_id=revision_id,
-        resource=resource,
-        arguments=arguments,
-        fallback=fallback,
-        limit=limit,
-        encode=False,
-    )
+    answer = _route(actor=actor, encode=False, **args)
     assert isinstance(answer, dict)
     return answer
 
 
-def recall_encoded(
-    *,
-    actor: Actor,
-    query: str | None = None,
-    slug: str | None = None,
-    workspace: str | None = None,
-    revision_id: str | None = None,
-    resource: str | None = None,
-    arguments: str | None = None,
-    fallback: str | None = None,
-    limit: int | None = None,
-) -> Encoded:
+def recall_encoded(*, actor: Actor, **args: Unpack[RecallArgs]) -> Encoded:
     """``recall`` as JSON bytes plus its ETag — for REST, where the bytes of an immutable
     answer come from a cache instead of being encoded again on every request."""
-    answer = _route(
-        actor=actor,
-        query=query,
-        slug=slug,
-        workspace=workspace,
-        revision_id=revision_id,
-        resource=resource,
-        arguments=arguments,
-        fallback=fallback,
-        limit=limit,
-        encode=True,
-    )
+    answer = _route(actor=actor, encode=True, **args)
     assert isinstance(answer, Encoded)
     return answer
 
@@ -127,15 +96,15 @@ def encode_json(document: Any) -> bytes:
 def _route(
     *,
     actor: Actor,
-    query: str | None,
-    slug: str | None,
-    workspace: str | None,
-    revision_id: str | None,
-    resource: str | None,
-    arguments: str | None,
-    fallback: str | None,
-    limit: int | None,
     encode: bool,
+    query: str | None = None,
+    slug: str | None = None,
+    workspace: str | None = None,
+    revision_id: str | None = None,
+    resource: str | None = None,
+    arguments: str | None = None,
+    fallback: str | None = None,
+    limit: int | None = None,
 ) -> dict[str, Any] | Encoded:
     require_scope(actor, "skills:read")
     # An empty optional parameter means "not given", as ``?workspace=`` does in a query string;
@@ -209,30 +178,6 @@ def recall_search(
     scope_ws = workspace_for(actor, workspace) if workspace else None
     results = search_skills(actor=actor, text=text, workspace=scope_ws, limit=limit)
     return {"kind": "search", "data": {"results": results}}
-
-
-def recall_root(
-    *,
-    actor: Actor,
-    slug: str,
-    workspace: str | None = None,
-    revision_id: str | None = None,
-    arguments: str | None = None,
-    fallback: str = "latest",
-) -> dict[str, Any]:
-    """Level 1: the instructions of one revision and the listing of its resources."""
-    require_scope(actor, "skills:read")
-    answer = _root(
-        actor=actor,
-        slug=slug,
-        workspace=workspace,
-        revision_id=revision_id,
-        arguments=arguments,
-        fallback=fallback,
-        encode=False,
-    )
-    assert isinstance(answer, dict)
-    return answer
 
 
 def _root(
@@ -333,28 +278,6 @@ def _root_etag(canonical_hash: str, target: _Target, arguments: str | None) -> s
         extra = "\x00".join((arguments, target.revision_id, target.workspace))
         tag += "-" + hashlib.sha256(extra.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     return f'"{tag}"'
-
-
-def recall_resource(
-    *,
-    actor: Actor,
-    revision_id: str | None,
-    resource: str,
-    slug: str | None = None,
-    workspace: str | None = None,
-) -> dict[str, Any]:
-    """Level 2: one component of exactly the pinned revision (never a newer one)."""
-    require_scope(actor, "skills:read")
-    answer = _resource(
-        actor=actor,
-        revision_id=revision_id,
-        resource=resource,
-        slug=slug,
-        workspace=workspace,
-        encode=False,
-    )
-    assert isinstance(answer, dict)
-    return answer
 
 
 def _resource(

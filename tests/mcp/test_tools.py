@@ -3,7 +3,6 @@ the ASGI mount."""
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 import anyio
@@ -18,7 +17,7 @@ from skills_app.mcp.contract import contract, tool_spec
 from skills_app.mcp.http import McpMount, transport_security
 from skills_app.mcp.tools import SERVED_TOOLS, tool_run
 from skills_app.models import SkillRevision
-from skills_app.selectors.recall import recall
+from skills_app.selectors.recall import RecallArgs, recall
 from skills_app.services.save_payload import OPTIONAL_FIELDS, REQUIRED_TEXT
 from tests.factories import Env, make_token, publish
 
@@ -35,7 +34,7 @@ def _refusal(actor: Actor, name: str, arguments: dict[str, Any]) -> dict[str, An
 
 
 def test_the_input_schemas_match_what_the_shared_functions_take() -> None:
-    recall_params = set(inspect.signature(recall).parameters) - {"actor"}
+    recall_params = set(RecallArgs.__annotations__)
     assert set(tool_spec("recall_cloud_skill")["input_schema"]["properties"]) == recall_params
     save_schema = tool_spec("save_cloud_skill")["input_schema"]
     assert set(save_schema["properties"]) == set(REQUIRED_TEXT + OPTIONAL_FIELDS)

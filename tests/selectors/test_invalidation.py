@@ -18,7 +18,7 @@ from skills_app.access import Actor
 from skills_app.api.auth import clear_token_cache
 from skills_app.selectors import invalidation
 from skills_app.selectors.cache import clear_local
-from skills_app.selectors.recall import clear_resolutions, recall_root
+from skills_app.selectors.recall import clear_resolutions, recall
 from tests.factories import build_env, make_token, publish
 from tests.support import require_service
 
@@ -60,16 +60,16 @@ def test_resolutions_are_cached_and_follow_commits_elsewhere() -> None:
     rev = publish(env.owner, env.personal, instruction_body="v1").revision
     actor = Actor(user=env.owner, via="api")
     assert invalidation.current() is not None
-    assert recall_root(actor=actor, slug="deploy")["data"]["revision_id"] == rev.revision_id
+    assert recall(actor=actor, slug="deploy")["data"]["revision_id"] == rev.revision_id
     with CaptureQueriesContext(connection) as ctx:
-        again = recall_root(actor=actor, slug="deploy")
+        again = recall(actor=actor, slug="deploy")
     assert again["data"]["revision_id"] == rev.revision_id
     assert len(ctx.captured_queries) == 0, ctx.captured_queries  # resolution and content cached
     _elsewhere("UPDATE skills_app_skill SET status = 'archived' WHERE id = %s", [rev.skill_id])
 
     def gone() -> bool:
         try:
-            recall_root(actor=actor, slug="deploy")
+            recall(actor=actor, slug="deploy")
         except errors.NotFound:
             return True
         return False
@@ -81,7 +81,7 @@ def test_a_membership_removed_elsewhere_ends_access_at_once() -> None:
     env = build_env()
     publish(env.member, env.team, slug="team-skill")
     actor = Actor(user=env.member2, via="api")
-    recall_root(actor=actor, slug="team-skill")
+    recall(actor=actor, slug="team-skill")
     _elsewhere(
         "DELETE FROM skills_app_membership WHERE workspace_id = %s AND user_id = %s",
         [env.team.pk, env.member2.pk],
@@ -89,7 +89,7 @@ def test_a_membership_removed_elsewhere_ends_access_at_once() -> None:
 
     def denied() -> bool:
         try:
-            recall_root(actor=actor, slug="team-skill")
+            recall(actor=actor, slug="team-skill")
         except errors.NotFound:
             return True
         return False
@@ -101,9 +101,9 @@ def test_changes_in_this_process_show_at_once() -> None:
     env = build_env()
     publish(env.owner, env.personal, instruction_body="v1")
     actor = Actor(user=env.owner, via="api")
-    recall_root(actor=actor, slug="deploy")
+    recall(actor=actor, slug="deploy")
     newer = publish(env.owner, env.personal, instruction_body="v2").revision
-    data = recall_root(actor=actor, slug="deploy")["data"]
+    data = recall(actor=actor, slug="deploy")["data"]
     assert (data["revision_id"], data["instruction_body"]) == (newer.revision_id, "v2")
 
 
@@ -132,15 +132,15 @@ def test_pinned_reads_are_cached_and_follow_state_changes_elsewhere() -> None:
     env = build_env()
     rev = publish(env.owner, env.personal).revision
     actor = Actor(user=env.owner, via="api")
-    pinned = recall_root(actor=actor, slug="deploy", revision_id=rev.revision_id)
+    pinned = recall(actor=actor, slug="deploy", revision_id=rev.revision_id)
     assert pinned["data"]["state"] == "published"
     with CaptureQueriesContext(connection) as ctx:
-        recall_root(actor=actor, slug="deploy", revision_id=rev.revision_id)
+        recall(actor=actor, slug="deploy", revision_id=rev.revision_id)
     assert len(ctx.captured_queries) == 0
     _elsewhere("UPDATE skills_app_skillrevision SET state = 'deprecated' WHERE id = %s", [rev.pk])
 
     def deprecated() -> bool:
-        data = recall_root(actor=actor, slug="deploy", revision_id=rev.revision_id)["data"]
+        data = recall(actor=actor, slug="deploy", revision_id=rev.revision_id)["data"]
         return bool(data["state"] == "deprecated")
 
     assert _eventually(deprecated) < 1.0
