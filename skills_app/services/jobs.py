@@ -27,6 +27,7 @@ from ..domain.bundle import SkillBundle
 from ..domain.limits import slug_from_name, validate_slug
 from ..models import Job, Skill, SkillRevision, Workspace
 from ..sandbox import DEFAULT_SCRIPT_CLASS, check_execution_allowed, resolve_timeout, run_script
+from ..selectors.secrets import script_environment
 from ..sources import archive, skilljson, skillmd, url
 from ..tasks import run_job
 from .audit import audit_record
@@ -397,6 +398,7 @@ def _run_execute(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]
         entry=params["resource"],
         args=params.get("args") or {},
         env_allow=env_allow,
+        env_source=script_environment(workspace=revision.workspace, names=env_allow),
         timeout_seconds=resolve_timeout(
             frontmatter.get("timeout_seconds"), settings.XMEMO_SANDBOX_MAX_TIMEOUT
         ),
