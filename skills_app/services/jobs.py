@@ -23,6 +23,7 @@ from django.utils import timezone
 from .. import capsule, errors
 from ..access import ADMIN_ROLES, Actor, require_role, require_scope
 from ..capsule import CapsuleComponent, CapsuleRevision
+from ..domain.arguments import arguments_check
 from ..domain.bundle import SkillBundle
 from ..domain.limits import slug_from_name, validate_slug
 from ..models import Job, Skill, SkillRevision, Workspace
@@ -157,6 +158,16 @@ def execute_start(
     )
     if not isinstance(args, dict):
         raise errors.ValidationFailed("args must be a JSON object.", details={"field": "args"})
+    schema = (revision.frontmatter or {}).get("schema")
+    if isinstance(schema, dict):
+        # Checked here, before the job exists, so bad args never reach a queue or a sandbox.
+        arguments_check(
+            schema,
+            args,
+            against="the script's schema",
+            prefix="args",
+            schema_field="frontmatter.schema",
+        )
     return _new_job(
         actor=actor,
         workspace=revision.workspace,

@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from skills_app.domain.bundle import ComponentData
 from skills_app.models import Job, SkillRevision
 from tests.api.conftest import Api, ApiFactory, error_code
-from tests.factories import Env
+from tests.factories import Env, save
 from tests.sources.helpers import fixture_zip
 
 
@@ -73,3 +74,30 @@ def test_args_that_meet_the_schema_are_queued(
     assert started.status_code == 202, started.content
     assert Job.objects.filter(kind=Job.Kind.EXECUTE).count() == 1
     assert len(queued) == 1
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "object", "properties": {"path": {"type": "bogus"}}},
+        {"$ref": "https://schemas.invalid/never-fetched.json"},
+    ],
+)
+def test_a_broken_manifest_schema_is_the_authors_error_not_a_500(
+    env: Env, api_for: ApiFactory, schema: dict[str, Any]
+) -> None:
+    revision = save(
+        env.owner,
+        env.personal,
+        slug="broken-schema",
+        frontmatter={"schema": schema},
+        components=(ComponentData("run.py", "script", b"print('{}')\n"),),
+    ).revision
+    refused = api_for(env.owner).post(
+        f"/v1/revisions/{revision.revision_id}/execute",
+        {"resource": "run.py", "args": {"path": "/"}},
+    )
+    assert refused.status_code == 400, refused.content
+    assert error_code(refused) == "VALIDATION_ERROR"
+    assert refused.json()["error"]["details"]["field"] == "frontmatter.schema"
+    assert not Job.objects.exists()
