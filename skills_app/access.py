@@ -187,3 +187,10 @@ def job_for(actor: Actor, job_id: str) -> Job:
     if job is None:
         raise errors.NotFound(f"Job '{job_id}' was not found.", details={"job_id": job_id})
     return job
+
+
+def require_workspace_admin(actor: Actor, workspace: Workspace) -> str:
+    """The gate of a workspace's settings and secrets (SPEC §2): a ``workspace:admin`` token (or
+    the console) of an owner or admin; a personal workspace's owner manages their own."""
+    require_scope(actor, "workspace:admin")
+    return require_role(actor, workspace, ADMIN_ROLES)

@@ -1,12 +1,16 @@
-"""Django admin: read-only views of skill content. There is no path to edit a revision."""
+"""Django admin: read-only views of skill content. There is no path to edit a revision.
+
+Staff act here as the system (every workspace), recorded under their own username."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.contrib import admin
+from django.db import transaction
 from django.http import HttpRequest
 
+from .access import Actor
 from .models import (
     ApiToken,
     AuditEntry,
@@ -17,6 +21,7 @@ from .models import (
     SkillRevision,
     Workspace,
 )
+from .services.workspace_settings import WORKSPACE_SETTINGS, workspace_settings_update
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -80,6 +85,29 @@ class WorkspaceAdmin(admin.ModelAdmin):
         "allow_dangerous_scripts",
     )
     readonly_fields = ("slug", "kind")
+
+    def save_model(self, request: HttpRequest, obj: Workspace, form: Any, change: bool) -> None:
+        """Settings owners change over the API change here through the same audited service;
+        what only staff switch (``cloud_skills_enabled``) is saved as before."""
+        if not change:
+            super().save_model(request, obj, form, change)
+            return
+        changed = set(form.changed_data)
+        staff_only = sorted(changed.difference(WORKSPACE_SETTINGS))
+        with transaction.atomic():
+            if staff_only:
+                obj.save(update_fields=staff_only)
+            staff = Actor(
+                user=request.user,  # type: ignore[arg-type]  # the admin requires a signed-in staff user
+                via="admin",
+                ip=request.META.get("REMOTE_ADDR"),
+                system=True,
+            )
+            workspace_settings_update(
+                actor=staff,
+                workspace=obj,
+                **{field: form.cleaned_data[field] for field in changed & set(WORKSPACE_SETTINGS)},
+            )
 
 
 admin.site.register(Membership, ReadOnlyAdmin)

@@ -213,6 +213,10 @@ XMEMO_IMPORT_DIR_ROOTS = env_list("XMEMO_IMPORT_DIR_ROOTS", "")
 # Sandbox (SPEC §13).
 XMEMO_BWRAP_PATH = os.environ.get("XMEMO_BWRAP_PATH", "bwrap")
 XMEMO_SANDBOX_MAX_TIMEOUT = int(os.environ.get("XMEMO_SANDBOX_MAX_TIMEOUT", "120"))
+# Workspace secrets (SPEC §2): Fernet keys, comma-separated; the first encrypts, all decrypt (a
+# rotation prepends a new key, runs `manage.py rotate_workspace_secrets`, then drops the old).
+# Empty: a key derived from SECRET_KEY, which production should not rely on (see skills_app.crypto).
+XMEMO_SECRETS_KEY = env_list("XMEMO_SECRETS_KEY", "")
 
 LOGGING = {
     "version": 1,

@@ -77,6 +77,19 @@ class WorkspaceIn(serializers.Serializer):
     name = _text(max_length=1000)
 
 
+class WorkspaceSettingsIn(serializers.Serializer):
+    name = _text(required=False, max_length=1000)
+    require_distinct_reviewer = serializers.BooleanField(required=False)
+    allow_dangerous_scripts = serializers.BooleanField(required=False)
+
+
+class SecretIn(serializers.Serializer):
+    # Any JSON, so that the service (not a silent coercion of 7 to "7") says what a value is.
+    value = serializers.JSONField(
+        required=False, default=None, help_text="The secret's value; never answered back."
+    )
+
+
 class MemberIn(serializers.Serializer):
     username = serializers.CharField(max_length=150)
     role = serializers.ChoiceField(choices=list(ROLES))
@@ -265,7 +278,14 @@ class WorkspaceOut(serializers.Serializer):
     role = serializers.CharField(allow_null=True)
     cloud_skills_enabled = serializers.BooleanField()
     require_distinct_reviewer = serializers.BooleanField()
+    allow_dangerous_scripts = serializers.BooleanField()
     created_at = serializers.DateTimeField()
+
+
+class SecretOut(serializers.Serializer):
+    name = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
 
 
 class MemberOut(serializers.Serializer):

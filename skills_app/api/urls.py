@@ -30,6 +30,7 @@ from .views.skills import (
     SkillListView,
     SkillUnarchiveView,
 )
+from .views.workspace_settings import SecretDetailView, SecretListView, WorkspaceDetailView
 
 app_name = "api"
 
@@ -63,6 +64,13 @@ urlpatterns = [
     path("jobs/<str:job_id>/download", JobDownloadView.as_view(), name="job-download"),
     # Workspaces, members, audit, tokens.
     path("workspaces", WorkspaceListView.as_view(), name="workspace-list"),
+    path("workspaces/<str:ws>", WorkspaceDetailView.as_view(), name="workspace-detail"),
+    path("workspaces/<str:ws>/secrets", SecretListView.as_view(), name="secret-list"),
+    path(
+        "workspaces/<str:ws>/secrets/<str:name>",
+        SecretDetailView.as_view(),
+        name="secret-detail",
+    ),
     path("workspaces/<str:ws>/members", MemberListView.as_view(), name="member-list"),
     path(
         "workspaces/<str:ws>/members/<str:username>",

@@ -163,3 +163,24 @@ class AuditFilterForm(forms.Form):
         if data["until"]:
             entries = entries.filter(created_at__date__lte=data["until"])
         return entries
+
+
+class WorkspaceSettingsForm(forms.Form):
+    name = forms.CharField()
+    require_distinct_reviewer = forms.BooleanField(
+        required=False, help_text="An author cannot approve their own proposal."
+    )
+    allow_dangerous_scripts = forms.BooleanField(
+        required=False, help_text="Owners may run scripts whose class is 'dangerous'."
+    )
+
+
+class SecretForm(forms.Form):
+    secret_name = forms.CharField(
+        label="Name", help_text="The environment variable a script names in its env_allow"
+    )
+    value = forms.CharField(
+        widget=forms.PasswordInput(render_value=False),
+        strip=False,
+        help_text="Write-only: it is stored encrypted and never shown again.",
+    )

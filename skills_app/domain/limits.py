@@ -148,3 +148,17 @@ def validate_bundle(bundle: SkillBundle) -> None:
                 details={"path": path, "limit": MAX_COMPONENT_BYTES, "size": size},
             )
     check_unique_paths(component.logical_path for component in bundle.components)
+
+
+MAX_WORKSPACE_NAME_LENGTH = 200
+
+
+def workspace_name_clean(name: str) -> str:
+    """A workspace's display name, trimmed: 1 to 200 characters."""
+    name = name.strip()
+    if not name or len(name) > MAX_WORKSPACE_NAME_LENGTH:
+        raise ValidationFailed(
+            f"A workspace name needs 1 to {MAX_WORKSPACE_NAME_LENGTH} characters.",
+            details={"field": "name"},
+        )
+    return name

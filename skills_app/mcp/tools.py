@@ -15,12 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError, best_match
-
 from ..access import Actor, require_scope
 from ..api.throttling import check_rate
-from ..errors import ValidationFailed
+from ..domain.arguments import arguments_check
 from ..models import SkillRevision
 from ..selectors.recall import recall
 from ..services.save_payload import reject_nul, save_from_payload
@@ -41,36 +38,6 @@ SERVED_TOOLS: Mapping[str, ToolBody] = {
     "recall_cloud_skill": _recall,
     "save_cloud_skill": _save,
 }
-
-
-def _field(error: ValidationError) -> str | None:
-    """The argument an input-schema error is about, named as the services name fields
-    (``components[0].type``)."""
-    parts = list(error.absolute_path)
-    instance = error.instance
-    if isinstance(instance, Mapping):
-        if error.validator == "required":
-            parts += [name for name in error.validator_value if name not in instance][:1]
-        elif error.validator == "additionalProperties":
-            allowed = error.schema.get("properties", {})
-            parts += sorted(str(name) for name in instance if name not in allowed)[:1]
-    name = ""
-    for part in parts:
-        name += f"[{part}]" if isinstance(part, int) else (f".{part}" if name else str(part))
-    return name or None
-
-
-def arguments_check(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> None:
-    """Raise ``ValidationFailed`` (naming the argument) if ``arguments`` break ``schema``."""
-    error = best_match(Draft202012Validator(schema).iter_errors(arguments))
-    if error is None:
-        return
-    field = _field(error)
-    subject = f"The argument '{field}' does" if field else "The arguments do"
-    raise ValidationFailed(
-        f"{subject} not match the tool's input schema: {error.message}.",
-        details={"field": field} if field else {},
-    )
 
 
 def tool_run(*, name: str, actor: Actor, arguments: dict[str, Any]) -> dict[str, Any]:

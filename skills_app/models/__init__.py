@@ -1,7 +1,7 @@
 from .audit import AuditEntry
 from .jobs import Job
 from .skills import Blob, Skill, SkillComponent, SkillRevision
-from .tenancy import ApiToken, Membership, Workspace
+from .tenancy import ApiToken, Membership, Workspace, WorkspaceSecret
 
 __all__ = [
     "ApiToken",
@@ -13,4 +13,5 @@ __all__ = [
     "SkillComponent",
     "SkillRevision",
     "Workspace",
+    "WorkspaceSecret",
 ]

@@ -87,3 +87,29 @@ class ApiToken(models.Model):
 
     def __str__(self) -> str:
         return f"{self.token_id} ({self.name})"
+
+
+class WorkspaceSecret(models.Model):
+    """A value a workspace's scripts may receive (SPEC §2, §13), stored only encrypted.
+
+    ``ciphertext`` is a Fernet token (see ``skills_app.crypto``); the plain value is never
+    stored, logged, audited or answered.
+    """
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="secrets")
+    name = models.CharField(max_length=128)
+    ciphertext = models.TextField()
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "name"], name="uniq_workspace_secret"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.workspace_id}:{self.name}"

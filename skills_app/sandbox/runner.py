@@ -22,9 +22,10 @@ The isolation, and why each piece is there:
   is not enforced for processes whose host uid is 0, so a fork bomb is only bounded when the
   sandbox does not map to root; a uid per run also keeps one run's processes from counting
   against another's limit.
-* Environment: bwrap gets exactly the ``env_allow`` variables as its own environment and
-  passes them on; nothing else, not even ``PATH``. Values are not put on bwrap's command line
-  (``--setenv``) because every host process can read a command line.
+* Environment: bwrap gets exactly the ``env_allow`` variables that ``env_source`` holds (the
+  workspace's secrets) as its own environment and passes them on; nothing else, not even
+  ``PATH``, and never a value of the runner's own environment. Values are not put on bwrap's
+  command line (``--setenv``) because every host process can read a command line.
 * Limits: rlimits set between fork and exec of bwrap and inherited by the script (CPU,
   address space, processes, open files, file size, no core dumps), a hard cap on stdout bytes,
   a cap on stderr delivered to ``on_log``, and a wall-clock timeout after which the sandbox's
@@ -38,7 +39,6 @@ import json
 import math
 import os
 import random
-import re
 import resource
 import select
 import selectors
@@ -54,6 +54,7 @@ from enum import StrEnum
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from skills_app.domain.secrets import ENV_NAME
 from skills_app.errors import SandboxUnavailable, ValidationFailed
 from skills_app.sandbox.protocol import ProtocolError, encode_args, parse_result
 
@@ -74,7 +75,6 @@ _SELFTEST_TIMEOUT_SECONDS = 10.0
 # How long to wait for bwrap and the kernel to tear a killed sandbox down.
 _TEARDOWN_SECONDS = 5.0
 _READ_CHUNK = 65536
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # What an allocation failure under RLIMIT_AS prints in the languages scripts are written in.
 _MEMORY_MARKERS = ("MemoryError", "Cannot allocate memory", "out of memory", "bad_alloc")
 
@@ -171,8 +171,9 @@ def run_script(
     ``files`` maps logical paths to bytes and appears read-only under ``/skill``. The interpreter
     comes from the entry's shebang (``#!/usr/bin/env NAME`` is looked up in the sandbox's bin
     directories, since the sandbox has no PATH), else from its extension (``.py``: python3,
-    ``.sh``: /bin/sh). Only the ``env_allow`` names are copied from ``env_source``
-    (``os.environ`` by default). Each stderr line is passed to ``on_log`` as it arrives.
+    ``.sh``: /bin/sh). Only the ``env_allow`` names are copied from ``env_source`` (nothing
+    when it is None); ``os.environ`` is never a source, so a manifest cannot ask for the
+    platform's own secrets. Each stderr line is passed to ``on_log`` as it arrives.
 
     Raises ``ValidationFailed`` for bad input and ``SandboxUnavailable`` when no sandbox could
     be started; in both cases the script did not run. Every failure of the script itself is a
@@ -188,7 +189,7 @@ def run_script(
             details={"entry": entry},
         )
     command = [*_interpreter(entry, files[entry]), f"{SKILL_MOUNT}/{entry}"]
-    env = _sandbox_env(env_allow, os.environ if env_source is None else env_source)
+    env = _sandbox_env(env_allow, env_source or {})
     payload = encode_args(args)
 
     bwrap = _resolve_bwrap(bwrap_path)
@@ -234,7 +235,7 @@ def _sandbox_env(env_allow: Sequence[str], source: Mapping[str, str]) -> dict[st
         raise ValidationFailed("env_allow must be a list of variable names, not a string.")
     env: dict[str, str] = {}
     for name in env_allow:
-        if not isinstance(name, str) or not _ENV_NAME.fullmatch(name):
+        if not isinstance(name, str) or not ENV_NAME.fullmatch(name):
             raise ValidationFailed(f"env_allow holds an invalid variable name: {name!r}.")
         value = source.get(name)
         if value is None:

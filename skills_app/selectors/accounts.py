@@ -34,6 +34,7 @@ def workspace_as_dict(workspace: Workspace, role: str | None) -> dict[str, Any]:
         "role": role,
         "cloud_skills_enabled": workspace.cloud_skills_enabled,
         "require_distinct_reviewer": workspace.require_distinct_reviewer,
+        "allow_dangerous_scripts": workspace.allow_dangerous_scripts,
         "created_at": _iso(workspace.created_at),
     }
 

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from .. import errors
 from ..access import ADMIN_ROLES, ROLES, SCOPES, Actor, require_role, require_scope
-from ..domain.limits import validate_slug
+from ..domain.limits import validate_slug, workspace_name_clean
 from ..models import ApiToken, Membership, Workspace
 from .audit import audit_record
 
@@ -66,11 +66,7 @@ def workspace_create(*, actor: Actor, slug: str, name: str) -> Workspace:
     if actor.user is None:
         raise errors.PermissionDenied("Only a user can own a workspace.")
     validate_slug(slug)
-    name = name.strip()
-    if not name or len(name) > 200:
-        raise errors.ValidationFailed(
-            "A workspace name needs 1 to 200 characters.", details={"field": "name"}
-        )
+    name = workspace_name_clean(name)
     try:
         with transaction.atomic():
             workspace = Workspace.objects.create(

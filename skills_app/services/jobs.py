@@ -23,10 +23,12 @@ from django.utils import timezone
 from .. import capsule, errors
 from ..access import ADMIN_ROLES, Actor, require_role, require_scope
 from ..capsule import CapsuleComponent, CapsuleRevision
+from ..domain.arguments import arguments_check
 from ..domain.bundle import SkillBundle
 from ..domain.limits import slug_from_name, validate_slug
 from ..models import Job, Skill, SkillRevision, Workspace
 from ..sandbox import DEFAULT_SCRIPT_CLASS, check_execution_allowed, resolve_timeout, run_script
+from ..selectors.secrets import script_environment
 from ..sources import archive, skilljson, skillmd, url
 from ..tasks import run_job
 from .audit import audit_record
@@ -156,6 +158,16 @@ def execute_start(
     )
     if not isinstance(args, dict):
         raise errors.ValidationFailed("args must be a JSON object.", details={"field": "args"})
+    schema = (revision.frontmatter or {}).get("schema")
+    if isinstance(schema, dict):
+        # Checked here, before the job exists, so bad args never reach a queue or a sandbox.
+        arguments_check(
+            schema,
+            args,
+            against="the script's schema",
+            prefix="args",
+            schema_field="frontmatter.schema",
+        )
     return _new_job(
         actor=actor,
         workspace=revision.workspace,
@@ -397,6 +409,7 @@ def _run_execute(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]
         entry=params["resource"],
         args=params.get("args") or {},
         env_allow=env_allow,
+        env_source=script_environment(workspace=revision.workspace, names=env_allow),
         timeout_seconds=resolve_timeout(
             frontmatter.get("timeout_seconds"), settings.XMEMO_SANDBOX_MAX_TIMEOUT
         ),

@@ -19,6 +19,7 @@ from typing import Any
 from skills_app.domain.bundle import SkillBundle
 from skills_app.domain.limits import validate_bundle, validate_slug
 from skills_app.domain.paths import validate_logical_path
+from skills_app.domain.secrets import ENV_NAME
 from skills_app.domain.skillmd import IDENTITY_KEYS, SCRIPT_CLASSES
 from skills_app.errors import InvalidPath, ValidationFailed
 from skills_app.sources.files import component_build, load_json_object, located
@@ -28,7 +29,6 @@ DEFAULT_CATEGORY = "external"
 DEFAULT_TIMEOUT_SECONDS = 30
 
 _NAME = re.compile(r"[a-z0-9_]+")
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 _CLASS_MEANING = {
     "safe": "read-only, no side effects on any system",
@@ -97,7 +97,7 @@ _RULES: tuple[tuple[str, bool, Callable[[Any], bool], str], ...] = (
         "env_allow",
         False,
         lambda v: (
-            isinstance(v, list) and all(isinstance(n, str) and _ENV_NAME.fullmatch(n) for n in v)
+            isinstance(v, list) and all(isinstance(n, str) and ENV_NAME.fullmatch(n) for n in v)
         ),
         "must be a list of environment variable names",
     ),

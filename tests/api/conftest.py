@@ -62,6 +62,14 @@ class Api:
             headers=self._headers(headers),
         )
 
+    def put(self, path: str, body: Any = None, **headers: str) -> Any:
+        return self.client.put(
+            path,
+            json.dumps({} if body is None else body),
+            content_type="application/json",
+            headers=self._headers(headers),
+        )
+
     def delete(self, path: str, **headers: str) -> Any:
         return self.client.delete(path, headers=self._headers(headers))
 

@@ -38,6 +38,7 @@ def test_workspaces_list_and_create(env: Env, api_for: ApiFactory) -> None:
         "role",
         "cloud_skills_enabled",
         "require_distinct_reviewer",
+        "allow_dangerous_scripts",
         "created_at",
     }
     created = api.post("/v1/workspaces", {"slug": "platform", "name": "Platform team"})

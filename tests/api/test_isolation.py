@@ -17,6 +17,7 @@ import pytest
 from django.urls import URLPattern, URLResolver, reverse
 from django.utils import timezone
 
+from skills_app.access import Actor
 from skills_app.api import urls as api_urls
 from skills_app.models import (
     ApiToken,
@@ -26,7 +27,9 @@ from skills_app.models import (
     Skill,
     SkillRevision,
     Workspace,
+    WorkspaceSecret,
 )
+from skills_app.services.workspace_settings import workspace_secret_set
 from tests.api.conftest import Api, ApiFactory
 from tests.factories import Env, component, make_token, personal_ws, publish, save
 
@@ -162,6 +165,23 @@ def _cases(v: Victim) -> dict[str, dict[str, list[Call]]]:
             "delete": [Call({"ws": team, "username": v.member_username})],
         },
         "audit-list": {"get": [Call({"ws": team}, owner_expect=200)]},
+        "workspace-detail": {
+            "patch": [
+                Call(
+                    {"ws": team},
+                    body={"name": "Mine", "allow_dangerous_scripts": True},
+                    owner_expect=200,
+                )
+            ]
+        },
+        "secret-list": {"get": [Call({"ws": team}, owner_expect=200, absent=["VICTIM_KEY"])]},
+        "secret-detail": {
+            "put": [
+                Call({"ws": team, "name": "VICTIM_KEY"}, body={"value": "stolen"}),
+                Call({"ws": team, "name": "NEW_KEY"}, body={"value": "planted"}),
+            ],
+            "delete": [Call({"ws": team, "name": "VICTIM_KEY"})],
+        },
         "token-list": {
             "get": [Call(expect=200, absent=[v.token.token_id])],
             "post": [Call(body={"name": "x", "scopes": ["skills:read"], "workspace": team})],
@@ -218,7 +238,17 @@ def _snapshot(env: Env) -> dict[str, Any]:
         "jobs": sorted(Job.objects.filter(workspace__in=workspaces).values_list("job_id", "state")),
         "workspaces": sorted(
             Workspace.objects.filter(pk__in=[w.pk for w in workspaces]).values_list(
-                "slug", "name", "kind", "cloud_skills_enabled"
+                "slug",
+                "name",
+                "kind",
+                "cloud_skills_enabled",
+                "require_distinct_reviewer",
+                "allow_dangerous_scripts",
+            )
+        ),
+        "secrets": sorted(
+            WorkspaceSecret.objects.filter(workspace__in=workspaces).values_list(
+                "workspace__slug", "name", "ciphertext"
             )
         ),
     }
@@ -231,6 +261,9 @@ def victim(env: Env) -> Victim:
     draft = save(env.member, env.team, slug="deploy", instruction_body="next draft").revision
     personal = publish(env.owner, env.personal, slug="private").revision
     token, _ = make_token(env.owner, name="victim")
+    workspace_secret_set(
+        actor=Actor(user=env.owner), workspace=env.team, name="VICTIM_KEY", value="victim-value"
+    )
     job = Job.objects.create(
         workspace=env.team,
         kind=Job.Kind.EXPORT,

@@ -200,16 +200,18 @@ def test_the_environment_is_only_what_env_allow_names(bwrap: str) -> None:
     assert allowed.result == {"environ": "XMEMO_TEST_SECRET=s3cret-value\0"}
 
 
-def test_env_source_defaults_to_the_process_environment(
+def test_the_process_environment_never_reaches_a_script(
     bwrap: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Whatever a manifest names, values come only from the env_source the caller passes
+    # (the workspace's secrets); the runner's own environment is never a source.
     monkeypatch.setenv("XMEMO_TEST_SECRET", "from-os-environ")
     source = (
         "import json\njson.dump({'environ': open('/proc/self/environ').read()}, open(1, 'w'))\n"
     )
     assert run_python(bwrap, source).result == {"environ": ""}
-    allowed = run_python(bwrap, source, env_allow=["XMEMO_TEST_SECRET"])
-    assert allowed.result == {"environ": "XMEMO_TEST_SECRET=from-os-environ\0"}
+    named = run_python(bwrap, source, env_allow=["XMEMO_TEST_SECRET", "PATH", "SECRET_KEY"])
+    assert named.result == {"environ": ""}
 
 
 def test_secrets_are_not_on_any_command_line(bwrap: str) -> None:

@@ -1,0 +1,64 @@
+"""Encryption at rest for workspace secrets (SPEC §2), with the ``cryptography`` library's Fernet
+(AES-128-CBC + HMAC-SHA256, authenticated, with a timestamp) behind a ``MultiFernet``.
+
+Keys come from the setting ``XMEMO_SECRETS_KEY``: one or more url-safe base64 Fernet keys,
+comma-separated (``python -c "from cryptography.fernet import Fernet;
+print(Fernet.generate_key().decode())"``). The first key encrypts; every key decrypts. A key
+derived from ``SECRET_KEY`` with HKDF-SHA256 always comes last, decrypt-only once a key is set:
+it is what encrypts when ``XMEMO_SECRETS_KEY`` is empty (the embedded default), and keeping it
+lets an installation move to its own key without losing what was stored before. Rotation:
+prepend a new key, run ``manage.py rotate_workspace_secrets`` (re-encrypts every value with the
+first key), then remove the old key. The key is read per call, so settings overrides apply.
+"""
+
+from __future__ import annotations
+
+import base64
+
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from . import errors
+
+_DERIVATION_INFO = b"xmemo workspace secrets v1"
+
+
+def _derived_key(secret_key: str) -> bytes:
+    raw = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_DERIVATION_INFO).derive(
+        secret_key.encode("utf-8")
+    )
+    return base64.urlsafe_b64encode(raw)
+
+
+def _box() -> MultiFernet:
+    try:
+        configured = [Fernet(key.encode("ascii")) for key in settings.XMEMO_SECRETS_KEY]
+    except (ValueError, UnicodeEncodeError) as exc:
+        raise ImproperlyConfigured(
+            "XMEMO_SECRETS_KEY must be comma-separated Fernet keys (32 url-safe base64 bytes)."
+        ) from exc
+    return MultiFernet([*configured, Fernet(_derived_key(settings.SECRET_KEY))])
+
+
+def secret_encrypt(value: str) -> str:
+    return _box().encrypt(value.encode("utf-8")).decode("ascii")
+
+
+def secret_decrypt(ciphertext: str, *, name: str) -> str:
+    """The plain value; ``JobFailed`` naming the secret when no configured key opens it."""
+    try:
+        return _box().decrypt(ciphertext.encode("ascii")).decode("utf-8")
+    except InvalidToken as exc:
+        raise errors.JobFailed(
+            f"The workspace secret {name} cannot be decrypted with the configured keys "
+            "(XMEMO_SECRETS_KEY); set it again.",
+            details={"secret": name},
+        ) from exc
+
+
+def secret_reencrypt(ciphertext: str) -> str:
+    """The same value encrypted with the first key (``InvalidToken`` if no key opens it)."""
+    return _box().rotate(ciphertext.encode("ascii")).decode("ascii")

@@ -1,0 +1,62 @@
+"""Arguments checked against a JSON Schema (Draft 2020-12), with errors that name the field:
+an MCP tool's input schema, and a script manifest's ``schema`` (SPEC §13)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError, ValidationError, best_match
+from referencing.exceptions import Unresolvable
+
+from skills_app.errors import ValidationFailed
+
+
+def _field(error: ValidationError, prefix: str) -> str | None:
+    """The argument an error is about, named as the services name fields
+    (``components[0].type``), under ``prefix`` when one is given (``args.top``)."""
+    parts = list(error.absolute_path)
+    instance = error.instance
+    if isinstance(instance, Mapping):
+        if error.validator == "required":
+            parts += [name for name in error.validator_value if name not in instance][:1]
+        elif error.validator == "additionalProperties":
+            allowed = error.schema.get("properties", {})
+            parts += sorted(str(name) for name in instance if name not in allowed)[:1]
+    name = prefix
+    for part in parts:
+        name += f"[{part}]" if isinstance(part, int) else (f".{part}" if name else str(part))
+    return name or None
+
+
+def arguments_check(
+    schema: Mapping[str, Any],
+    arguments: Mapping[str, Any],
+    *,
+    against: str = "the tool's input schema",
+    prefix: str = "",
+    schema_field: str = "schema",
+) -> None:
+    """Raise ``ValidationFailed`` (naming the argument) if ``arguments`` break ``schema``.
+
+    A schema that is itself broken, or refers to a document it does not hold (nothing is ever
+    fetched), is a ``ValidationFailed`` naming ``schema_field``: it is the author's to fix.
+    """
+    try:
+        Draft202012Validator.check_schema(schema)
+        error = best_match(Draft202012Validator(schema).iter_errors(arguments))
+    except (SchemaError, Unresolvable) as exc:
+        raise ValidationFailed(
+            f"{against[0].upper()}{against[1:]} is not a valid JSON Schema; fix it and save a "
+            "new revision.",
+            details={"field": schema_field},
+        ) from exc
+    if error is None:
+        return
+    field = _field(error, prefix)
+    subject = f"The argument '{field}' does" if field else "The arguments do"
+    raise ValidationFailed(
+        f"{subject} not match {against}: {error.message}.",
+        details={"field": field} if field else {},
+    )

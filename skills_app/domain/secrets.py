@@ -1,0 +1,47 @@
+"""Workspace secrets (SPEC §2, §13): the shape of a name and a value.
+
+A secret's name is the environment variable a script receives it under, so it follows the
+same rule as a manifest's ``env_allow`` entries.
+"""
+
+from __future__ import annotations
+
+import re
+
+from skills_app.errors import ValidationFailed
+
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+MAX_SECRET_NAME_LENGTH = 128
+MAX_SECRET_VALUE_BYTES = 65_536
+
+
+def validate_secret_name(name: str) -> None:
+    if len(name) > MAX_SECRET_NAME_LENGTH or not ENV_NAME.fullmatch(name):
+        raise ValidationFailed(
+            "A secret's name is an environment variable name: letters, digits and '_', not "
+            f"starting with a digit, at most {MAX_SECRET_NAME_LENGTH} characters.",
+            details={"field": "name"},
+        )
+
+
+def validate_secret_value(value: object) -> str:
+    """The value as a string, or ValidationFailed: an environment holds text without NUL."""
+    if not isinstance(value, str):
+        raise ValidationFailed("A secret's value must be a string.", details={"field": "value"})
+    if "\x00" in value:
+        raise ValidationFailed(
+            "A secret's value cannot hold a NUL character (an environment cannot carry it).",
+            details={"field": "value"},
+        )
+    try:
+        size = len(value.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        raise ValidationFailed(
+            "A secret's value must be valid Unicode text.", details={"field": "value"}
+        ) from exc
+    if size > MAX_SECRET_VALUE_BYTES:
+        raise ValidationFailed(
+            f"A secret's value is limited to {MAX_SECRET_VALUE_BYTES} bytes of UTF-8.",
+            details={"field": "value", "limit": MAX_SECRET_VALUE_BYTES},
+        )
+    return value

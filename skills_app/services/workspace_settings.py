@@ -1,0 +1,130 @@
+"""A workspace's settings and secrets, owned by its owners and admins (SPEC §2).
+
+Every change is audited; a secret's value never is: entries name the secret only.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from .. import errors
+from ..access import Actor, require_workspace_admin
+from ..crypto import secret_encrypt, secret_reencrypt
+from ..domain.limits import workspace_name_clean
+from ..domain.secrets import validate_secret_name, validate_secret_value
+from ..models import Workspace, WorkspaceSecret
+from .audit import audit_record
+
+WORKSPACE_SETTINGS = ("name", "require_distinct_reviewer", "allow_dangerous_scripts")
+
+
+def _flag(field: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise errors.ValidationFailed(f"{field} must be true or false.", details={"field": field})
+    return value
+
+
+@transaction.atomic
+def workspace_settings_update(
+    *,
+    actor: Actor,
+    workspace: Workspace,
+    name: str | None = None,
+    require_distinct_reviewer: bool | None = None,
+    allow_dangerous_scripts: bool | None = None,
+) -> Workspace:
+    """Change the given settings (None = leave as is); one audit entry lists what changed."""
+    require_workspace_admin(actor, workspace)
+    wanted: dict[str, str | bool] = {}
+    if name is not None:
+        wanted["name"] = workspace_name_clean(name)
+    if require_distinct_reviewer is not None:
+        wanted["require_distinct_reviewer"] = _flag(
+            "require_distinct_reviewer", require_distinct_reviewer
+        )
+    if allow_dangerous_scripts is not None:
+        wanted["allow_dangerous_scripts"] = _flag(
+            "allow_dangerous_scripts", allow_dangerous_scripts
+        )
+    locked = Workspace.objects.select_for_update().get(pk=workspace.pk)
+    changes = {
+        field: {"from": getattr(locked, field), "to": value}
+        for field, value in wanted.items()
+        if getattr(locked, field) != value
+    }
+    if changes:
+        for field, change in changes.items():
+            setattr(locked, field, change["to"])
+        locked.save(update_fields=list(changes))
+        audit_record(
+            actor=actor,
+            workspace=locked,
+            action="workspace.settings.change",
+            target_type="workspace",
+            target_id=locked.slug,
+            data=changes,
+        )
+    return locked
+
+
+@transaction.atomic
+def workspace_secret_set(
+    *, actor: Actor, workspace: Workspace, name: str, value: str
+) -> WorkspaceSecret:
+    """Create or replace a secret. Its value is encrypted here and never shown again."""
+    require_workspace_admin(actor, workspace)
+    validate_secret_name(name)
+    ciphertext = secret_encrypt(validate_secret_value(value))
+    secret, created = WorkspaceSecret.objects.update_or_create(
+        workspace=workspace,
+        name=name,
+        defaults={"ciphertext": ciphertext, "updated_by": actor.user},
+    )
+    audit_record(
+        actor=actor,
+        workspace=workspace,
+        action="workspace.secret.set",
+        target_type="secret",
+        target_id=name,
+        data={"created": created},
+    )
+    return secret
+
+
+@transaction.atomic
+def workspace_secret_delete(*, actor: Actor, workspace: Workspace, name: str) -> None:
+    require_workspace_admin(actor, workspace)
+    deleted, _ = WorkspaceSecret.objects.filter(workspace=workspace, name=name).delete()
+    if not deleted:
+        raise errors.NotFound(f"No secret named '{name}'.", details={"name": name})
+    audit_record(
+        actor=actor,
+        workspace=workspace,
+        action="workspace.secret.delete",
+        target_type="secret",
+        target_id=name,
+    )
+
+
+def workspace_secrets_rotate(*, batch: int = 500) -> int:
+    """Re-encrypt every stored secret with the first ``XMEMO_SECRETS_KEY`` key (operators run it
+    through ``manage.py rotate_workspace_secrets`` after prepending a new key). Returns the count.
+
+    Each batch is its own transaction, so a long rotation never holds every row locked; running
+    it again is harmless.
+    """
+    rotated, last = 0, 0
+    while True:
+        with transaction.atomic():
+            rows = list(
+                WorkspaceSecret.objects.select_for_update()
+                .filter(pk__gt=last)
+                .order_by("pk")[:batch]
+            )
+            for secret in rows:
+                secret.ciphertext = secret_reencrypt(secret.ciphertext)
+            WorkspaceSecret.objects.bulk_update(rows, ["ciphertext"])
+        if not rows:
+            return rotated
+        rotated += len(rows)
+        last = rows[-1].pk

@@ -1,0 +1,97 @@
+"""The team settings page: name, review and script flags, and write-only secrets."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+from django.urls import reverse
+
+from skills_app.models import AuditEntry, Workspace, WorkspaceSecret
+from tests.factories import Env
+
+pytestmark = pytest.mark.django_db
+
+VALUE = "console-secret-8d7f6a5e4c3b"
+
+
+def _settings(ws: Workspace) -> str:
+    return reverse("console:settings", args=[ws.slug])
+
+
+def test_owner_changes_settings_and_sets_a_write_only_secret(
+    owner_client: Client, env: Env
+) -> None:
+    page = owner_client.get(_settings(env.team))
+    assert page.status_code == 200
+    changed = owner_client.post(
+        _settings(env.team),
+        {"form": "settings", "name": "Platform", "require_distinct_reviewer": "on"},
+    )
+    assert changed.status_code == 302
+    team = Workspace.objects.get(pk=env.team.pk)
+    assert (team.name, team.require_distinct_reviewer, team.allow_dangerous_scripts) == (
+        "Platform",
+        True,
+        False,
+    )
+    stored = owner_client.post(
+        _settings(env.team), {"form": "secret", "secret_name": "DEPLOY_TOKEN", "value": VALUE}
+    )
+    assert stored.status_code == 302
+    assert WorkspaceSecret.objects.filter(workspace=env.team, name="DEPLOY_TOKEN").exists()
+    shown = owner_client.get(_settings(env.team)).content.decode()
+    assert "DEPLOY_TOKEN" in shown
+    assert VALUE not in shown
+    deleted = owner_client.post(
+        _settings(env.team), {"form": "delete_secret", "secret_name": "DEPLOY_TOKEN"}
+    )
+    assert deleted.status_code == 302
+    assert not WorkspaceSecret.objects.exists()
+    assert AuditEntry.objects.filter(action="workspace.settings.change").count() == 1
+    assert VALUE not in str(list(AuditEntry.objects.values_list("data", flat=True)))
+
+
+def test_bad_secret_names_are_explained_and_nothing_is_stored(
+    owner_client: Client, env: Env
+) -> None:
+    answer = owner_client.post(
+        _settings(env.team), {"form": "secret", "secret_name": "no-dashes", "value": "x"}
+    )
+    assert answer.status_code == 400
+    assert "letters, digits and" in answer.content.decode()
+    assert not WorkspaceSecret.objects.exists()
+
+
+def test_members_are_refused_and_outsiders_get_404(
+    member_client: Client, env: Env, client: Client
+) -> None:
+    assert member_client.get(_settings(env.team)).status_code == 403
+    refused = member_client.post(
+        _settings(env.team), {"form": "secret", "secret_name": "X", "value": "y"}
+    )
+    assert refused.status_code == 403
+    client.force_login(env.outsider)
+    assert client.get(_settings(env.team)).status_code == 404
+    assert not WorkspaceSecret.objects.exists()
+
+
+def test_the_django_admin_changes_settings_through_the_audited_service(
+    env: Env, client: Client
+) -> None:
+    get_user_model().objects.create_superuser("root", "root@example.com", "pw")
+    client.login(username="root", password="pw")
+    answer = client.post(
+        f"/admin/skills_app/workspace/{env.team.pk}/change/",
+        {"name": "Renamed", "cloud_skills_enabled": "on", "allow_dangerous_scripts": "on"},
+    )
+    assert answer.status_code == 302, answer.content.decode()[-2000:]
+    team = Workspace.objects.get(pk=env.team.pk)
+    assert (team.name, team.allow_dangerous_scripts) == ("Renamed", True)
+    entry = AuditEntry.objects.get(workspace=team, action="workspace.settings.change")
+    assert entry.actor_label == "root"
+    assert entry.via == "admin"
+    assert entry.data == {
+        "name": {"from": "Team", "to": "Renamed"},
+        "allow_dangerous_scripts": {"from": False, "to": True},
+    }
