@@ -25,7 +25,6 @@ only where the caller passes the request's ``origin`` (so the audience can be ch
 cache forgets them when their token family is revoked (a trigger NOTIFYs on their table too).
 """
 
-
 from __future__ import annotations
 
 import hashlib
@@ -40,6 +39,7 @@ from django.contrib.auth import get_user_model
 from django.db.models.signals import post_delete, post_save
 from django.http import HttpRequest
 from django.utils import timezone
+from oauth2_provider.models import AccessToken
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
@@ -103,6 +103,15 @@ def _on_membership_change(sender: Any, instance: Membership, **kwargs: Any) -> N
     _drop_token(user_pk=instance.user_id)
 
 
+def _on_access_token_delete(sender: Any, instance: AccessToken, **kwargs: Any) -> None:
+    # An OAuth access token is cached under its own checksum (the library's lookup key).
+    with _lock:
+        _cache.pop(instance.token_checksum, None)
+
+
+post_delete.connect(
+    _on_access_token_delete, sender=AccessToken, dispatch_uid="xmemo-auth-oauth-delete"
+)
 post_save.connect(_on_token_change, sender=ApiToken, dispatch_uid="xmemo-auth-token-save")
 post_delete.connect(_on_token_change, sender=ApiToken, dispatch_uid="xmemo-auth-token-delete")
 post_save.connect(_on_user_change, sender=get_user_model(), dispatch_uid="xmemo-auth-user-save")

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from oauth2_provider.models import AccessToken
+from oauth2_provider.settings import oauth2_settings
 
 from ..models import ApiToken, OAuthConnection
 
@@ -22,6 +23,8 @@ def access_for(checksum: str) -> OAuthAccess | None:
     when it does not exist or its consent is gone."""
     row = (
         AccessToken.objects.filter(token_checksum=checksum, user__isnull=False)
+        # RFC 7592 registration-management tokens are not access to this resource.
+        .exclude(scope=oauth2_settings.DCR_REGISTRATION_SCOPE)
         .values("user_id", "application_id", "expires", "resource")
         .first()
     )

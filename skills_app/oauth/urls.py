@@ -2,8 +2,8 @@
 
 The library's own views, in its URL namespace so its metadata views find each other; only the
 authorization endpoint is the console's consent page. Registration is RFC 7591 (with the
-RFC 7592 management URL the library answers on registration). The library's application-management and
-device-flow pages are not mounted.
+RFC 7592 management URL the library answers on registration). The library's
+application-management and device-flow pages are not mounted.
 """
 
 from __future__ import annotations

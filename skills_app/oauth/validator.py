@@ -26,9 +26,7 @@ class ConnectionValidator(OAuth2Validator):
                 .first()
             )
             if replayed is not None and replayed.user_id is not None:
-                refresh_replay_record(
-                    application=replayed.application, user_id=replayed.user_id
-                )
+                refresh_replay_record(application=replayed.application, user_id=replayed.user_id)
             return False
         return OAuthConnection.objects.filter(
             application=client, user=request.user, api_token__revoked_at__isnull=True

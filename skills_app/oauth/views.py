@@ -18,8 +18,8 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from oauth2_provider.exceptions import OAuthToolkitError
 from oauth2_provider.forms import AllowForm
 from oauth2_provider.models import get_application_model
-from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 from oauth2_provider.views import AuthorizationView
+from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
 from .. import errors
 from ..access import SCOPES, Actor, readable_workspaces
@@ -81,7 +81,7 @@ class ConsentView(AuthorizationView):
         return with_security_headers(response)
 
     def _actor(self) -> Actor:
-        return Actor(user=self.request.user, via="console", ip=client_ip(self.request))  # type: ignore[arg-type]
+        return Actor(user=self.request.user, via="console", ip=client_ip(self.request))
 
     def get_form_kwargs(self) -> dict[str, Any]:
         kwargs = super().get_form_kwargs()
@@ -94,9 +94,7 @@ class ConsentView(AuthorizationView):
         requested = initial["scope"].split()
         initial["scopes"] = [s for s in requested if s in SCOPES] or ["skills:read"]
         # RFC 8707: a client that names no resource still gets a token bound to this server.
-        initial["resource"] = initial.get("resource") or mcp_resource(
-            request_origin(self.request)
-        )
+        initial["resource"] = initial.get("resource") or mcp_resource(request_origin(self.request))
         initial["profile"] = DEFAULT_PROFILE
         initial["workspace"] = ALL_WORKSPACES
         return initial

@@ -73,9 +73,7 @@ class BrowserConsent:
 
     async def redirect(self, authorization_url: str) -> None:
         async with async_playwright() as playwright:
-            browser = await playwright.chromium.launch(
-                executable_path=CHROMIUM, args=CHROMIUM_ARGS
-            )
+            browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             try:
                 page = await (await browser.new_context(base_url=self.base_url)).new_page()
                 page.set_default_timeout(15_000)
@@ -162,9 +160,11 @@ def test_sdk_oauth_client_connects_through_console_consent(live_url: str) -> Non
 
     tools, recalled, elsewhere = anyio.run(session)
 
-    assert "Test Agent" in person.consent_text and "127.0.0.1" in person.consent_text
+    assert "Test Agent" in person.consent_text
+    assert "127.0.0.1" in person.consent_text
     assert tools == tools_for_profile(profile)
-    assert storage.tokens is not None and storage.tokens.refresh_token
+    assert storage.tokens is not None
+    assert storage.tokens.refresh_token
     access = storage.tokens.access_token
     assert not access.startswith("xm_")
     level1 = rest(live_url, access, "GET", "/v1/recall", params={"slug": "deploy"})
@@ -172,7 +172,8 @@ def test_sdk_oauth_client_connects_through_console_consent(live_url: str) -> Non
     assert recalled.structured_content == level1.json()
     assert level1.json()["data"]["instruction_body"] == "# Deploy\n\nShip it.\n"
     # Restricted at consent to the personal workspace: the team is not there for this token.
-    assert elsewhere.is_error and elsewhere.structured_content["error"]["code"] == "NOT_FOUND"
+    assert elsewhere.is_error
+    assert elsewhere.structured_content["error"]["code"] == "NOT_FOUND"
     connection = OAuthConnection.objects.select_related("api_token").get(user=user)
     token = connection.api_token
     assert (token.scopes, token.workspace_id, token.client_profile) == (
