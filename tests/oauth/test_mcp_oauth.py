@@ -26,13 +26,16 @@ from mcp.shared.auth import (
     OAuthClientMetadata,
     OAuthToken,
 )
+from oauth2_provider.models import AccessToken
 from playwright.async_api import Route, async_playwright
 
+from skills_app.access import Actor
 from skills_app.mcp.contract import tools_for_profile
 from skills_app.models import OAuthConnection
+from skills_app.services.accounts import token_revoke
 from tests.console.test_browser import CHROMIUM, CHROMIUM_ARGS, PASSWORD
 from tests.factories import make_team, make_user, personal_ws, publish
-from tests.mcp.conftest import live_url, rest  # noqa: F401  (live_url is a fixture)
+from tests.mcp.conftest import bearer, live_url, rest, with_mcp  # noqa: F401  (fixture)
 from tests.support import require_service
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser, pytest.mark.services]
@@ -182,3 +185,17 @@ def test_sdk_oauth_client_connects_through_console_consent(live_url: str) -> Non
         profile,
     )
     assert token.last_used_at is not None
+
+    # On /mcp too: a token whose audience is moved elsewhere is refused at once (the cached
+    # verification is dropped by the table's NOTIFY), and revoking the consent ends access.
+    def mcp_status() -> int:
+        return httpx.post(
+            f"{live_url}/mcp", headers=bearer(access), json={}, timeout=10
+        ).status_code
+
+    AccessToken.objects.update(resource=["https://other.example/mcp"])
+    assert mcp_status() == 401
+    AccessToken.objects.update(resource=[f"{live_url}/mcp"])
+    assert [t.name for t in with_mcp(live_url, access, lambda c: c.list_tools()).tools] == tools
+    token_revoke(actor=Actor(user=user), token=token)
+    assert mcp_status() == 401
