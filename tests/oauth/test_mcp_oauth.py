@@ -106,7 +106,9 @@ class BrowserConsent:
         assert self.callback is not None, "the browser never came back to the client"
         query = parse_qs(urlsplit(self.callback).query)
         assert "error" not in query, query
-        return AuthorizationCodeResult(code=query["code"][0], state=query["state"][0])
+        return AuthorizationCodeResult(
+            code=query["code"][0], state=query["state"][0], iss=query["iss"][0]
+        )
 
 
 def _user(name: str) -> Any:

@@ -158,6 +158,7 @@ def test_authorization_server_metadata_offers_only_code_with_s256(client: Client
     assert body["code_challenge_methods_supported"] == ["S256"]
     assert body["response_types_supported"] == ["code"]
     assert set(body["grant_types_supported"]) == {"authorization_code", "refresh_token"}
+    assert body["authorization_response_iss_parameter_supported"] is True
 
 
 def test_rest_401_is_unchanged_and_consent_needs_a_signed_in_user(client: Client) -> None:
@@ -196,6 +197,12 @@ def test_access_token_acts_as_the_consented_api_token_on_rest(flow: Flow, user: 
     token = OAuthConnection.objects.get(user=user).api_token
     assert token.last_used_at is not None
     assert AuditEntry.objects.filter(action="oauth.consent.approve", target_id=token.token_id)
+
+
+def test_the_redirect_names_the_issuer_rfc_9207(flow: Flow) -> None:
+    query = flow.consent()
+    assert query["iss"] == [ORIGIN]
+    assert query["state"] == ["st4te"]
 
 
 def test_loopback_redirect_on_any_port_is_accepted(flow: Flow) -> None:
