@@ -12,7 +12,7 @@ from django.urls import path
 from oauth2_provider import urls as dot_urls
 from oauth2_provider import views as dot_views
 
-from .views import ConsentView
+from .views.oauth import ConsentView
 
 app_name = "oauth2_provider"
 

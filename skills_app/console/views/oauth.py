@@ -21,13 +21,13 @@ from oauth2_provider.models import get_application_model
 from oauth2_provider.views import AuthorizationView
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
-from .. import errors
-from ..access import SCOPES, Actor, readable_workspaces
-from ..console.base import CONTENT_SECURITY_POLICY, client_ip, with_security_headers
-from ..mcp.contract import profile_names
-from ..models import Workspace
-from ..services import oauth as oauth_services
-from .resource import mcp_resource, request_origin, resource_allowed
+from ... import errors
+from ...access import SCOPES, Actor, readable_workspaces
+from ...models import Workspace
+from ...oauth.resource import mcp_resource, request_origin, resource_allowed
+from ...services import accounts
+from ...services import oauth as oauth_services
+from ..base import CONTENT_SECURITY_POLICY, client_ip, with_security_headers
 
 ALL_WORKSPACES = ""
 DEFAULT_PROFILE = "ordinary-full"
@@ -58,7 +58,8 @@ class ConsentForm(AllowForm):
         self.fields["workspace"].choices = [(ALL_WORKSPACES, "All my workspaces")] + [
             (w.slug, f"{w.name} ({w.slug})") for w in workspaces
         ]
-        self.fields["profile"].choices = [(p, p) for p in profile_names()]
+        # The profiles token_create accepts (the MCP contract's), without this door importing MCP.
+        self.fields["profile"].choices = [(p, p) for p in accounts._load_profiles()]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
