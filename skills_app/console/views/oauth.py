@@ -158,20 +158,19 @@ class ConsentView(AuthorizationView):
         actor = self._actor()
         slug = data.get("workspace") or ALL_WORKSPACES
         workspace = Workspace.objects.filter(slug=slug).first() if slug else None
-        credentials = {
-            "client_id": data["client_id"],
-            "redirect_uri": data["redirect_uri"],
-            "state": data.get("state"),
-        }
-        if not data.get("allow"):
+
+        def record_refusal(error: str, reason: str) -> None:
             oauth_services.consent_refusal_record(
                 actor=actor,
                 application=application,
                 redirect_uri=data["redirect_uri"],
                 workspace=workspace,
-                error="access_denied",
-                reason="The user denied the request.",
+                error=error,
+                reason=reason,
             )
+
+        if not data.get("allow"):
+            record_refusal("access_denied", "The user denied the request.")
             response = super().form_valid(form)  # the library answers access_denied
             return response
         try:
@@ -189,12 +188,6 @@ class ConsentView(AuthorizationView):
                     transaction.set_rollback(True)
                 return response
         except (errors.PermissionDenied, errors.NotFound, errors.ValidationFailed) as exc:
-            oauth_services.consent_refusal_record(
-                actor=actor,
-                application=application,
-                redirect_uri=data["redirect_uri"],
-                workspace=workspace,
-                error="invalid_scope",
-                reason=exc.message,
-            )
+            record_refusal("invalid_scope", exc.message)
+            credentials = {key: data.get(key) for key in ("client_id", "redirect_uri", "state")}
             return self._refuse("invalid_scope", exc.message, credentials)
