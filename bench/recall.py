@@ -15,7 +15,9 @@ What it does, all on this machine and on loopback only:
 3. drives each scenario for ``--seconds`` with ``--connections`` (default 16) using ``wrk``
    (or a threaded client when wrk is missing), after a short warm-up;
 4. prints throughput and latency (median, p95, p99), the ratios to the bare view, and the
-   targets: Level 1 and 2 throughput >= 50% of bare with p99 <= 10 ms, Level 0 p95 <= 50 ms.
+   targets: Level 1 and 2 throughput >= 50% of bare with p99 <= 10 ms, Level 0 p95 <= 50 ms;
+5. measures Level 1 again with an OAuth access token (SPEC §12) and prints its cost per request
+   as a ratio to the API token's (target: at most 1.10).
 
 The token's rate limit is raised for the run (the throttle code still runs on every request).
 """
@@ -41,6 +43,8 @@ from . import loadgen
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/xmemo_bench"
 RESULTS = ROOT / "bench" / "results"
+OAUTH_LEVEL1 = "Level 1 root (OAuth)"
+OAUTH_MAX_RATIO = 1.10
 
 
 def _env(db_url: str, redis_url: str | None) -> dict[str, str]:
@@ -244,7 +248,7 @@ def main() -> None:
     _django(env)
     from django.core.cache import cache
 
-    from .seed import ensure_account, seed
+    from .seed import ensure_account, oauth_access_token, seed
 
     print(f"Seeding {args.n:,} skills into {args.db} …")
     started = time.perf_counter()
@@ -266,12 +270,16 @@ def main() -> None:
     try:
         for name in ("level0", "level1", "level2"):
             _check(base, scenarios[name][0], auth)
+        oauth_auth = f"Bearer {oauth_access_token(base)}"
+        _check(base, scenarios["level1"][0], oauth_auth)
 
         level0_connections = args.level0_connections or args.workers
 
-        def measure(label: str, key: str, seconds: float) -> loadgen.Result:
+        def measure(
+            label: str, key: str, seconds: float, token: str | None = None
+        ) -> loadgen.Result:
             paths = scenarios[key]
-            use_auth = None if key == "bare" else auth
+            use_auth = None if key == "bare" else (token or auth)
             connections = level0_connections if key == "level0" else args.connections
             for duration in (args.warmup, seconds):  # warm-up: caches, prepared statements
                 result = loadgen.run(
@@ -288,6 +296,7 @@ def main() -> None:
         bare = measure("bare view", "bare", args.seconds)
         results.append(bare)
         results.append(measure("Level 1 root", "level1", args.seconds))
+        results.append(measure(OAUTH_LEVEL1, "level1", args.seconds, oauth_auth))
         results.append(measure("Level 2 resource", "level2", args.seconds))
         results.append(measure(f"Level 0 @ {in_db:,}", "level0", args.seconds))
         if args.level0_scale > args.n:
@@ -318,6 +327,14 @@ def main() -> None:
             f"{'PASS' if ok else 'FAIL'}  {label}: {r.rps / bare.rps:.0%} of bare throughput "
             f"(target >= 50%), p99 {r.p99_ms:.2f} ms (target <= 10 ms)"
         )
+    api, oauth = by_name["Level 1 root"], by_name[OAUTH_LEVEL1]
+    ratio = api.rps / oauth.rps  # cost per request, OAuth over API token
+    verdicts.append(ratio <= OAUTH_MAX_RATIO)
+    print(
+        f"{'PASS' if ratio <= OAUTH_MAX_RATIO else 'FAIL'}  Level 1 with an OAuth access token: "
+        f"{oauth.rps:,.0f} req/s vs {api.rps:,.0f} with an API token, cost ratio {ratio:.3f} "
+        f"(target <= {OAUTH_MAX_RATIO:.2f}); p50 {oauth.p50_ms:.2f} vs {api.p50_ms:.2f} ms"
+    )
     for r in results:
         if r.name.startswith("Level 0"):
             ok = r.p95_ms <= 50

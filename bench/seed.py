@@ -273,3 +273,46 @@ def _seed_batch(team: Any, indexes: range, revisions: int) -> None:
         ],
         batch_size=1000,
     )
+
+
+def oauth_access_token(origin: str) -> str:
+    """A fresh OAuth access token of the bench user, consented (read + write, all workspaces)
+    through the product's consent service and bound to ``origin``'s MCP resource, as the
+    authorization endpoint would issue it."""
+    import secrets
+    from datetime import timedelta
+
+    from django.contrib.auth import get_user_model
+    from django.utils import timezone
+    from oauth2_provider.models import AccessToken, Application, set_token_value
+
+    from skills_app.access import Actor
+    from skills_app.oauth.resource import mcp_resource
+    from skills_app.services.oauth import connection_grant
+
+    user = get_user_model().objects.get(username=USERNAME)
+    application = Application.objects.create(
+        name="bench agent",
+        client_type=Application.CLIENT_PUBLIC,
+        authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+        redirect_uris="http://127.0.0.1/callback",
+    )
+    connection_grant(
+        actor=Actor(user=user, via="console"),
+        application=application,
+        redirect_uri="http://127.0.0.1/callback",
+        scopes=["skills:read", "skills:write"],
+        workspace=None,
+        profile="ordinary-full",
+    )
+    secret = secrets.token_urlsafe(30)
+    access = AccessToken(
+        user=user,
+        application=application,
+        expires=timezone.now() + timedelta(hours=1),
+        scope="skills:read skills:write",
+        resource=[mcp_resource(origin)],
+    )
+    set_token_value(access, secret)
+    access.save()
+    return secret

@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "oauth2_provider",
     "skills_app",
 ]
 
@@ -196,6 +197,47 @@ XMEMO_MCP_CONTRACT = Path(
 )
 XMEMO_MCP_ALLOWED_HOSTS = env_list("XMEMO_MCP_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]")
 XMEMO_MCP_ALLOWED_ORIGINS = env_list("XMEMO_MCP_ALLOWED_ORIGINS", "")
+
+# --- OAuth 2.1 for MCP clients (django-oauth-toolkit; skills_app/oauth/) ---------------------
+# Authorization code + PKCE S256 only, open dynamic client registration (RFC 7591, as the MCP
+# authorization spec asks), rotating refresh tokens whose reuse revokes the whole family,
+# resource indicators (RFC 8707). Access tokens are short-lived; the consent behind them is an
+# ApiToken row, so scopes, workspace, profile, rate limits and revocation are an API token's.
+OAUTH2_PROVIDER = {
+    "SCOPES": {
+        "skills:read": "Search and read skills",
+        "skills:write": "Save new skill revisions",
+        "skills:review": "Approve, reject, publish and deprecate revisions",
+        "skills:execute": "Run skill scripts in the sandbox",
+        "workspace:admin": "Manage members, tokens and workspace settings",
+    },
+    "DEFAULT_SCOPES": ["skills:read"],
+    "OAUTH2_VALIDATOR_CLASS": "skills_app.oauth.validator.ConnectionValidator",
+    "PKCE_REQUIRED": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
+    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,  # RFC 9207: clients can detect mix-ups
+    "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
+    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+    "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": [
+        "none",
+        "client_secret_post",
+        "client_secret_basic",
+    ],
+    "AUTHORIZATION_CODE_EXPIRE_SECONDS": 60,
+    "ACCESS_TOKEN_EXPIRE_SECONDS": int(os.environ.get("XMEMO_OAUTH_ACCESS_TOKEN_SECONDS", "3600")),
+    "REFRESH_TOKEN_EXPIRE_SECONDS": int(
+        os.environ.get("XMEMO_OAUTH_REFRESH_TOKEN_SECONDS", str(30 * 86400))
+    ),
+    "ROTATE_REFRESH_TOKEN": True,
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,
+    "DCR_ENABLED": True,
+    "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
+    "OAUTH2_PROTECTED_RESOURCE_NAME": "XMemo Cloud Skills",
+}
 # URL import (SPEC §8): base URLs are settings so tests can point them at a local fake server.
 XMEMO_GITHUB_API_URL = os.environ.get("XMEMO_GITHUB_API_URL", "https://api.github.com")
 XMEMO_GITHUB_CODELOAD_URL = os.environ.get(

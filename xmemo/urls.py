@@ -4,6 +4,7 @@ from django.urls import include, path
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("v1/", include("skills_app.api.urls")),
+    path("", include("skills_app.console.oauth_urls")),
     path("", include("skills_app.console.urls")),
 ]
 

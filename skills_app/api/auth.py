@@ -18,6 +18,11 @@ Memberships are *not* cached here: tenancy is checked inside every query, so rem
 takes effect on the next request everywhere.
 
 ``last_used_at`` is written at most once a minute per token and process.
+
+OAuth access tokens (``skills_app.oauth``) take the same path: the entry holds the ``ApiToken``
+of the consent behind them, plus the access token's own expiry and audience. They are accepted
+only where the caller passes the request's ``origin`` (so the audience can be checked); the
+cache forgets them when their token family is revoked (a trigger NOTIFYs on their table too).
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import hashlib
 import threading
 import time
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
@@ -34,12 +39,15 @@ from django.contrib.auth import get_user_model
 from django.db.models.signals import post_delete, post_save
 from django.http import HttpRequest
 from django.utils import timezone
+from oauth2_provider.models import AccessToken
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
 from .. import errors
 from ..access import Actor
 from ..models import ApiToken, Membership
+from ..oauth import tokens as oauth_tokens
+from ..oauth.resource import audience_allows, request_origin
 from ..selectors import invalidation
 from ..services.accounts import TOKEN_PREFIX
 
@@ -57,6 +65,8 @@ class _Entry:
     user: User
     loaded_at: float
     generation: int | None
+    expires_at: datetime | None = None  # OAuth access tokens: their own expiry
+    audience: tuple[str, ...] | None = None  # OAuth access tokens: the resources issued for
 
 
 _cache: dict[str, _Entry] = {}
@@ -93,6 +103,15 @@ def _on_membership_change(sender: Any, instance: Membership, **kwargs: Any) -> N
     _drop_token(user_pk=instance.user_id)
 
 
+def _on_access_token_delete(sender: Any, instance: AccessToken, **kwargs: Any) -> None:
+    # An OAuth access token is cached under its own checksum (the library's lookup key).
+    with _lock:
+        _cache.pop(instance.token_checksum, None)
+
+
+post_delete.connect(
+    _on_access_token_delete, sender=AccessToken, dispatch_uid="xmemo-auth-oauth-delete"
+)
 post_save.connect(_on_token_change, sender=ApiToken, dispatch_uid="xmemo-auth-token-save")
 post_delete.connect(_on_token_change, sender=ApiToken, dispatch_uid="xmemo-auth-token-delete")
 post_save.connect(_on_user_change, sender=get_user_model(), dispatch_uid="xmemo-auth-user-save")
@@ -123,9 +142,28 @@ def _load(secret_hash: str) -> _Entry | None:
     )
 
 
-def authenticate_secret(secret: str) -> tuple[User, ApiToken]:
-    """The user and token of a bearer secret, or AuthenticationRequired (401)."""
-    if not secret.startswith(TOKEN_PREFIX) or len(secret) > MAX_TOKEN_LENGTH:
+def _load_oauth(digest: str) -> _Entry | None:
+    access = oauth_tokens.access_for(digest)
+    if access is None:
+        return None
+    return _Entry(
+        token=access.token,
+        user=access.token.user,
+        loaded_at=time.monotonic(),
+        generation=invalidation.current(),
+        expires_at=access.expires,
+        audience=access.resources,
+    )
+
+
+def authenticate_secret(secret: str, *, origin: str | None = None) -> tuple[User, ApiToken]:
+    """The user and token of a bearer secret, or AuthenticationRequired (401).
+
+    With ``origin`` (the request's scheme://host), an OAuth access token issued for this server
+    is accepted too, and answers the ``ApiToken`` of its consent.
+    """
+    oauth = not secret.startswith(TOKEN_PREFIX)
+    if (oauth and origin is None) or len(secret) > MAX_TOKEN_LENGTH:
         raise errors.AuthenticationRequired(
             "The bearer token is not an XMemo token (they start with 'xm_')."
         )
@@ -140,7 +178,7 @@ def authenticate_secret(secret: str) -> tuple[User, ApiToken]:
         or now - entry.loaded_at > ttl
         or (generation is not None and entry.generation != generation)
     ):
-        entry = _load(digest)
+        entry = _load_oauth(digest) if oauth else _load(digest)
         if entry is None:
             raise errors.AuthenticationRequired("The bearer token is not valid.")
         if ttl > 0:
@@ -156,6 +194,10 @@ def authenticate_secret(secret: str) -> tuple[User, ApiToken]:
         raise errors.AuthenticationRequired("This token has expired; create a new one.")
     if not user.is_active:
         raise errors.AuthenticationRequired("The user of this token is deactivated.")
+    if entry.expires_at is not None and entry.expires_at <= wall:
+        raise errors.AuthenticationRequired("This access token has expired; refresh it.")
+    if entry.audience is not None and not audience_allows(entry.audience, origin or ""):
+        raise errors.AuthenticationRequired("This access token was issued for another server.")
     _touch(token, now, wall)
     return user, token
 
@@ -196,7 +238,7 @@ def authenticate_lean(request: HttpRequest) -> Actor:
     """Authentication for views outside DRF: bearer token, else the console session."""
     secret = bearer_secret(request)
     if secret is not None:
-        user, token = authenticate_secret(secret)
+        user, token = authenticate_secret(secret, origin=request_origin(request))
         actor = Actor(user=user, token=token, via="api", ip=client_ip(request))
     else:
         session_user = getattr(request, "user", None)
@@ -217,7 +259,7 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
         if secret is None:
             return None
         try:
-            return authenticate_secret(secret)
+            return authenticate_secret(secret, origin=request_origin(request._request))
         except errors.AuthenticationRequired as exc:
             raise exceptions.AuthenticationFailed(exc.message) from exc
 

@@ -6,7 +6,8 @@ Every request passes, in order:
    ``XMEMO_MCP_ALLOWED_HOSTS`` (loopback by default) and ``XMEMO_MCP_ALLOWED_ORIGINS``;
 2. bearer-token authentication with exactly the REST rules (``api.auth.authenticate_secret``):
    a missing, unknown, revoked or expired token is answered 401 with the REST error envelope
-   and ``WWW-Authenticate: Bearer`` before any MCP message is read;
+   and ``WWW-Authenticate: Bearer resource_metadata=…`` (the OAuth discovery of SPEC §12)
+   before any MCP message is read; an OAuth access token bound to this server is accepted;
 3. the SDK's streamable HTTP transport, in **stateless JSON mode**: no session state lives in a
    worker, so any number of uvicorn workers or replicas can serve ``/mcp`` behind a plain load
    balancer, and every answer is one JSON response. The tools need no server-to-client
@@ -36,6 +37,7 @@ from ..access import Actor
 from ..api.auth import authenticate_secret
 from ..api.errors import describe, envelope
 from ..errors import AuthenticationRequired, XmemoError
+from ..oauth.resource import bearer_challenge
 from .server import build_server, in_db_thread
 
 MCP_PATHS = ("/mcp", "/mcp/")
@@ -66,8 +68,10 @@ def transport_security() -> TransportSecuritySettings:
     )
 
 
-def _error_response(exc: XmemoError) -> Response:
+def _error_response(exc: XmemoError, challenge: str | None = None) -> Response:
     status, body, headers = describe(exc)
+    if challenge is not None:
+        headers = {**headers, "WWW-Authenticate": challenge}
     return Response(
         json.dumps(body, ensure_ascii=False, separators=(",", ":")),
         status_code=status,
@@ -76,11 +80,17 @@ def _error_response(exc: XmemoError) -> Response:
     )
 
 
+def _origin(request: Request) -> str:
+    return str(request.base_url).rstrip("/")
+
+
 async def _authenticate(request: Request) -> Actor:
     scheme, _, secret = request.headers.get("authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not secret.strip():
         raise AuthenticationRequired()
-    user, token = await in_db_thread(authenticate_secret, secret=secret.strip())
+    user, token = await in_db_thread(
+        authenticate_secret, secret=secret.strip(), origin=_origin(request)
+    )
     return Actor(
         user=user, token=token, via="mcp", ip=request.client.host if request.client else None
     )
@@ -104,7 +114,8 @@ class _Guarded:
         try:
             actor = await _authenticate(request)
         except AuthenticationRequired as exc:
-            await _error_response(exc)(scope, receive, send)
+            # RFC 9728: point OAuth clients at the protected-resource metadata.
+            await _error_response(exc, bearer_challenge(_origin(request)))(scope, receive, send)
             return
         await self.transport({**scope, ACTOR_SCOPE_KEY: actor}, receive, send)
 

@@ -1,5 +1,6 @@
 from .audit import AuditEntry
 from .jobs import Job
+from .oauth import OAuthConnection
 from .skills import Blob, Skill, SkillComponent, SkillRevision
 from .tenancy import ApiToken, Membership, Workspace, WorkspaceSecret
 
@@ -9,6 +10,7 @@ __all__ = [
     "Blob",
     "Job",
     "Membership",
+    "OAuthConnection",
     "Skill",
     "SkillComponent",
     "SkillRevision",

@@ -130,7 +130,9 @@ def tokens(request: HttpRequest, console: Console) -> HttpResponse:
         {
             "form": form,
             "secret": secret,
-            "tokens": ApiToken.objects.filter(user=request.user).select_related("workspace"),  # type: ignore[misc]
+            "tokens": ApiToken.objects.filter(user=request.user).select_related(  # type: ignore[misc]
+                "workspace", "oauth_connection__application"
+            ),
             "now": timezone.now(),
         },
         status=status,

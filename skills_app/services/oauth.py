@@ -1,0 +1,134 @@
+"""Consent to an OAuth client (SPEC §12): the product side of django-oauth-toolkit's flow.
+
+Approving a client makes an ``ApiToken`` with the consented scopes, workspace and profile and
+links it to the (user, application) pair; the OAuth access tokens of that pair act through it.
+A new consent for the same pair replaces the old one: the old token is revoked and the old OAuth
+tokens deleted, so they can never pick up the new limits.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from django.db import transaction
+from oauth2_provider.models import AbstractApplication, AccessToken, RefreshToken
+
+from .. import errors
+from ..access import ADMIN_ROLES, Actor, require_role
+from ..models import ApiToken, OAuthConnection, Workspace
+from .accounts import token_create, token_revoke
+from .audit import audit_record
+
+# Scopes whose every use needs an admin role: consent refuses them to a plain member.
+ADMIN_SCOPES = frozenset({"skills:review", "workspace:admin"})
+
+
+def client_summary(application: AbstractApplication, redirect_uri: str) -> dict[str, str]:
+    """What the audit log and the consent page say about a client."""
+    return {
+        "client_id": application.client_id,
+        "client_name": application.name or application.client_id,
+        "redirect_host": urlsplit(redirect_uri).hostname or "",
+    }
+
+
+def _audit_workspace(actor: Actor, workspace: Workspace | None) -> Workspace:
+    assert actor.user is not None
+    return workspace or Workspace.objects.get(slug=actor.user.get_username())
+
+
+@transaction.atomic
+def connection_grant(
+    *,
+    actor: Actor,
+    application: AbstractApplication,
+    redirect_uri: str,
+    scopes: list[str],
+    workspace: Workspace | None,
+    profile: str,
+) -> ApiToken:
+    """Record a signed-in user's consent; PermissionDenied/NotFound/ValidationFailed refuse it."""
+    if actor.user is None or actor.token is not None:
+        raise errors.PermissionDenied("Only a signed-in person can connect an application.")
+    if workspace is not None:
+        role = require_role(actor, workspace)
+        too_wide = sorted(ADMIN_SCOPES.intersection(scopes)) if role not in ADMIN_ROLES else []
+        if too_wide:
+            raise errors.PermissionDenied(
+                f"Your role in '{workspace.slug}' ({role}) does not allow {', '.join(too_wide)}.",
+                details={"scopes": too_wide, "role": role},
+            )
+    previous = (
+        OAuthConnection.objects.select_for_update()
+        .select_related("api_token")
+        .filter(application=application, user=actor.user)
+        .first()
+    )
+    if previous is not None:
+        token_revoke(actor=actor, token=previous.api_token)
+        RefreshToken.objects.filter(application=application, user=actor.user).delete()
+        AccessToken.objects.filter(application=application, user=actor.user).delete()
+        previous.delete()
+    client = client_summary(application, redirect_uri)
+    token, _secret = token_create(  # the secret is never shown: OAuth tokens act through the row
+        actor=actor,
+        user=actor.user,
+        name=f"OAuth: {client['client_name']}"[:100],
+        scopes=scopes,
+        workspace=workspace,
+        profile=profile,
+    )
+    OAuthConnection.objects.create(application=application, user=actor.user, api_token=token)
+    audit_record(
+        actor=actor,
+        workspace=_audit_workspace(actor, workspace),
+        action="oauth.consent.approve",
+        target_type="token",
+        target_id=token.token_id,
+        data={**client, "scopes": token.scopes, "profile": profile},
+    )
+    return token
+
+
+@transaction.atomic
+def consent_refusal_record(
+    *,
+    actor: Actor,
+    application: AbstractApplication,
+    redirect_uri: str,
+    workspace: Workspace | None,
+    error: str,
+    reason: str,
+) -> None:
+    """Audit a denied or refused consent in the workspace it concerned (nothing else stored)."""
+    if workspace is not None and actor.role_in(workspace) is None:
+        return  # not the user's workspace: nothing of it may be written
+    audit_record(
+        actor=actor,
+        workspace=_audit_workspace(actor, workspace),
+        action="oauth.consent.refuse",
+        target_type="oauth_client",
+        target_id=application.client_id,
+        data={**client_summary(application, redirect_uri), "error": error, "reason": reason},
+    )
+
+
+@transaction.atomic
+def refresh_replay_record(*, application: AbstractApplication, user_id: int) -> None:
+    """Audit a replayed refresh token (the library has revoked its whole family)."""
+    connection = (
+        OAuthConnection.objects.select_related("api_token__workspace", "user")
+        .filter(application=application, user_id=user_id)
+        .first()
+    )
+    if connection is None:
+        return
+    actor = Actor(user=connection.user, token=connection.api_token, via="oauth")
+    audit_record(
+        actor=actor,
+        workspace=_audit_workspace(actor, connection.api_token.workspace),
+        action="oauth.refresh.replay",
+        target_type="token",
+        target_id=connection.api_token.token_id,
+        data={"client_id": application.client_id, "family_revoked": True},
+    )
