@@ -26,7 +26,14 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, TypedDict, TypeVar, Unpack
 
 from .. import errors
-from ..access import Actor, readable_workspace_sql, require_scope, workspace_for
+from ..access import (
+    Actor,
+    readable_workspace_sql,
+    require_enabled_workspace,
+    require_scope,
+    workspace_for,
+)
+from ..domain.lifecycle import LATEST_FALLBACK_KINDS
 from ..domain.limits import validate_slug
 from ..domain.paths import is_text
 from ..domain.render import render_body
@@ -46,8 +53,6 @@ _WS = Workspace._meta.db_table
 _REV = SkillRevision._meta.db_table
 
 PUBLISHED = SkillRevision.State.PUBLISHED
-DRAFT = SkillRevision.State.DRAFT
-DEPRECATED = SkillRevision.State.DEPRECATED
 
 
 # --- public entry points ------------------------------------------------------------------------
@@ -177,6 +182,8 @@ def recall_search(
         )
     scope_ws = workspace_for(actor, workspace) if workspace else None
     results = search_skills(actor=actor, text=text, workspace=scope_ws, limit=limit)
+    if not results and scope_ws is None:
+        require_enabled_workspace(actor)
     return {"kind": "search", "data": {"results": results}}
 
 
@@ -422,9 +429,8 @@ def _resolve_by_slug(
 ) -> tuple[_Target, str]:
     access_sql, access_params = readable_workspace_sql(actor, "s.workspace_id")
     sql = (
-        "SELECT s.skill_id, s.status, w.slug, w.cloud_skills_enabled,"  # noqa: S608 - table and column names only; values are parameters
-        " p.id, p.revision_id,"
-        " c.id, c.revision_id, c.state, c.reviewed_at IS NOT NULL"
+        "SELECT s.skill_id, s.status, w.slug, w.cloud_skills_enabled, w.kind,"  # noqa: S608 - table and column names only; values are parameters
+        " p.id, p.revision_id, c.id, c.revision_id, c.state"
         f" FROM {_SKILL} s"
         f" JOIN {_WS} w ON w.id = s.workspace_id"
         f" LEFT JOIN {_REV} p ON p.id = s.published_revision_id"
@@ -442,6 +448,8 @@ def _resolve_by_slug(
     if not enabled:
         if rows:
             raise errors.FeatureDisabled(details={"workspace": rows[0][2]})
+        if ws_slug is None:
+            require_enabled_workspace(actor)
         raise _not_found(slug, ws_slug)
     if len(enabled) > 1:
         candidates = sorted(f"{row[2]}/{slug}" for row in enabled)
@@ -456,38 +464,26 @@ def _resolve_by_slug(
                 ],
             },
         )
-    skill_id, _, ws, _, pub_pk, pub_id, cur_pk, cur_id, cur_state, cur_reviewed = enabled[0]
+    skill_id, _, ws, _, kind, pub_pk, pub_id, cur_pk, cur_id, cur_state = enabled[0]
     if pub_pk is not None:
         return _Target(pub_pk, pub_id, PUBLISHED, skill_id, slug, ws), "published"
-    if fallback == "latest":
-        if cur_pk is not None and not (cur_state == DRAFT and cur_reviewed):
-            return _Target(cur_pk, cur_id, cur_state, skill_id, slug, ws), "latest_fallback"
-        if cur_pk is not None:
-            # The newest candidate was rejected in review: a rejection never reaches agents.
-            found = _latest_unrejected(skill_id)
-            if found is not None:
-                return _Target(found[0], found[1], found[2], skill_id, slug, ws), "latest_fallback"
+    served_unreviewed = kind in LATEST_FALLBACK_KINDS
+    if fallback == "latest" and served_unreviewed and cur_pk is not None:
+        # The skill's current revision is its newest non-deprecated one (services.skills).
+        return _Target(cur_pk, cur_id, cur_state, skill_id, slug, ws), "latest_fallback"
+    if not served_unreviewed:
+        hint = (
+            " and a team workspace serves only reviewed revisions by slug: get one approved, or"
+            " read a draft or proposal pinned by its revision_id."
+        )
+    elif fallback == "none":
+        hint = "; ask for fallback=latest to read its newest draft, or publish one."
+    else:
+        hint = " and no draft to fall back to."
     raise errors.NoPublishedRevision(
-        f"'{ws}/{slug}' has no published revision"
-        + (
-            "; ask for fallback=latest to read its newest draft, or publish one."
-            if fallback == "none"
-            else " and no draft or proposed revision to fall back to."
-        ),
+        f"'{ws}/{slug}' has no published revision{hint}",
         details={"skill_id": skill_id, "slug": slug, "workspace": ws, "fallback": fallback},
     )
-
-
-def _latest_unrejected(skill_id: str) -> tuple[int, str, str] | None:
-    row = (
-        SkillRevision.objects.filter(skill__skill_id=skill_id)
-        .exclude(state=DEPRECATED)
-        .exclude(state=DRAFT, reviewed_at__isnull=False)
-        .order_by("-revision_number")
-        .values_list("id", "revision_id", "state")
-        .first()
-    )
-    return row
 
 
 def _resolve_pinned(
