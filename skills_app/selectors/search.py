@@ -69,7 +69,7 @@ def search_skills(
 
 
 def _filters(actor: Actor, workspace: Workspace | None) -> tuple[str, list[Any]]:
-    access_sql, params = readable_workspace_sql(actor, "s.workspace_id")
+    access_sql, access_params = readable_workspace_sql(actor, "s.workspace_id")
     # The revision Level 1 answers by default (SPEC §5): the published one, else — only where
     # unreviewed revisions may be served — the current one, which the search columns mirror.
     fallback_kinds = sorted(LATEST_FALLBACK_KINDS)
@@ -79,7 +79,7 @@ def _filters(actor: Actor, workspace: Workspace | None) -> tuple[str, list[Any]]
         f" OR w.kind IN ({', '.join(['%s'] * len(fallback_kinds))}))"
         f" AND w.cloud_skills_enabled = %s AND {access_sql}"
     )
-    params = [*fallback_kinds, True, *params]
+    params: list[Any] = [*fallback_kinds, True, *access_params]
     if workspace is not None:
         sql += " AND s.workspace_id = %s"
         params.append(workspace.pk)
