@@ -98,6 +98,24 @@ def encode_json(document: Any) -> bytes:
     return json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
+def _encoded(kind: str, document: dict[str, Any]) -> Encoded:
+    """The REST body and its ETag: a digest of the very bytes sent (SPEC §5), so anything in
+    the answer that can change (``state``, ``resolved_by``, a rendered body …) changes the tag,
+    and a 304 never stands for an answer other than the one the client holds."""
+    body = encode_json(document)
+    return Encoded(kind, body, f'"{hashlib.sha256(body).hexdigest()}"')
+
+
+def _encoded_once(key: str, kind: str, document: Callable[[], dict[str, Any]]) -> Encoded:
+    """``_encoded`` of a document fully determined by ``key``, kept per process."""
+    answer = local_cache.get(key)
+    if answer is None:
+        answer = _encoded(kind, document())
+        local_cache.set(key, answer, len(answer.body) + 200)
+    assert isinstance(answer, Encoded)
+    return answer
+
+
 def _route(
     *,
     actor: Actor,
@@ -220,19 +238,13 @@ def _root(
     content = _root_content(target.revision_id, target.revision_pk)
     if not encode:
         return _root_document(target, content, resolved_by, arguments)
-    etag = _root_etag(content.canonical_hash, target, arguments)
     if arguments is not None:
-        document = _root_document(target, content, resolved_by, arguments)
-        return Encoded("root", encode_json(document), etag)
+        return _encoded("root", _root_document(target, content, resolved_by, arguments))
     # Everything in this body is fixed by these values: encode it once per process.
     key = ":".join(
         ("rootjson", target.revision_id, target.state, resolved_by, target.workspace, target.slug)
     )
-    body = local_cache.get(key)
-    if body is None:
-        body = encode_json(_root_document(target, content, resolved_by, None))
-        local_cache.set(key, body, len(body) + 100)
-    return Encoded("root", body, etag)
+    return _encoded_once(key, "root", lambda: _root_document(target, content, resolved_by, None))
 
 
 def _root_document(
@@ -277,16 +289,6 @@ def _root_document(
     return {"kind": "root", "data": data}
 
 
-def _root_etag(canonical_hash: str, target: _Target, arguments: str | None) -> str:
-    """The canonical hash (SPEC §5); with ``arguments`` the rendered body also depends on them
-    and on the revision id and workspace the renderer substitutes, so the tag carries those."""
-    tag = canonical_hash
-    if arguments is not None:
-        extra = "\x00".join((arguments, target.revision_id, target.workspace))
-        tag += "-" + hashlib.sha256(extra.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return f'"{tag}"'
-
-
 def _resource(
     *,
     actor: Actor,
@@ -313,13 +315,8 @@ def _resource(
         )
     if not encode:
         return _resource_document(target, component)
-    etag = f'"{component.content_hash}"'
     key = f"resjson:{target.revision_id}:{component.content_hash}:{_path_key(resource)}"
-    body = local_cache.get(key)
-    if body is None:
-        body = encode_json(_resource_document(target, component))
-        local_cache.set(key, body, len(body) + 100)
-    return Encoded("resource", body, etag)
+    return _encoded_once(key, "resource", lambda: _resource_document(target, component))
 
 
 def _resource_document(target: _Target, component: ComponentContent) -> dict[str, Any]:

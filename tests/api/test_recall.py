@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 from typing import Any
 
 import pytest
@@ -106,7 +107,8 @@ def test_level1_answers_every_field_of_the_published_revision(
             "media_type": "text/markdown",
         },
     ]
-    assert response["ETag"] == f'"{rev.canonical_hash}"'
+    # The ETag stands for the whole answer: a digest of the bytes sent.
+    assert response["ETag"] == f'"{hashlib.sha256(response.content).hexdigest()}"'
 
 
 def test_level1_never_contains_component_bytes(env: Env, api_for: ApiFactory) -> None:
@@ -270,7 +272,7 @@ def test_arguments_add_rendered_body(env: Env, api_for: ApiFactory) -> None:
     assert data["instruction_body"].startswith("Deploy $1")
     # The ETag of a rendered answer differs from the plain one (it depends on the arguments).
     plain = api.get(RECALL, {"slug": "deploy"})
-    assert plain["ETag"] == f'"{rev.canonical_hash}"'
+    assert plain.json()["data"]["canonical_hash"] == rev.canonical_hash
     assert response["ETag"] != plain["ETag"]
     assert "rendered_body" not in plain.json()["data"]
 
@@ -288,7 +290,7 @@ def test_etag_and_if_none_match_answer_304(env: Env, api_for: ApiFactory) -> Non
     assert stale.status_code == 200
     rev_id = first.json()["data"]["revision_id"]
     level2 = api.get(RECALL, {"slug": "deploy", "revision_id": rev_id, "resource": "r.md"})
-    assert level2["ETag"] == f'"{level2.json()["data"]["content_hash"]}"'
+    assert level2["ETag"] == f'"{hashlib.sha256(level2.content).hexdigest()}"'
     cached = api.get(
         RECALL,
         {"slug": "deploy", "revision_id": rev_id, "resource": "r.md"},
