@@ -22,7 +22,7 @@ import base64
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from typing import Any, NamedTuple, TypedDict, TypeVar, Unpack
 
 from .. import errors
@@ -549,7 +549,7 @@ class ComponentContent:
 
 
 def _root_content(revision_id: str, revision_pk: int) -> RootContent:
-    def load() -> tuple[RootContent, int]:
+    def load() -> RootContent:
         rev = (
             SkillRevision.objects.filter(pk=revision_pk)
             .values_list(
@@ -567,7 +567,7 @@ def _root_content(revision_id: str, revision_pk: int) -> RootContent:
             .order_by("logical_path")
             .values_list("logical_path", "type", "content_hash", "size", "media_type")
         )
-        content = RootContent(
+        return RootContent(
             revision_number=rev[0],
             name=rev[1],
             description=rev[2],
@@ -576,41 +576,73 @@ def _root_content(revision_id: str, revision_pk: int) -> RootContent:
             instruction_body=rev[5],
             resources=resources,
         )
-        size = (
-            len(content.instruction_body)
-            + len(content.frontmatter_json)
-            + 200 * (1 + len(resources))
-        )
-        return content, size
 
-    content = cached_immutable(f"root:{revision_id}", load)
+    content = cached_immutable(
+        f"root:{revision_id}", load, encode=_root_encode, decode=_root_decode
+    )
     assert content is not None
     return content
+
+
+def _root_encode(content: RootContent) -> bytes:
+    return encode_json(astuple(content))
+
+
+def _root_decode(payload: bytes) -> RootContent:
+    number, name, description, canonical, frontmatter_json, body, resources = json.loads(payload)
+    return RootContent(
+        number, name, description, canonical, frontmatter_json, body, tuple(map(tuple, resources))
+    )
 
 
 def component_content(revision_id: str, revision_pk: int, path: str) -> ComponentContent | None:
     """One component of a revision the caller has already been allowed to read."""
 
-    def load() -> tuple[ComponentContent, int] | None:
+    def load() -> ComponentContent | None:
         row = (
             SkillComponent.objects.filter(revision_id=revision_pk, logical_path=path)
             .values_list("logical_path", "type", "content_hash", "size", "media_type", "blob__data")
             .first()
         )
-        if row is None:
-            return None
-        raw = bytes(row[5])
-        text = is_text(raw)
-        content = ComponentContent(
-            logical_path=row[0],
-            type=row[1],
-            content_hash=row[2],
-            size=row[3],
-            media_type=row[4],
-            encoding="utf-8" if text else "base64",
-            content=raw.decode("utf-8") if text else base64.b64encode(raw).decode("ascii"),
-            raw=raw,
-        )
-        return content, 2 * len(raw) + 300
+        return None if row is None else _component(*row[:5], bytes(row[5]))
 
-    return cached_immutable(f"comp:{revision_id}:{_path_key(path)}", load)
+    return cached_immutable(
+        f"comp:{revision_id}:{_path_key(path)}",
+        load,
+        encode=_component_encode,
+        decode=_component_decode,
+    )
+
+
+def _component(
+    logical_path: str, ctype: str, content_hash: str, size: int, media_type: str, raw: bytes
+) -> ComponentContent:
+    text = is_text(raw)
+    return ComponentContent(
+        logical_path=logical_path,
+        type=ctype,
+        content_hash=content_hash,
+        size=size,
+        media_type=media_type,
+        encoding="utf-8" if text else "base64",
+        content=raw.decode("utf-8") if text else base64.b64encode(raw).decode("ascii"),
+        raw=raw,
+    )
+
+
+def _component_encode(component: ComponentContent) -> bytes:
+    """The metadata as one JSON line (JSON escapes every newline), then the raw bytes."""
+    header = [
+        component.logical_path,
+        component.type,
+        component.content_hash,
+        component.size,
+        component.media_type,
+    ]
+    return encode_json(header) + b"\n" + component.raw
+
+
+def _component_decode(payload: bytes) -> ComponentContent:
+    header, _, raw = payload.partition(b"\n")
+    logical_path, ctype, content_hash, size, media_type = json.loads(header)
+    return _component(logical_path, ctype, content_hash, size, media_type, raw)
