@@ -447,6 +447,8 @@ def _resolve_by_slug(
             raise errors.FeatureDisabled(details={"workspace": rows[0][2]})
         if ws_slug is None:
             require_enabled_workspace(actor)
+        else:
+            workspace_for(actor, ws_slug)  # switched off: 403; not the caller's: 404
         raise _not_found(slug, ws_slug)
     if len(enabled) > 1:
         candidates = sorted(f"{row[2]}/{slug}" for row in enabled)

@@ -48,6 +48,8 @@ def test_every_multi_workspace_call_answers_403_when_every_workspace_is_off(
     _switch_off(env.personal, env.team)
     for response in _multi_workspace_calls(api):
         _assert_disabled(response)
+    _assert_disabled(api.get(RECALL, {"slug": f"{env.team.slug}/no-such-skill"}))
+    _assert_disabled(api.get(RECALL, {"slug": "no-such-skill", "workspace": env.team.slug}))
 
 
 def test_switched_off_workspaces_are_left_out_of_multi_workspace_calls(
