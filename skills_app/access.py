@@ -117,6 +117,25 @@ def _ensure_enabled(workspace: Workspace) -> Workspace:
     return workspace
 
 
+def require_enabled_workspace(actor: Actor) -> None:
+    """FEATURE_DISABLED when the actor can read workspaces but Cloud Skills is off in all.
+
+    A call that spans several workspaces leaves the switched-off ones out (SPEC §2) and calls
+    this when it found nothing, so that "nothing left" answers 403 rather than an empty 200.
+    """
+    if readable_workspaces(actor).exists():
+        return
+    disabled = list(
+        readable_workspaces(actor, include_disabled=True).values_list("slug", flat=True)[:20]
+    )
+    if disabled:
+        raise errors.FeatureDisabled(
+            "Cloud Skills is not enabled in any workspace you can read here. Ask staff to "
+            "switch it on.",
+            details={"workspaces": disabled},
+        )
+
+
 def workspace_for(actor: Actor, slug: str, *, require_enabled: bool = True) -> Workspace:
     workspace = readable_workspaces(actor, include_disabled=True).filter(slug=slug).first()
     if workspace is None:
@@ -186,6 +205,7 @@ def job_for(actor: Actor, job_id: str) -> Job:
     )
     if job is None:
         raise errors.NotFound(f"Job '{job_id}' was not found.", details={"job_id": job_id})
+    _ensure_enabled(job.workspace)
     return job
 
 

@@ -128,6 +128,12 @@ class RateLimited(XmemoError):
     default_message = "Too many requests; slow down."
 
 
+class RenderedTooLarge(XmemoError):
+    code = "RENDERED_TOO_LARGE"
+    status = 413
+    default_message = "The rendered body would be larger than 262,144 bytes (256 KiB)."
+
+
 class FeatureDisabled(XmemoError):
     code = "FEATURE_DISABLED"
     status = 403

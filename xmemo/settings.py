@@ -101,10 +101,11 @@ if os.environ.get("XMEMO_TEST_DB_NAME"):
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Cache ----------------------------------------------------------------------------------
+# Redis is shared with whoever can reach it: its cache holds data only, never pickles.
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "xmemo.cache.DataRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": os.environ.get("XMEMO_CACHE_PREFIX", "xmemo"),
         }
@@ -122,6 +123,9 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("XMEMO_TASK_QUEUE", "xmemo")
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 600}
+# Task messages are read back from Redis too: JSON only, never pickle.
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_SERIALIZER = "json"
 
 # --- Auth, sessions, security ---------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS: list[dict[str, str]] = []

@@ -17,6 +17,10 @@ Tokens, as written in the body:
 ``@path``                  ``Read(path)`` at line start or after whitespace (so ``a@b.com`` stays)
 =========================  =====================================================================
 
+The output is capped at ``MAX_RENDERED_BYTES`` of UTF-8 (SPEC §5): arguments substituted many
+times over could otherwise multiply a 64 KiB body into hundreds of megabytes. The renderer counts
+as it goes and stops at the first piece past the cap, so it never holds much more than the cap.
+
 A ``$`` word is the whole identifier after it, so ``$ARGUMENTSX`` or an undeclared ``$HOME`` is
 left as written, and the digits after ``$`` are one number (``$10`` is the tenth argument).
 Tokens do not nest: the text inside ``!`…``` and an ``@path`` is kept as written, so an
@@ -29,6 +33,9 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 
+from skills_app.errors import RenderedTooLarge
+
+MAX_RENDERED_BYTES = 262_144
 CONTEXT_VARIABLES = ("XMEMO_SKILL_ID", "XMEMO_REVISION_ID", "XMEMO_WORKSPACE")
 
 _TOKEN = re.compile(
@@ -83,4 +90,25 @@ def render_body(
             return f"Bash({value})"
         return f"Read({value})"
 
-    return _TOKEN.sub(replace, body)
+    pieces: list[str] = []
+    size = 0
+
+    def emit(text: str) -> None:
+        nonlocal size
+        size += len(text.encode("utf-8", "surrogatepass"))
+        if size > MAX_RENDERED_BYTES:
+            raise RenderedTooLarge(
+                f"The body rendered with these arguments would be larger than "
+                f"{MAX_RENDERED_BYTES:,} bytes (256 KiB); pass shorter arguments, or read "
+                "instruction_body without arguments.",
+                details={"field": "arguments", "limit": MAX_RENDERED_BYTES},
+            )
+        pieces.append(text)
+
+    position = 0
+    for match in _TOKEN.finditer(body):
+        emit(body[position : match.start()])
+        emit(replace(match))
+        position = match.end()
+    emit(body[position:])
+    return "".join(pieces)

@@ -5,10 +5,16 @@ components are immutable (SPEC §3), and revision ids are random and never reuse
 need no invalidation. What *can* change (which revision is published, who may read it, whether
 the revision still exists) is resolved by one database query on every request before the cache
 is consulted, so a deleted skill or a removed member never reads from here.
+
+The shared tier is Redis in production, which whoever holds its URL can write. So it holds only
+bytes (``xmemo.cache`` never unpickles), each entry signed with an HMAC of its key and bytes
+under SECRET_KEY: a value forged, or copied from another key, fails the check and is a miss —
+the answer is loaded from the database as if nothing were cached.
 """
 
 from __future__ import annotations
 
+import hmac
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -16,12 +22,15 @@ from typing import Any, TypeVar
 
 from django.conf import settings
 from django.core.cache import cache
+from django.utils.crypto import salted_hmac
 
 T = TypeVar("T")
 
 # One week: the entries are immutable, the timeout only lets unused ones age out of Redis.
 SHARED_TIMEOUT_SECONDS = 7 * 24 * 3600
-KEY_PREFIX = "xmemo:recall:v1:"
+KEY_PREFIX = "xmemo:recall:v2:"
+_MAC_SALT = "skills_app.selectors.cache"
+_MAC_BYTES = 32
 
 
 class ByteBoundedLRU:
@@ -68,28 +77,49 @@ local_cache = ByteBoundedLRU(
 )
 
 
-def cached_immutable(key: str, load: Callable[[], tuple[T, int] | None]) -> T | None:
+def _mac(full_key: str, payload: bytes) -> bytes:
+    message = full_key.encode("utf-8") + b"\x00" + payload
+    return salted_hmac(_MAC_SALT, message, algorithm="sha256").digest()
+
+
+def _shared_get(full_key: str) -> bytes | None:
+    """The payload stored under ``full_key`` if this application signed it, else None."""
+    stored = cache.get(full_key)
+    if not isinstance(stored, bytes) or len(stored) < _MAC_BYTES:
+        return None
+    mac, payload = stored[:_MAC_BYTES], stored[_MAC_BYTES:]
+    return payload if hmac.compare_digest(mac, _mac(full_key, payload)) else None
+
+
+def cached_immutable(
+    key: str,
+    load: Callable[[], T | None],
+    *,
+    encode: Callable[[T], bytes],
+    decode: Callable[[bytes], T],
+) -> T | None:
     """The value under ``key``: in-process first, then the shared cache, then ``load()``.
 
-    ``load`` answers ``(value, approximate size in bytes)`` or None when there is nothing
-    (None is not cached: the resolution query already proved the revision exists).
+    ``load`` answers the value or None when there is nothing (None is not cached: the
+    resolution query already proved the revision exists). The shared cache holds
+    ``encode(value)``; ``decode`` turns those bytes back into the value.
     """
     full_key = KEY_PREFIX + key
     value = local_cache.get(full_key)
     if value is not None:
         return value
-    shared = cache.get(full_key)
-    if shared is not None:
-        stored, size = shared
-        local_cache.set(full_key, stored, size)
-        return stored
-    loaded = load()
-    if loaded is None:
-        return None
-    stored, size = loaded
-    local_cache.set(full_key, stored, size)
-    cache.set(full_key, (stored, size), SHARED_TIMEOUT_SECONDS)
-    return stored
+    payload = _shared_get(full_key)
+    if payload is not None:
+        value = decode(payload)
+    else:
+        value = load()
+        if value is None:
+            return None
+        payload = encode(value)
+        cache.set(full_key, _mac(full_key, payload) + payload, SHARED_TIMEOUT_SECONDS)
+    # Decoded, a value takes about twice its encoded bytes (text, and the bytes it came from).
+    local_cache.set(full_key, value, 2 * len(payload) + 300)
+    return value
 
 
 def clear_local() -> None:

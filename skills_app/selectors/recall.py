@@ -22,11 +22,18 @@ import base64
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from typing import Any, NamedTuple, TypedDict, TypeVar, Unpack
 
 from .. import errors
-from ..access import Actor, readable_workspace_sql, require_scope, workspace_for
+from ..access import (
+    Actor,
+    readable_workspace_sql,
+    require_enabled_workspace,
+    require_scope,
+    workspace_for,
+)
+from ..domain.lifecycle import LATEST_FALLBACK_KINDS
 from ..domain.limits import validate_slug
 from ..domain.paths import is_text
 from ..domain.render import render_body
@@ -46,8 +53,6 @@ _WS = Workspace._meta.db_table
 _REV = SkillRevision._meta.db_table
 
 PUBLISHED = SkillRevision.State.PUBLISHED
-DRAFT = SkillRevision.State.DRAFT
-DEPRECATED = SkillRevision.State.DEPRECATED
 
 
 # --- public entry points ------------------------------------------------------------------------
@@ -91,6 +96,24 @@ def recall_encoded(*, actor: Actor, **args: Unpack[RecallArgs]) -> Encoded:
 
 def encode_json(document: Any) -> bytes:
     return json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _encoded(kind: str, document: dict[str, Any]) -> Encoded:
+    """The REST body and its ETag: a digest of the very bytes sent (SPEC §5), so anything in
+    the answer that can change (``state``, ``resolved_by``, a rendered body …) changes the tag,
+    and a 304 never stands for an answer other than the one the client holds."""
+    body = encode_json(document)
+    return Encoded(kind, body, f'"{hashlib.sha256(body).hexdigest()}"')
+
+
+def _encoded_once(key: str, kind: str, document: Callable[[], dict[str, Any]]) -> Encoded:
+    """``_encoded`` of a document fully determined by ``key``, kept per process."""
+    answer = local_cache.get(key)
+    if answer is None:
+        answer = _encoded(kind, document())
+        local_cache.set(key, answer, len(answer.body) + 200)
+    assert isinstance(answer, Encoded)
+    return answer
 
 
 def _route(
@@ -177,6 +200,8 @@ def recall_search(
         )
     scope_ws = workspace_for(actor, workspace) if workspace else None
     results = search_skills(actor=actor, text=text, workspace=scope_ws, limit=limit)
+    if not results and scope_ws is None:
+        require_enabled_workspace(actor)
     return {"kind": "search", "data": {"results": results}}
 
 
@@ -213,19 +238,13 @@ def _root(
     content = _root_content(target.revision_id, target.revision_pk)
     if not encode:
         return _root_document(target, content, resolved_by, arguments)
-    etag = _root_etag(content.canonical_hash, target, arguments)
     if arguments is not None:
-        document = _root_document(target, content, resolved_by, arguments)
-        return Encoded("root", encode_json(document), etag)
+        return _encoded("root", _root_document(target, content, resolved_by, arguments))
     # Everything in this body is fixed by these values: encode it once per process.
     key = ":".join(
         ("rootjson", target.revision_id, target.state, resolved_by, target.workspace, target.slug)
     )
-    body = local_cache.get(key)
-    if body is None:
-        body = encode_json(_root_document(target, content, resolved_by, None))
-        local_cache.set(key, body, len(body) + 100)
-    return Encoded("root", body, etag)
+    return _encoded_once(key, "root", lambda: _root_document(target, content, resolved_by, None))
 
 
 def _root_document(
@@ -270,16 +289,6 @@ def _root_document(
     return {"kind": "root", "data": data}
 
 
-def _root_etag(canonical_hash: str, target: _Target, arguments: str | None) -> str:
-    """The canonical hash (SPEC §5); with ``arguments`` the rendered body also depends on them
-    and on the revision id and workspace the renderer substitutes, so the tag carries those."""
-    tag = canonical_hash
-    if arguments is not None:
-        extra = "\x00".join((arguments, target.revision_id, target.workspace))
-        tag += "-" + hashlib.sha256(extra.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return f'"{tag}"'
-
-
 def _resource(
     *,
     actor: Actor,
@@ -306,13 +315,8 @@ def _resource(
         )
     if not encode:
         return _resource_document(target, component)
-    etag = f'"{component.content_hash}"'
     key = f"resjson:{target.revision_id}:{component.content_hash}:{_path_key(resource)}"
-    body = local_cache.get(key)
-    if body is None:
-        body = encode_json(_resource_document(target, component))
-        local_cache.set(key, body, len(body) + 100)
-    return Encoded("resource", body, etag)
+    return _encoded_once(key, "resource", lambda: _resource_document(target, component))
 
 
 def _resource_document(target: _Target, component: ComponentContent) -> dict[str, Any]:
@@ -422,9 +426,8 @@ def _resolve_by_slug(
 ) -> tuple[_Target, str]:
     access_sql, access_params = readable_workspace_sql(actor, "s.workspace_id")
     sql = (
-        "SELECT s.skill_id, s.status, w.slug, w.cloud_skills_enabled,"  # noqa: S608 - table and column names only; values are parameters
-        " p.id, p.revision_id,"
-        " c.id, c.revision_id, c.state, c.reviewed_at IS NOT NULL"
+        "SELECT s.skill_id, s.status, w.slug, w.cloud_skills_enabled, w.kind,"  # noqa: S608 - table and column names only; values are parameters
+        " p.id, p.revision_id, c.id, c.revision_id, c.state"
         f" FROM {_SKILL} s"
         f" JOIN {_WS} w ON w.id = s.workspace_id"
         f" LEFT JOIN {_REV} p ON p.id = s.published_revision_id"
@@ -442,6 +445,10 @@ def _resolve_by_slug(
     if not enabled:
         if rows:
             raise errors.FeatureDisabled(details={"workspace": rows[0][2]})
+        if ws_slug is None:
+            require_enabled_workspace(actor)
+        else:
+            workspace_for(actor, ws_slug)  # switched off: 403; not the caller's: 404
         raise _not_found(slug, ws_slug)
     if len(enabled) > 1:
         candidates = sorted(f"{row[2]}/{slug}" for row in enabled)
@@ -456,38 +463,26 @@ def _resolve_by_slug(
                 ],
             },
         )
-    skill_id, _, ws, _, pub_pk, pub_id, cur_pk, cur_id, cur_state, cur_reviewed = enabled[0]
+    skill_id, _, ws, _, kind, pub_pk, pub_id, cur_pk, cur_id, cur_state = enabled[0]
     if pub_pk is not None:
         return _Target(pub_pk, pub_id, PUBLISHED, skill_id, slug, ws), "published"
-    if fallback == "latest":
-        if cur_pk is not None and not (cur_state == DRAFT and cur_reviewed):
-            return _Target(cur_pk, cur_id, cur_state, skill_id, slug, ws), "latest_fallback"
-        if cur_pk is not None:
-            # The newest candidate was rejected in review: a rejection never reaches agents.
-            found = _latest_unrejected(skill_id)
-            if found is not None:
-                return _Target(found[0], found[1], found[2], skill_id, slug, ws), "latest_fallback"
+    served_unreviewed = kind in LATEST_FALLBACK_KINDS
+    if fallback == "latest" and served_unreviewed and cur_pk is not None:
+        # The skill's current revision is its newest non-deprecated one (services.skills).
+        return _Target(cur_pk, cur_id, cur_state, skill_id, slug, ws), "latest_fallback"
+    if not served_unreviewed:
+        hint = (
+            " and a team workspace serves only reviewed revisions by slug: get one approved, or"
+            " read a draft or proposal pinned by its revision_id."
+        )
+    elif fallback == "none":
+        hint = "; ask for fallback=latest to read its newest draft, or publish one."
+    else:
+        hint = " and no draft to fall back to."
     raise errors.NoPublishedRevision(
-        f"'{ws}/{slug}' has no published revision"
-        + (
-            "; ask for fallback=latest to read its newest draft, or publish one."
-            if fallback == "none"
-            else " and no draft or proposed revision to fall back to."
-        ),
+        f"'{ws}/{slug}' has no published revision{hint}",
         details={"skill_id": skill_id, "slug": slug, "workspace": ws, "fallback": fallback},
     )
-
-
-def _latest_unrejected(skill_id: str) -> tuple[int, str, str] | None:
-    row = (
-        SkillRevision.objects.filter(skill__skill_id=skill_id)
-        .exclude(state=DEPRECATED)
-        .exclude(state=DRAFT, reviewed_at__isnull=False)
-        .order_by("-revision_number")
-        .values_list("id", "revision_id", "state")
-        .first()
-    )
-    return row
 
 
 def _resolve_pinned(
@@ -556,7 +551,7 @@ class ComponentContent:
 
 
 def _root_content(revision_id: str, revision_pk: int) -> RootContent:
-    def load() -> tuple[RootContent, int]:
+    def load() -> RootContent:
         rev = (
             SkillRevision.objects.filter(pk=revision_pk)
             .values_list(
@@ -574,7 +569,7 @@ def _root_content(revision_id: str, revision_pk: int) -> RootContent:
             .order_by("logical_path")
             .values_list("logical_path", "type", "content_hash", "size", "media_type")
         )
-        content = RootContent(
+        return RootContent(
             revision_number=rev[0],
             name=rev[1],
             description=rev[2],
@@ -583,41 +578,73 @@ def _root_content(revision_id: str, revision_pk: int) -> RootContent:
             instruction_body=rev[5],
             resources=resources,
         )
-        size = (
-            len(content.instruction_body)
-            + len(content.frontmatter_json)
-            + 200 * (1 + len(resources))
-        )
-        return content, size
 
-    content = cached_immutable(f"root:{revision_id}", load)
+    content = cached_immutable(
+        f"root:{revision_id}", load, encode=_root_encode, decode=_root_decode
+    )
     assert content is not None
     return content
+
+
+def _root_encode(content: RootContent) -> bytes:
+    return encode_json(astuple(content))
+
+
+def _root_decode(payload: bytes) -> RootContent:
+    number, name, description, canonical, frontmatter_json, body, resources = json.loads(payload)
+    return RootContent(
+        number, name, description, canonical, frontmatter_json, body, tuple(map(tuple, resources))
+    )
 
 
 def component_content(revision_id: str, revision_pk: int, path: str) -> ComponentContent | None:
     """One component of a revision the caller has already been allowed to read."""
 
-    def load() -> tuple[ComponentContent, int] | None:
+    def load() -> ComponentContent | None:
         row = (
             SkillComponent.objects.filter(revision_id=revision_pk, logical_path=path)
             .values_list("logical_path", "type", "content_hash", "size", "media_type", "blob__data")
             .first()
         )
-        if row is None:
-            return None
-        raw = bytes(row[5])
-        text = is_text(raw)
-        content = ComponentContent(
-            logical_path=row[0],
-            type=row[1],
-            content_hash=row[2],
-            size=row[3],
-            media_type=row[4],
-            encoding="utf-8" if text else "base64",
-            content=raw.decode("utf-8") if text else base64.b64encode(raw).decode("ascii"),
-            raw=raw,
-        )
-        return content, 2 * len(raw) + 300
+        return None if row is None else _component(*row[:5], bytes(row[5]))
 
-    return cached_immutable(f"comp:{revision_id}:{_path_key(path)}", load)
+    return cached_immutable(
+        f"comp:{revision_id}:{_path_key(path)}",
+        load,
+        encode=_component_encode,
+        decode=_component_decode,
+    )
+
+
+def _component(
+    logical_path: str, ctype: str, content_hash: str, size: int, media_type: str, raw: bytes
+) -> ComponentContent:
+    text = is_text(raw)
+    return ComponentContent(
+        logical_path=logical_path,
+        type=ctype,
+        content_hash=content_hash,
+        size=size,
+        media_type=media_type,
+        encoding="utf-8" if text else "base64",
+        content=raw.decode("utf-8") if text else base64.b64encode(raw).decode("ascii"),
+        raw=raw,
+    )
+
+
+def _component_encode(component: ComponentContent) -> bytes:
+    """The metadata as one JSON line (JSON escapes every newline), then the raw bytes."""
+    header = [
+        component.logical_path,
+        component.type,
+        component.content_hash,
+        component.size,
+        component.media_type,
+    ]
+    return encode_json(header) + b"\n" + component.raw
+
+
+def _component_decode(payload: bytes) -> ComponentContent:
+    header, _, raw = payload.partition(b"\n")
+    logical_path, ctype, content_hash, size, media_type = json.loads(header)
+    return _component(logical_path, ctype, content_hash, size, media_type, raw)

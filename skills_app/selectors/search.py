@@ -20,6 +20,7 @@ from typing import Any
 from django.db import connection
 
 from ..access import Actor, readable_workspace_sql
+from ..domain.lifecycle import LATEST_FALLBACK_KINDS
 from ..models import Skill, SkillRevision, Workspace
 from . import db
 
@@ -68,12 +69,17 @@ def search_skills(
 
 
 def _filters(actor: Actor, workspace: Workspace | None) -> tuple[str, list[Any]]:
-    access_sql, params = readable_workspace_sql(actor, "s.workspace_id")
+    access_sql, access_params = readable_workspace_sql(actor, "s.workspace_id")
+    # The revision Level 1 answers by default (SPEC §5): the published one, else — only where
+    # unreviewed revisions may be served — the current one, which the search columns mirror.
+    fallback_kinds = sorted(LATEST_FALLBACK_KINDS)
     sql = (
         f" s.status = 'active' AND s.current_revision_id IS NOT NULL"
+        f" AND (s.published_revision_id IS NOT NULL"
+        f" OR w.kind IN ({', '.join(['%s'] * len(fallback_kinds))}))"
         f" AND w.cloud_skills_enabled = %s AND {access_sql}"
     )
-    params = [True, *params]
+    params: list[Any] = [*fallback_kinds, True, *access_params]
     if workspace is not None:
         sql += " AND s.workspace_id = %s"
         params.append(workspace.pk)

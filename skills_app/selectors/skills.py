@@ -10,6 +10,7 @@ from .. import errors
 from ..access import (
     Actor,
     readable_workspaces,
+    require_enabled_workspace,
     require_scope,
     revision_for,
     skill_for,
@@ -110,7 +111,7 @@ def skill_list(
                 f"status must be one of {', '.join(STATUSES)}.", details={"field": "status"}
             )
         qs = qs.filter(status=status)
-    return paginate(
+    page = paginate(
         _skill_queryset(qs),
         kind="skills",
         order=[("workspace__slug", False), ("slug", False)],
@@ -118,6 +119,9 @@ def skill_list(
         limit=limit,
         serialize=skill_as_dict,
     )
+    if not page.results and not workspace:
+        require_enabled_workspace(actor)
+    return page
 
 
 def skill_detail(*, actor: Actor, skill_id: str) -> dict[str, Any]:

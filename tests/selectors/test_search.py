@@ -9,7 +9,7 @@ from skills_app import errors
 from skills_app.access import Actor
 from skills_app.selectors.recall import recall_search
 from skills_app.selectors.search import query_terms
-from tests.factories import Env, actor_for, make_token, save
+from tests.factories import Env, actor_for, make_token, publish, save
 from tests.support import require_service
 
 
@@ -92,7 +92,7 @@ def test_search_follows_the_current_revision(env: Env) -> None:
 
 
 def test_search_scope_is_the_actors_readable_workspaces(env: Env) -> None:
-    save(env.owner, env.team, slug="team-skill", instruction_body="quasar")
+    publish(env.owner, env.team, slug="team-skill", instruction_body="quasar")
     save(
         env.outsider,
         env.personal.__class__.objects.get(slug=env.outsider.username),

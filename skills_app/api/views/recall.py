@@ -145,6 +145,11 @@ class RecallView(ApiView):
                 response=ErrorEnvelope,
                 description="AMBIGUOUS_SLUG: qualify the slug as WORKSPACE/SLUG.",
             ),
+            413: OpenApiResponse(
+                response=ErrorEnvelope,
+                description="RENDERED_TOO_LARGE: the body rendered with `arguments` would be "
+                "larger than 256 KiB.",
+            ),
         },
         tags=["recall"],
     )

@@ -196,10 +196,14 @@ def preview(request: HttpRequest, console: Console) -> HttpResponse:
             names = frontmatter_from_text(request.POST.get("frontmatter", "")).get("argument-names")
         except errors.ValidationFailed:
             names = None
-        body = render_body(
-            body,
-            arguments=arguments,
-            argument_names=[str(n) for n in names] if isinstance(names, list) else [],
-            context={"XMEMO_WORKSPACE": console.ws.slug},
-        )
+        try:
+            body = render_body(
+                body,
+                arguments=arguments,
+                argument_names=[str(n) for n in names] if isinstance(names, list) else [],
+                context={"XMEMO_WORKSPACE": console.ws.slug},
+            )
+        except errors.RenderedTooLarge as exc:
+            # A fragment htmx swaps in, so the author sees why the preview stopped.
+            return console.render("console/editor/_preview.html", {"error": exc.message})
     return console.render("console/editor/_preview.html", {"html": render_markdown(body)})

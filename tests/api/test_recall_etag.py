@@ -1,0 +1,121 @@
+"""A 304 never hides a change (SPEC §5): the recall ETag stands for the whole answer.
+
+An agent that keeps each answer with its ETag and revalidates with ``If-None-Match`` walks a
+revision through its lifecycle. After every step, for every request it has cached, the server
+may answer 304 only if the answer it would send now is exactly the one the agent holds; and a
+request whose answer did not change still gets its 304.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skills_app.models import SkillRevision
+from skills_app.services.skills import revision_transition
+from tests.api.conftest import Api, ApiFactory
+from tests.factories import Env, actor_for, component, publish, save
+
+RECALL = "/v1/recall"
+
+
+class CachingAgent:
+    """Keeps (ETag, body) per request, revalidates, and checks every 304 against the truth."""
+
+    def __init__(self, api: Api) -> None:
+        self.api = api
+        self.held: dict[tuple[tuple[str, str], ...], tuple[str, Any]] = {}
+
+    def revalidate(self, **params: str) -> str:
+        """'304', '200' (changed or new) or the error status; asserts no stale 304."""
+        key = tuple(sorted(params.items()))
+        truth = self.api.get(RECALL, params)
+        held = self.held.get(key)
+        outcome = str(truth.status_code)
+        if held is not None:
+            conditional = self.api.get(RECALL, params, **{"If-None-Match": held[0]})
+            if conditional.status_code == 304:
+                assert truth.status_code == 200
+                assert truth.json() == held[1], f"stale 304 for {params}"
+                assert conditional.content == b""
+                outcome = "304"
+            else:
+                assert conditional.status_code == truth.status_code
+                assert truth.status_code != 200 or truth.json() != held[1], (
+                    f"an unchanged answer lost its 304 for {params}"
+                )
+        if truth.status_code == 200:
+            self.held[key] = (truth["ETag"], truth.json())
+        else:
+            self.held.pop(key, None)
+        return outcome
+
+
+def _act(user: Any, revision: SkillRevision, action: str) -> SkillRevision:
+    return revision_transition(actor=actor_for(user), revision=revision, action=action)
+
+
+def test_personal_draft_published_then_deprecated(env: Env, api_for: ApiFactory) -> None:
+    rev = save(env.owner, env.personal, components=(component("r.md", "ref"),)).revision
+    agent = CachingAgent(api_for(env.owner))
+    requests: list[dict[str, str]] = [
+        {"slug": "deploy"},
+        {"slug": "deploy", "arguments": "prod"},
+        {"slug": "deploy", "revision_id": rev.revision_id},
+        {"slug": "deploy", "revision_id": rev.revision_id, "arguments": "prod"},
+        {"slug": "deploy", "revision_id": rev.revision_id, "resource": "r.md"},
+    ]
+
+    def walk() -> list[str]:
+        return [agent.revalidate(**params) for params in requests]
+
+    assert walk() == ["200"] * 5
+    assert walk() == ["304"] * 5  # nothing changed: every answer revalidates
+    _act(env.owner, rev, "publish")  # draft → published: state and resolved_by change
+    assert walk() == ["200", "200", "200", "200", "304"]
+    assert walk() == ["304"] * 5
+    _act(env.owner, rev, "deprecate")
+    assert walk() == ["404", "404", "200", "200", "304"]
+
+
+def test_team_proposal_approved_then_superseded(env: Env, api_for: ApiFactory) -> None:
+    first = save(env.member, env.team, intent="publish", instruction_body="One $1.").revision
+    agent = CachingAgent(api_for(env.member2))
+    slug = f"{env.team.slug}/deploy"
+    requests: list[dict[str, str]] = [
+        {"slug": slug},
+        {"slug": slug, "arguments": "x"},
+        {"slug": slug, "revision_id": first.revision_id},
+        {"slug": slug, "revision_id": first.revision_id, "arguments": "x"},
+    ]
+
+    def walk() -> list[str]:
+        return [agent.revalidate(**params) for params in requests]
+
+    assert walk() == ["404", "404", "200", "200"]
+    assert walk() == ["404", "404", "304", "304"]
+    first = _act(env.admin, first, "approve")  # proposed → published
+    assert walk() == ["200", "200", "200", "200"]
+    assert walk() == ["304"] * 4
+    second = save(env.member, env.team, intent="publish", instruction_body="Two $1.").revision
+    assert walk() == ["304"] * 4  # a proposal changes nothing agents get
+    _act(env.admin, second, "approve")  # first is now deprecated
+    assert walk() == ["200", "200", "200", "200"]
+    assert (
+        agent.held[(("revision_id", first.revision_id), ("slug", slug))][1]["data"]["state"]
+        == "deprecated"
+    )
+
+
+def test_the_same_content_in_two_skills_does_not_share_an_etag(
+    env: Env, api_for: ApiFactory
+) -> None:
+    """Identical content (one canonical hash) in two skills: different answers, so different
+    ETags — a tag taken from one can never revalidate the other."""
+    a = publish(env.owner, env.personal, slug="alpha").revision
+    b = publish(env.owner, env.personal, slug="beta").revision
+    assert a.canonical_hash == b.canonical_hash
+    api = api_for(env.owner)
+    tag_a = api.get(RECALL, {"slug": "alpha"})["ETag"]
+    tag_b = api.get(RECALL, {"slug": "beta"})["ETag"]
+    assert tag_a != tag_b
+    assert api.get(RECALL, {"slug": "beta"}, **{"If-None-Match": tag_a}).status_code == 200

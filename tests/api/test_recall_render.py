@@ -1,0 +1,40 @@
+"""Level 1 ``arguments`` cannot make the server build an unbounded answer (SPEC §5, §11)."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+from skills_app.domain.limits import MAX_BODY_BYTES
+from skills_app.domain.render import MAX_RENDERED_BYTES
+from tests.api.conftest import ApiFactory, error_code
+from tests.factories import Env, publish
+
+RECALL = "/v1/recall"
+BOMB = "$ARGUMENTS" * (MAX_BODY_BYTES // len("$ARGUMENTS"))
+
+
+def test_an_amplifying_body_answers_413_without_building_the_answer(
+    env: Env, api_for: ApiFactory
+) -> None:
+    publish(env.owner, env.personal, slug="bomb", instruction_body=BOMB, components=())
+    api = api_for(env.owner)
+    assert api.get(RECALL, {"slug": "bomb"}).status_code == 200  # the body itself is fine
+    tracemalloc.start()
+    try:
+        response = api.get(RECALL, {"slug": "bomb", "arguments": "x" * 10_000})
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert response.status_code == 413
+    assert error_code(response) == "RENDERED_TOO_LARGE"
+    assert response.json()["error"]["details"]["limit"] == MAX_RENDERED_BYTES
+    assert len(response.content) < 1024
+    # A full render is ~65 MB (and its JSON as much again); the request stays in single MBs.
+    assert peak < 8 * 1024 * 1024, peak
+
+
+def test_an_answer_just_under_the_cap_is_rendered(env: Env, api_for: ApiFactory) -> None:
+    publish(env.owner, env.personal, slug="big", instruction_body="$ARGUMENTS" * 26, components=())
+    arguments = "y" * 10_000  # 26 x 10,000 bytes = 260,000 < 262,144
+    data = api_for(env.owner).get(RECALL, {"slug": "big", "arguments": arguments}).json()["data"]
+    assert data["rendered_body"] == arguments * 26

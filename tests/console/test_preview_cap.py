@@ -1,0 +1,28 @@
+"""The editor's live preview renders with the same capped renderer as Level 1 (SPEC §11)."""
+
+from __future__ import annotations
+
+from django.test import Client
+from django.urls import reverse
+
+from skills_app.domain.limits import MAX_BODY_BYTES
+from tests.factories import Env
+
+
+def test_an_amplifying_preview_shows_the_limit_instead_of_the_answer(
+    owner_client: Client, env: Env
+) -> None:
+    response = owner_client.post(
+        reverse("console:preview", args=(env.personal.slug,)),
+        {
+            "instruction_body": "$ARGUMENTS" * (MAX_BODY_BYTES // 10),
+            "arguments": "x" * 10_000,
+            "frontmatter": "",
+        },
+    )
+    # A fragment htmx swaps in (2xx), saying what went wrong, not 65 MB of x.
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'data-testid="preview-error"' in html
+    assert "262,144 bytes" in html
+    assert len(response.content) < 4096

@@ -1,0 +1,111 @@
+"""The Django cache on Redis, holding data only: nothing read back is ever unpickled.
+
+Django's ``RedisCache`` pickles every value but integers, so anyone who can write to Redis (a
+leaked REDIS_URL is enough) could make the next cache read run code in the web process. This
+backend stores integers as Redis integers (``incr`` stays atomic), ``bytes`` as bytes and any
+other value as JSON, each tagged. A stored value it did not write — a pickle, or anything else
+it cannot decode as data — reads as a miss, and ``incr`` of a value that is not an integer
+starts the count afresh. Values round-trip as JSON does: tuples come back as lists.
+
+What the cache holds can still be forged as data; readers whose answers must not be forged
+sign what they store (``skills_app.selectors.cache``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from django.core.cache.backends.redis import RedisCache, RedisCacheClient
+from redis.exceptions import ResponseError
+
+logger = logging.getLogger("xmemo.cache")
+
+_BYTES = b"b:"
+_JSON = b"j:"
+
+
+class ForeignValue(Exception):
+    """A stored value this serializer did not write."""
+
+
+class DataSerializer:
+    """``dumps``/``loads`` for ``RedisCacheClient``: data in, data out, never code."""
+
+    def dumps(self, obj: Any) -> Any:  # int or bytes
+        if type(obj) is int:  # not bool: True must come back as True
+            return obj
+        if isinstance(obj, bytes):
+            return _BYTES + obj
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return _JSON + text.encode("utf-8")
+
+    def loads(self, data: bytes) -> Any:
+        if data.startswith(_BYTES):
+            return data[len(_BYTES) :]
+        if data.startswith(_JSON):
+            try:
+                return json.loads(data[len(_JSON) :])
+            except ValueError as exc:
+                raise ForeignValue from exc
+        try:
+            return int(data)
+        except ValueError as exc:
+            raise ForeignValue from exc
+
+
+_Key = str | bytes | memoryview
+
+
+class DataRedisCacheClient(RedisCacheClient):
+    def __init__(self, servers: list[str], **options: Any) -> None:
+        # No OPTIONS can bring a pickling serializer back.
+        self._data = DataSerializer()
+        super().__init__(servers, **{**options, "serializer": self._data})
+
+    def _load(self, key: _Key, raw: Any) -> Any:
+        try:
+            return self._data.loads(raw)
+        except ForeignValue:
+            logger.warning("Cache key %r holds a value this application did not write", key)
+            raise
+
+    def get(self, key: _Key, default: Any) -> Any:
+        raw = self.get_client(key).get(key)
+        if raw is None:
+            return default
+        try:
+            return self._load(key, raw)
+        except ForeignValue:
+            return default
+
+    def get_many(self, keys: Iterable[_Key]) -> dict[_Key, Any]:
+        keys = list(keys)
+        found: dict[_Key, Any] = {}
+        for key, raw in zip(keys, self.get_client(None).mget(keys), strict=True):
+            if raw is None:
+                continue
+            try:
+                found[key] = self._load(key, raw)
+            except ForeignValue:
+                continue
+        return found
+
+    def incr(self, key: _Key, delta: int) -> Any:
+        try:
+            return super().incr(key, delta)
+        except ResponseError:
+            # Not an integer, so not a count this application keeps: Django's "no such key".
+            logger.warning("Cache key %r holds a value that is not a count; reset", key)
+            self.get_client(key, write=True).delete(key)
+            raise ValueError(f"Key '{key!r}' not found.") from None
+
+
+class DataRedisCache(RedisCache):
+    """``django.core.cache.backends.redis.RedisCache`` with ``DataRedisCacheClient``."""
+
+    def __init__(self, server: str, params: dict[str, Any]) -> None:
+        super().__init__(server, params)
+        self._class = DataRedisCacheClient
