@@ -103,9 +103,11 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            # Redis, degrading to misses while Redis is unreachable (SPEC §7: degraded, not down).
+            "BACKEND": "xmemo.cache.TolerantRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": os.environ.get("XMEMO_CACHE_PREFIX", "xmemo"),
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 1.0},
         }
     }
 else:
@@ -121,6 +123,18 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("XMEMO_TASK_QUEUE", "xmemo")
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 600}
+# Sandboxed executions run on a queue of their own, served by their own workers, so scripts
+# never hold back imports and exports; a workspace runs at most this many at once (the rest
+# wait, re-queued every few seconds, without holding a worker slot).
+XMEMO_EXECUTE_QUEUE = os.environ.get("XMEMO_EXECUTE_QUEUE", f"{CELERY_TASK_DEFAULT_QUEUE}-execute")
+XMEMO_EXECUTE_WORKSPACE_CONCURRENCY = int(
+    os.environ.get("XMEMO_EXECUTE_WORKSPACE_CONCURRENCY", "2")
+)
+XMEMO_EXECUTE_CAP_RETRY_SECONDS = float(os.environ.get("XMEMO_EXECUTE_CAP_RETRY_SECONDS", "2"))
+# Job outbox: a job is handed to the broker after its transaction commits; one the broker could
+# not take (Redis down) is handed over by the workers' periodic sweep once it is back.
+XMEMO_OUTBOX_SWEEP_SECONDS = float(os.environ.get("XMEMO_OUTBOX_SWEEP_SECONDS", "10"))
+XMEMO_OUTBOX_GRACE_SECONDS = float(os.environ.get("XMEMO_OUTBOX_GRACE_SECONDS", "5"))
 
 # --- Auth, sessions, security ---------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS: list[dict[str, str]] = []

@@ -43,8 +43,49 @@ QUEUED_STALE_AFTER = timedelta(hours=1)
 MAX_UPLOAD_BYTES = 16 * 1024 * 1024
 
 
+def job_queue(kind: str) -> str:
+    """The Celery queue of a job kind: executions have their own (SPEC §13)."""
+    if kind == Job.Kind.EXECUTE:
+        return str(settings.XMEMO_EXECUTE_QUEUE)
+    return str(settings.CELERY_TASK_DEFAULT_QUEUE)
+
+
+def job_dispatch(job_id: str, *, countdown: float | None = None, again: bool = False) -> bool:
+    """Hand a queued job to the broker, at most once (the outbox).
+
+    The job is claimed first (``enqueued_at`` set where it was empty; ``again`` for a job
+    already handed over that must be re-sent, as the concurrency cap does), then sent; when the
+    broker cannot take it (Redis down), the claim is released and the outbox sweep sends it
+    once the broker is back. Answers whether it was sent.
+    """
+    claimable = Job.objects.filter(job_id=job_id, state=Job.State.QUEUED)
+    if not again:
+        claimable = claimable.filter(enqueued_at__isnull=True)
+    kind = claimable.values_list("kind", flat=True).first()
+    if kind is None or not claimable.update(enqueued_at=timezone.now()):
+        return False
+    try:
+        run_job.apply_async(args=[job_id], queue=job_queue(kind), countdown=countdown)
+    except Exception as exc:  # the broker's own errors (kombu OperationalError, redis, …)
+        logger.warning("job %s not handed to the broker yet (%s); the sweep will", job_id, exc)
+        Job.objects.filter(job_id=job_id, state=Job.State.QUEUED).update(enqueued_at=None)
+        return False
+    return True
+
+
+def job_outbox_sweep() -> int:
+    """Send every job that is still queued and was never handed to the broker (committed while
+    the broker was down, or its process died between commit and send). Run periodically by
+    the workers; answers how many it sent."""
+    grace = timezone.now() - timedelta(seconds=settings.XMEMO_OUTBOX_GRACE_SECONDS)
+    pending = Job.objects.filter(
+        state=Job.State.QUEUED, enqueued_at__isnull=True, created_at__lt=grace
+    ).order_by("created_at")
+    return sum(job_dispatch(job_id) for job_id in pending.values_list("job_id", flat=True))
+
+
 def _enqueue(job: Job) -> None:
-    transaction.on_commit(lambda: run_job.delay(job.job_id))
+    transaction.on_commit(lambda: job_dispatch(job.job_id))
 
 
 def _new_job(
@@ -301,6 +342,14 @@ def job_run(*, job_id: str) -> None:
         job = Job.objects.select_for_update().filter(job_id=job_id).first()
         if job is None or job.state in (Job.State.SUCCEEDED, Job.State.FAILED):
             return
+        if job.kind == Job.Kind.EXECUTE and _over_workspace_cap(job):
+            # Wait without holding this worker slot: back on the queue, tried again shortly.
+            transaction.on_commit(
+                lambda: job_dispatch(
+                    job_id, countdown=settings.XMEMO_EXECUTE_CAP_RETRY_SECONDS, again=True
+                )
+            )
+            return
         if job.attempts >= MAX_ATTEMPTS:
             _finish(
                 job,
@@ -323,6 +372,20 @@ def job_run(*, job_id: str) -> None:
         _finish(job, error=errors.JobFailed(f"The job failed unexpectedly ({type(exc).__name__})."))
     else:
         _finish(job, result=result, **extra)
+
+
+def _over_workspace_cap(job: Job) -> bool:
+    """Whether the job's workspace already runs its cap of executions. The workspace row is
+    locked (until the caller's transaction ends) so that concurrent starts count one by one."""
+    if job.state != Job.State.QUEUED or run_job.app.conf.task_always_eager:
+        # A redelivered running job is one of the running ones already; in-process (the
+        # embedded default) jobs run one at a time anyway.
+        return False
+    Workspace.objects.select_for_update().filter(pk=job.workspace_id).first()
+    running = Job.objects.filter(
+        workspace_id=job.workspace_id, kind=Job.Kind.EXECUTE, state=Job.State.RUNNING
+    ).count()
+    return running >= settings.XMEMO_EXECUTE_WORKSPACE_CONCURRENCY
 
 
 # --- handlers -------------------------------------------------------------------------------

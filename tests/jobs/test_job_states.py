@@ -210,12 +210,12 @@ def test_a_finished_export_shows_done_equal_to_total(
     first = save(env.owner, env.personal, slug="exported")
     save(env.owner, env.personal, slug="exported", instruction_body="second")
     save(env.owner, env.personal, slug="another")
-    kwargs: dict[str, Any] = {
+    targets: dict[str, dict[str, Any]] = {
         "revision": {"revision": first.revision},
         "skill": {"skill": first.revision.skill},
         "workspace": {"workspace": env.personal},
-    }[target]
-    job = run_now(jobs.export_start, actor=actor_for(env.owner), **kwargs)
+    }
+    job = run_now(jobs.export_start, actor=actor_for(env.owner), **targets[target])
     assert job.state == "succeeded", job.error
     assert job.progress_total > 0
     assert job.progress_done == job.progress_total
