@@ -86,14 +86,31 @@ TEMPLATES = [
 ]
 
 # --- Database -------------------------------------------------------------------------------
+# Connections: under gunicorn (WSGI, one thread per worker process) each process keeps one
+# persistent connection (XMEMO_CONN_MAX_AGE). Under an ASGI server every request runs in a
+# thread of its own, and persistent connections would pile up one per thread until PostgreSQL
+# refuses everyone; there (xmemo/asgi.py sets XMEMO_ASGI=1) a process borrows connections from
+# a psycopg pool of at most XMEMO_DB_POOL_MAX_SIZE (default 10), returned after each request.
+# A positive XMEMO_DB_POOL_MAX_SIZE turns the pool on for any server; 0 turns it off.
+ASGI_SERVED = env_bool("XMEMO_ASGI", False)
+XMEMO_DB_POOL_MAX_SIZE = int(os.environ.get("XMEMO_DB_POOL_MAX_SIZE", "10" if ASGI_SERVED else "0"))
 DATABASES = {
     "default": dj_database_url.parse(
         DATABASE_URL or f"sqlite:///{VAR_DIR / 'xmemo.sqlite3'}",
-        conn_max_age=int(os.environ.get("XMEMO_CONN_MAX_AGE", "60")),
+        conn_max_age=0
+        if XMEMO_DB_POOL_MAX_SIZE > 0
+        else int(os.environ.get("XMEMO_CONN_MAX_AGE", "60")),
     )
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     DATABASES["default"]["OPTIONS"] = {"timeout": 30, "transaction_mode": "IMMEDIATE"}
+elif XMEMO_DB_POOL_MAX_SIZE > 0:
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": XMEMO_DB_POOL_MAX_SIZE,
+        # A request waits this long for a free connection before failing.
+        "timeout": float(os.environ.get("XMEMO_DB_POOL_TIMEOUT", "30")),
+    }
 # Parallel local test runs (several checkouts, one server) may name their own test database.
 if os.environ.get("XMEMO_TEST_DB_NAME"):
     DATABASES["default"]["TEST"] = {"NAME": os.environ["XMEMO_TEST_DB_NAME"]}

@@ -47,7 +47,8 @@ def process_env(**extra: str) -> dict[str, str]:
     """The environment of a production process using this test run's database and Redis."""
     db = connection.settings_dict
     url = f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+    # XMEMO_ASGI is the ASGI entry's own mark (xmemo/asgi.py): each server sets it for itself.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST") and k != "XMEMO_ASGI"}
     env.update(
         DATABASE_URL=url,
         REDIS_URL=redis_url(),
