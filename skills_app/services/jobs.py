@@ -443,6 +443,13 @@ def _run_import(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]]
                     "created": outcome.created,
                 }
             )
+        still_ours = Job.objects.select_for_update().filter(
+            pk=job.pk, state=Job.State.RUNNING, attempts=job.attempts
+        )
+        if not still_ours.exists():
+            # Failed meanwhile by the stale sweep, or taken over by a later delivery: a job
+            # that does not end succeeded stores nothing.
+            raise errors.JobFailed("The job was stopped before its skills were stored.")
         audit_record(
             actor=actor,
             workspace=job.workspace,

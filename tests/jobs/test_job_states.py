@@ -15,7 +15,7 @@ from django.db import connection, connections
 from django.utils import timezone
 
 from skills_app.domain.bundle import ComponentData
-from skills_app.models import Job
+from skills_app.models import Job, Skill
 from skills_app.services import jobs
 from tests.factories import Env, actor_for, build_env, save
 from tests.support import require_service
@@ -147,6 +147,7 @@ def test_a_finish_does_not_overwrite_a_job_the_sweep_failed_meanwhile(
     assert job.state == "failed"
     assert job.error["code"] == "JOB_FAILED"
     assert job.result is None
+    assert not Skill.objects.exists()  # a job that did not succeed stored nothing
 
 
 def test_the_sweep_leaves_a_job_that_restarted_after_it_was_read(env: Env) -> None:
