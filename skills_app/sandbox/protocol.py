@@ -58,17 +58,4 @@ def parse_result(stdout: bytes) -> dict[str, Any]:
         ) from exc
     if not isinstance(value, dict):
         raise ProtocolError(f"stdout must be a JSON object, not {_JSON_TYPE_NAMES[type(value)]}")
-    if _holds_nul(value):
-        # The result is kept as JSON in PostgreSQL, which cannot store U+0000 in any text.
-        raise ProtocolError("stdout holds a NUL character (\\u0000), which results cannot carry")
     return value
-
-
-def _holds_nul(value: Any) -> bool:
-    if isinstance(value, str):
-        return "\0" in value
-    if isinstance(value, dict):
-        return any(_holds_nul(k) or _holds_nul(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_holds_nul(item) for item in value)
-    return False

@@ -75,9 +75,15 @@ class Listener:
         if not enabled():
             return None
         pg: Any = None
+        try:
+            # Outside the lock: under a pool this may wait for a free connection, and threads
+            # holding connections must be able to take the lock meanwhile.
+            connection.ensure_connection()
+        except Exception:
+            logger.warning("Recall cache invalidation unavailable; not caching for now")
+            return None
         with self._lock:
             try:
-                connection.ensure_connection()
                 pg = connection.connection
                 poller = self._pollers.get(pg)
                 if poller is None:

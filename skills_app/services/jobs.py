@@ -569,6 +569,14 @@ def _run_execute(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]
         on_log=lambda line: job_log(job, line),
         bwrap_path=settings.XMEMO_BWRAP_PATH,
     )
+    if outcome.ok and _storable(outcome.result) != outcome.result:
+        # Valid JSON, but PostgreSQL stores U+0000 in no text or JSON value: say so rather
+        # than fail to store the job's outcome.
+        raise errors.ScriptFailed(
+            "The script's result holds a NUL character (\\u0000), which cannot be stored; "
+            "encode binary data (e.g. base64).",
+            details={"reason": "PROTOCOL_ERROR", "exit_code": 0},
+        )
     if not outcome.ok:
         raise errors.ScriptFailed(
             outcome.error_message or "The script failed.",
