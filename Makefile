@@ -45,8 +45,12 @@ serve-prod: install
 serve-mcp: install
 	$(VENV)/bin/uvicorn xmemo.asgi:application --workers 2 --host $(HOST) --port $(MCP_PORT)
 
+## Two Celery workers: imports/exports (queue xmemo) and sandboxed executions (xmemo-execute),
+## so one tenant's scripts never take the slots imports and exports need.
 worker: install
-	$(VENV)/bin/celery -A xmemo worker --loglevel INFO --concurrency 2 -Q xmemo
+	$(VENV)/bin/celery -A xmemo worker --loglevel INFO --concurrency 2 -Q xmemo -n jobs@%h & \
+	$(VENV)/bin/celery -A xmemo worker --loglevel INFO --concurrency 2 -Q xmemo-execute -n execute@%h & \
+	wait
 
 BENCH_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/xmemo_bench
 

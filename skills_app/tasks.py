@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import logging
+import threading
+import time
+from typing import Any
+
 from celery import shared_task
+from celery.signals import worker_ready
+
+logger = logging.getLogger(__name__)
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
@@ -10,3 +18,32 @@ def run_job(job_id: str) -> None:
     from .services.jobs import job_run
 
     job_run(job_id=job_id)
+
+
+def _sweep_outbox_forever(interval: float) -> None:
+    from django.db import connection
+
+    from .services.jobs import job_outbox_sweep
+
+    while True:
+        try:
+            job_outbox_sweep()
+        except Exception:  # the database or broker is down: try again next round
+            logger.exception("job outbox sweep failed")
+        finally:
+            connection.close()
+        time.sleep(interval)
+
+
+@worker_ready.connect
+def _start_outbox_sweep(**kwargs: Any) -> None:
+    """Every worker sweeps the job outbox at start and then periodically: jobs committed while
+    the broker was down are sent once it is back. Sends are claimed per job, so several
+    workers sweeping at once send each job once."""
+    from django.conf import settings
+
+    interval = float(settings.XMEMO_OUTBOX_SWEEP_SECONDS)
+    if interval > 0:
+        threading.Thread(
+            target=_sweep_outbox_forever, args=(interval,), name="outbox-sweep", daemon=True
+        ).start()

@@ -9,6 +9,9 @@ import os
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "xmemo.settings")
+# Request threads come and go under ASGI: database connections come from a bounded pool
+# (settings, "Database").
+os.environ.setdefault("XMEMO_ASGI", "1")
 django_application = get_asgi_application()
 
 # Imported once Django is set up: the MCP server reaches the models.

@@ -1,23 +1,30 @@
-"""The Django cache on Redis, holding data only: nothing read back is ever unpickled.
+"""The Django cache on Redis: data only, and degraded rather than down.
 
-Django's ``RedisCache`` pickles every value but integers, so anyone who can write to Redis (a
-leaked REDIS_URL is enough) could make the next cache read run code in the web process. This
-backend stores integers as Redis integers (``incr`` stays atomic), ``bytes`` as bytes and any
-other value as JSON, each tagged. A stored value it did not write — a pickle, or anything else
-it cannot decode as data — reads as a miss, and ``incr`` of a value that is not an integer
-starts the count afresh. Values round-trip as JSON does: tuples come back as lists.
+Data only. Django's ``RedisCache`` pickles every value but integers, so anyone who can write to
+Redis (a leaked REDIS_URL is enough) could make the next cache read run code in the web process.
+``DataRedisCache`` stores integers as Redis integers (``incr`` stays atomic), ``bytes`` as bytes
+and any other value as JSON, each tagged. A stored value it did not write (a pickle, or anything
+else it cannot decode as data) reads as a miss, and ``incr`` of a value that is not an integer
+starts the count afresh. Values round-trip as JSON does: tuples come back as lists. What the
+cache holds can still be forged as data; readers whose answers must not be forged sign what they
+store (``skills_app.selectors.cache``).
 
-What the cache holds can still be forged as data; readers whose answers must not be forged
-sign what they store (``skills_app.selectors.cache``).
+Degraded, not down. Everything this project keeps in the cache can be recomputed from the
+database, so ``TolerantRedisCache`` (the configured backend, data only as well) turns a Redis
+outage into misses and skipped writes instead of failing the request (SPEC §7). Counting
+(``incr``/``decr``) still raises: a caller that counts must know the count is missing (the rate
+limiter then counts in-process).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Iterable
 from typing import Any
 
+import redis
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 from redis.exceptions import ResponseError
 
@@ -109,3 +116,53 @@ class DataRedisCache(RedisCache):
     def __init__(self, server: str, params: dict[str, Any]) -> None:
         super().__init__(server, params)
         self._class = DataRedisCacheClient
+
+
+#: After a failure, Redis is not asked again for this long (no connect attempt per request).
+RETRY_AFTER_SECONDS = 1.0
+
+
+class TolerantRedisCache(DataRedisCache):
+    """``DataRedisCache`` answering a miss (or skipping a write) while Redis is unreachable."""
+
+    _down_until = 0.0
+
+    def _guarded(self, default: Any, call: Any, *args: Any, **kwargs: Any) -> Any:
+        if time.monotonic() < self._down_until:
+            return default
+        try:
+            return call(*args, **kwargs)
+        except redis.RedisError as exc:
+            logger.warning("Redis cache unavailable (%s); serving without it", exc)
+            self._down_until = time.monotonic() + RETRY_AFTER_SECONDS
+            return default
+
+    def get(self, key: Any, default: Any = None, version: int | None = None) -> Any:
+        return self._guarded(default, super().get, key, default, version)
+
+    def get_many(self, keys: Any, version: int | None = None) -> Any:
+        return self._guarded({}, super().get_many, keys, version)
+
+    def has_key(self, key: Any, version: int | None = None) -> Any:
+        return self._guarded(False, super().has_key, key, version)
+
+    def set(self, *args: Any, **kwargs: Any) -> None:
+        self._guarded(None, super().set, *args, **kwargs)
+
+    def set_many(self, *args: Any, **kwargs: Any) -> Any:
+        return self._guarded([], super().set_many, *args, **kwargs)
+
+    def add(self, *args: Any, **kwargs: Any) -> Any:
+        return self._guarded(False, super().add, *args, **kwargs)
+
+    def touch(self, *args: Any, **kwargs: Any) -> Any:
+        return self._guarded(False, super().touch, *args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> Any:
+        return self._guarded(False, super().delete, *args, **kwargs)
+
+    def delete_many(self, *args: Any, **kwargs: Any) -> None:
+        self._guarded(None, super().delete_many, *args, **kwargs)
+
+    def clear(self) -> None:
+        self._guarded(None, super().clear)

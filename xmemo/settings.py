@@ -87,14 +87,31 @@ TEMPLATES = [
 ]
 
 # --- Database -------------------------------------------------------------------------------
+# Connections: under gunicorn (WSGI, one thread per worker process) each process keeps one
+# persistent connection (XMEMO_CONN_MAX_AGE). Under an ASGI server every request runs in a
+# thread of its own, and persistent connections would pile up one per thread until PostgreSQL
+# refuses everyone; there (xmemo/asgi.py sets XMEMO_ASGI=1) a process borrows connections from
+# a psycopg pool of at most XMEMO_DB_POOL_MAX_SIZE (default 10), returned after each request.
+# A positive XMEMO_DB_POOL_MAX_SIZE turns the pool on for any server; 0 turns it off.
+ASGI_SERVED = env_bool("XMEMO_ASGI", False)
+XMEMO_DB_POOL_MAX_SIZE = int(os.environ.get("XMEMO_DB_POOL_MAX_SIZE", "10" if ASGI_SERVED else "0"))
 DATABASES = {
     "default": dj_database_url.parse(
         DATABASE_URL or f"sqlite:///{VAR_DIR / 'xmemo.sqlite3'}",
-        conn_max_age=int(os.environ.get("XMEMO_CONN_MAX_AGE", "60")),
+        conn_max_age=0
+        if XMEMO_DB_POOL_MAX_SIZE > 0
+        else int(os.environ.get("XMEMO_CONN_MAX_AGE", "60")),
     )
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     DATABASES["default"]["OPTIONS"] = {"timeout": 30, "transaction_mode": "IMMEDIATE"}
+elif XMEMO_DB_POOL_MAX_SIZE > 0:
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": XMEMO_DB_POOL_MAX_SIZE,
+        # A request waits this long for a free connection before failing.
+        "timeout": float(os.environ.get("XMEMO_DB_POOL_TIMEOUT", "30")),
+    }
 # Parallel local test runs (several checkouts, one server) may name their own test database.
 if os.environ.get("XMEMO_TEST_DB_NAME"):
     DATABASES["default"]["TEST"] = {"NAME": os.environ["XMEMO_TEST_DB_NAME"]}
@@ -105,9 +122,11 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "xmemo.cache.DataRedisCache",
+            # Data only (never unpickles), degrading to misses while Redis is unreachable.
+            "BACKEND": "xmemo.cache.TolerantRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": os.environ.get("XMEMO_CACHE_PREFIX", "xmemo"),
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 1.0},
         }
     }
 else:
@@ -126,6 +145,18 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 600}
 # Task messages are read back from Redis too: JSON only, never pickle.
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_SERIALIZER = "json"
+# Sandboxed executions run on a queue of their own, served by their own workers, so scripts
+# never hold back imports and exports; a workspace runs at most this many at once (the rest
+# wait, re-queued every few seconds, without holding a worker slot).
+XMEMO_EXECUTE_QUEUE = os.environ.get("XMEMO_EXECUTE_QUEUE", f"{CELERY_TASK_DEFAULT_QUEUE}-execute")
+XMEMO_EXECUTE_WORKSPACE_CONCURRENCY = int(
+    os.environ.get("XMEMO_EXECUTE_WORKSPACE_CONCURRENCY", "2")
+)
+XMEMO_EXECUTE_CAP_RETRY_SECONDS = float(os.environ.get("XMEMO_EXECUTE_CAP_RETRY_SECONDS", "2"))
+# Job outbox: a job is handed to the broker after its transaction commits; one the broker could
+# not take (Redis down) is handed over by the workers' periodic sweep once it is back.
+XMEMO_OUTBOX_SWEEP_SECONDS = float(os.environ.get("XMEMO_OUTBOX_SWEEP_SECONDS", "10"))
+XMEMO_OUTBOX_GRACE_SECONDS = float(os.environ.get("XMEMO_OUTBOX_GRACE_SECONDS", "5"))
 
 # --- Auth, sessions, security ---------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS: list[dict[str, str]] = []

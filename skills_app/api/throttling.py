@@ -7,10 +7,15 @@ it adds its local count to the shared counter every ``SYNC_SECONDS`` or every
 ``limit // BATCH_DIVISOR`` requests, whichever comes first, and decides on shared + unsynced
 local count. The overshoot is bounded (processes times batch) and is zero for small limits, where
 the batch is one request and every request syncs.
+
+While the shared cache is unreachable (a Redis outage) each process goes on counting alone —
+a per-process limiter, looser by the number of processes — and asks the cache again after
+``RETRY_SECONDS``: rate limiting degrades, requests keep being answered (SPEC §7).
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 import time
@@ -26,6 +31,8 @@ from .. import errors
 from ..models import ApiToken
 
 SYNC_SECONDS = 0.5
+RETRY_SECONDS = 1.0
+logger = logging.getLogger(__name__)
 BATCH_DIVISOR = 100
 _PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -50,6 +57,7 @@ class RateLimiter:
     def __init__(self) -> None:
         self._windows: dict[str, _Window] = {}
         self._lock = threading.Lock()
+        self._shared_down_until = 0.0
 
     def hit(self, key: str, limit: int, period: int) -> float | None:
         """Count one request; None when allowed, else the seconds to wait."""
@@ -70,20 +78,30 @@ class RateLimiter:
             shared = self._sync(f"xmemo:throttle:{key}:{window}", delta, period)
             with self._lock:
                 if state.window == window:
-                    state.shared = max(state.shared, shared)
+                    # Without the shared count, this process's own count is the count.
+                    state.shared = (
+                        state.shared + delta if shared is None else max(state.shared, shared)
+                    )
                     state.synced_at = time.monotonic()
         if state.shared + state.pending > limit:
             return max(1.0, math.ceil((window + 1) * period - now))
         return None
 
-    @staticmethod
-    def _sync(key: str, delta: int, period: int) -> int:
+    def _sync(self, key: str, delta: int, period: int) -> int | None:
+        """The shared count after adding ``delta``; None while the cache is unreachable."""
+        if time.monotonic() < self._shared_down_until:
+            return None
         try:
-            return int(cache.incr(key, delta))
-        except ValueError:
-            if cache.add(key, delta, timeout=period + 5):
-                return delta
-            return int(cache.incr(key, delta))
+            try:
+                return int(cache.incr(key, delta))
+            except ValueError:
+                if cache.add(key, delta, timeout=period + 5):
+                    return delta
+                return int(cache.incr(key, delta))
+        except Exception as exc:  # the cache backend's own errors (redis.ConnectionError, …)
+            logger.warning("Shared rate-limit counts unavailable (%s); counting per process", exc)
+            self._shared_down_until = time.monotonic() + RETRY_SECONDS
+            return None
 
     def reset(self) -> None:
         with self._lock:

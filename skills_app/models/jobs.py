@@ -38,6 +38,9 @@ class Job(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # When the job was handed to the broker (the outbox mark): a queued job without it is
+    # handed over by the sweep (services.jobs.job_outbox_sweep).
+    enqueued_at = models.DateTimeField(null=True, blank=True)
     # Uploaded input and produced output are kept off the main row so polling stays cheap.
     input_data = models.BinaryField(null=True, blank=True)
     input_name = models.CharField(max_length=255, blank=True, default="")
@@ -46,7 +49,14 @@ class Job(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["workspace", "-created_at"], name="job_ws_created_idx")]
+        indexes = [
+            models.Index(fields=["workspace", "-created_at"], name="job_ws_created_idx"),
+            models.Index(
+                fields=["created_at"],
+                name="job_outbox_idx",
+                condition=models.Q(state="queued", enqueued_at__isnull=True),
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.job_id} ({self.kind}, {self.state})"

@@ -26,6 +26,7 @@ from __future__ import annotations
 import logging
 import select
 import threading
+import weakref
 from typing import Any
 
 from django.conf import settings
@@ -44,18 +45,25 @@ def enabled() -> bool:
 
 
 class Listener:
-    """LISTEN on the process's own Django connection, drained without blocking.
+    """LISTEN on the process's own Django connections, drained without blocking.
 
     The Django connection (not a connection of its own) so that nothing outlives Django's
     connection handling: a new connection LISTENs again and starts a new generation, and test
     databases can be dropped. A session inside a transaction receives no notifications until the
     transaction ends, so inside an atomic block ``current()`` answers None (no caching) — in
     tests, whose transactions never commit, always; ``transaction=True`` tests cache.
+
+    State is kept per database session (psycopg connection), not per thread: under a
+    connection pool (ASGI) threads borrow sessions in turn, and a session that keeps LISTENing
+    while it waits in the pool still receives every notification, so handing it to another
+    thread is no reason to forget what is cached.
     """
 
     def __init__(self) -> None:
         self.generation = 0  # one per process: a change seen by any thread concerns all
-        self._local = threading.local()  # Django connections are per thread, so are these
+        # session → its poller, once attached; sessions whose LISTEN is in force.
+        self._pollers: weakref.WeakKeyDictionary[Any, select.poll] = weakref.WeakKeyDictionary()
+        self._listening: weakref.WeakSet[Any] = weakref.WeakSet()
         self._lock = threading.RLock()
 
     def bump(self, *args: Any) -> None:
@@ -66,23 +74,30 @@ class Listener:
         """The generation now, or None when changes elsewhere could go unnoticed."""
         if not enabled():
             return None
-        local = self._local
+        pg: Any = None
+        try:
+            # Outside the lock: under a pool this may wait for a free connection, and threads
+            # holding connections must be able to take the lock meanwhile.
+            connection.ensure_connection()
+        except Exception:
+            logger.warning("Recall cache invalidation unavailable; not caching for now")
+            return None
         with self._lock:
             try:
-                connection.ensure_connection()
                 pg = connection.connection
-                if pg is not getattr(local, "pg", None):
-                    self._attach(pg)
+                poller = self._pollers.get(pg)
+                if poller is None:
+                    poller = self._attach(pg)
                 if connection.in_atomic_block:
                     # A session in a transaction gets no notifications until it ends.
                     return None
-                if not local.confirmed:
+                if pg not in self._listening:
                     pg.execute(f"LISTEN {CHANNEL}")
-                    local.confirmed = True
+                    self._listening.add(pg)
                     # Whatever happened while nobody listened is unknown: a new generation.
                     self.generation += 1
                 pgconn = pg.pgconn
-                if local.poller.poll(0):
+                if poller.poll(0):
                     pgconn.consume_input()
                     while pgconn.notifies() is not None:
                         self.generation += 1
@@ -95,20 +110,25 @@ class Listener:
                     backlog.clear()
             except Exception:  # any failure means: do not trust the caches
                 logger.warning("Recall cache invalidation unavailable; not caching for now")
-                local.pg = None
+                if pg is not None:
+                    self._detach(pg)
                 self.generation += 1
                 return None
             return self.generation
 
-    def _attach(self, pg: Any) -> None:
-        local = self._local
-        local.pg = pg
-        local.confirmed = False
+    def _attach(self, pg: Any) -> select.poll:
         self.generation += 1
         # Notifications psycopg reads while running this connection's queries.
         pg.add_notify_handler(self.bump)
-        local.poller = select.poll()
-        local.poller.register(pg.pgconn.socket, select.POLLIN)
+        poller = select.poll()
+        poller.register(pg.pgconn.socket, select.POLLIN)
+        self._pollers[pg] = poller
+        return poller
+
+    def _detach(self, pg: Any) -> None:
+        if self._pollers.pop(pg, None) is not None:
+            pg.remove_notify_handler(self.bump)
+        self._listening.discard(pg)
 
 
 listener = Listener()

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable
+import queue
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -42,8 +45,49 @@ QUEUED_STALE_AFTER = timedelta(hours=1)
 MAX_UPLOAD_BYTES = 16 * 1024 * 1024
 
 
+def job_queue(kind: str) -> str:
+    """The Celery queue of a job kind: executions have their own (SPEC §13)."""
+    if kind == Job.Kind.EXECUTE:
+        return str(settings.XMEMO_EXECUTE_QUEUE)
+    return str(settings.CELERY_TASK_DEFAULT_QUEUE)
+
+
+def job_dispatch(job_id: str, *, countdown: float | None = None, again: bool = False) -> bool:
+    """Hand a queued job to the broker, at most once (the outbox).
+
+    The job is claimed first (``enqueued_at`` set where it was empty; ``again`` for a job
+    already handed over that must be re-sent, as the concurrency cap does), then sent; when the
+    broker cannot take it (Redis down), the claim is released and the outbox sweep sends it
+    once the broker is back. Answers whether it was sent.
+    """
+    claimable = Job.objects.filter(job_id=job_id, state=Job.State.QUEUED)
+    if not again:
+        claimable = claimable.filter(enqueued_at__isnull=True)
+    kind = claimable.values_list("kind", flat=True).first()
+    if kind is None or not claimable.update(enqueued_at=timezone.now()):
+        return False
+    try:
+        run_job.apply_async(args=[job_id], queue=job_queue(kind), countdown=countdown)
+    except Exception as exc:  # the broker's own errors (kombu OperationalError, redis, …)
+        logger.warning("job %s not handed to the broker yet (%s); the sweep will", job_id, exc)
+        Job.objects.filter(job_id=job_id, state=Job.State.QUEUED).update(enqueued_at=None)
+        return False
+    return True
+
+
+def job_outbox_sweep() -> int:
+    """Send every job that is still queued and was never handed to the broker (committed while
+    the broker was down, or its process died between commit and send). Run periodically by
+    the workers; answers how many it sent."""
+    grace = timezone.now() - timedelta(seconds=settings.XMEMO_OUTBOX_GRACE_SECONDS)
+    pending = Job.objects.filter(
+        state=Job.State.QUEUED, enqueued_at__isnull=True, created_at__lt=grace
+    ).order_by("created_at")
+    return sum(job_dispatch(job_id) for job_id in pending.values_list("job_id", flat=True))
+
+
 def _enqueue(job: Job) -> None:
-    transaction.on_commit(lambda: run_job.delay(job.job_id))
+    transaction.on_commit(lambda: job_dispatch(job.job_id))
 
 
 def _new_job(
@@ -184,9 +228,63 @@ def job_progress(job: Job, *, done: int, total: int) -> None:
     job.progress_done, job.progress_total = done, total
 
 
+@contextmanager
+def side_progress(job: Job) -> Iterator[Callable[[int, int], None]]:
+    """A progress writer for work inside a long transaction (an import).
+
+    Progress written on the job's own connection would stay invisible until that transaction
+    commits, so pollers would read 0/0 to the end. On PostgreSQL each update is written and
+    committed at once on a connection of its own (a helper thread's, closed at the end); the
+    import's transaction never touches the job row, so the two never wait on each other. On
+    SQLite a second writer would wait for the import's write lock, so progress stays on the
+    job's own connection there.
+    """
+    if connection.vendor != "postgresql":
+        yield lambda done, total: job_progress(job, done=done, total=total)
+        return
+    updates: queue.Queue[tuple[int, int] | None] = queue.Queue()
+
+    def serve() -> None:
+        try:
+            while (update := updates.get()) is not None:
+                try:
+                    job_progress(job, done=update[0], total=update[1])
+                except DatabaseError:
+                    logger.warning("could not record progress of job %s", job.job_id)
+                finally:
+                    updates.task_done()
+        finally:
+            connection.close()
+
+    writer = threading.Thread(target=serve, name=f"progress-{job.job_id}", daemon=True)
+    writer.start()
+
+    def write(done: int, total: int) -> None:
+        updates.put((done, total))
+        updates.join()  # written and committed before the work goes on: pollers see it now
+
+    try:
+        yield write
+    finally:
+        updates.put(None)
+        writer.join()
+
+
+def _storable(value: Any) -> Any:
+    """``value`` with NUL characters replaced: PostgreSQL stores U+0000 in neither text nor
+    JSON, and a refused write would leave the job "running" with its real error lost."""
+    if isinstance(value, str):
+        return value.replace("\0", "\ufffd")
+    if isinstance(value, dict):
+        return {_storable(k): _storable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_storable(item) for item in value]
+    return value
+
+
 def job_log(job: Job, line: str) -> None:
     """Append one line to the job's log (kept bounded: the last 64 KiB)."""
-    job.log = (job.log + line.rstrip("\n") + "\n")[-65536:]
+    job.log = (job.log + _storable(line).rstrip("\n") + "\n")[-65536:]
     Job.objects.filter(pk=job.pk).update(log=job.log)
 
 
@@ -195,19 +293,36 @@ def _finish(
     *,
     result: dict[str, Any] | None = None,
     error: errors.XmemoError | None = None,
+    from_states: tuple[str, ...] = (Job.State.RUNNING,),
     **extra: Any,
-) -> None:
+) -> bool:
+    """End the job, only if it is still in one of ``from_states`` and on the same attempt: a
+    stale-job sweep or a later delivery of the same job may have moved it meanwhile, and
+    neither may be overwritten. Answers whether this call ended the job."""
     fields: dict[str, Any] = {"finished_at": timezone.now(), **extra}
     if error is None:
-        fields.update(state=Job.State.SUCCEEDED, result=result, error=None)
+        fields.update(state=Job.State.SUCCEEDED, result=_storable(result), error=None)
     else:
-        fields.update(state=Job.State.FAILED, error=error.as_dict())
-    Job.objects.filter(pk=job.pk).update(**fields)
+        fields.update(state=Job.State.FAILED, error=_storable(error.as_dict()))
+    current = Job.objects.filter(pk=job.pk, state__in=from_states, attempts=job.attempts)
+    try:
+        with transaction.atomic():
+            return bool(current.update(**fields))
+    except DatabaseError:
+        # Whatever the database refused, the job must still end, and end failed.
+        logger.exception("could not store the outcome of job %s", job.job_id)
+        failed = errors.JobFailed("The job's outcome could not be stored.")
+        return bool(
+            current.update(
+                state=Job.State.FAILED, error=failed.as_dict(), finished_at=fields["finished_at"]
+            )
+        )
 
 
 def job_fail_stale(job: Job) -> Job:
     """Mark a job whose worker vanished (or that was never picked up) as failed, so nobody
-    polls it forever."""
+    polls it forever. The update says what staleness means, so a job that finished or was
+    restarted since ``job`` was read is left alone."""
     now = timezone.now()
     lost = job.state == Job.State.RUNNING and job.started_at and now - job.started_at > STALE_AFTER
     never_taken = job.state == Job.State.QUEUED and now - job.created_at > QUEUED_STALE_AFTER
@@ -217,7 +332,18 @@ def job_fail_stale(job: Job) -> Job:
             if lost
             else "No worker picked this job up; check that the workers are running."
         )
-        _finish(job, error=errors.JobFailed(message))
+        stale = (
+            Job.objects.filter(pk=job.pk, state=Job.State.RUNNING, started_at__lt=now - STALE_AFTER)
+            if lost
+            else Job.objects.filter(
+                pk=job.pk, state=Job.State.QUEUED, created_at__lt=now - QUEUED_STALE_AFTER
+            )
+        )
+        stale.update(
+            state=Job.State.FAILED,
+            error=errors.JobFailed(message).as_dict(),
+            finished_at=now,
+        )
         job.refresh_from_db()
     return job
 
@@ -228,11 +354,22 @@ def job_run(*, job_id: str) -> None:
         job = Job.objects.select_for_update().filter(job_id=job_id).first()
         if job is None or job.state in (Job.State.SUCCEEDED, Job.State.FAILED):
             return
-        job.attempts += 1
-        if job.attempts > MAX_ATTEMPTS:
-            Job.objects.filter(pk=job.pk).update(attempts=job.attempts)
-            _finish(job, error=errors.JobFailed("The job failed repeatedly and was stopped."))
+        if job.kind == Job.Kind.EXECUTE and _over_workspace_cap(job):
+            # Wait without holding this worker slot: back on the queue, tried again shortly.
+            transaction.on_commit(
+                lambda: job_dispatch(
+                    job_id, countdown=settings.XMEMO_EXECUTE_CAP_RETRY_SECONDS, again=True
+                )
+            )
             return
+        if job.attempts >= MAX_ATTEMPTS:
+            _finish(
+                job,
+                error=errors.JobFailed("The job failed repeatedly and was stopped."),
+                from_states=(Job.State.QUEUED, Job.State.RUNNING),
+            )
+            return
+        job.attempts += 1
         job.state = Job.State.RUNNING
         job.started_at = timezone.now()
         job.save(update_fields=["attempts", "state", "started_at"])
@@ -247,6 +384,20 @@ def job_run(*, job_id: str) -> None:
         _finish(job, error=errors.JobFailed(f"The job failed unexpectedly ({type(exc).__name__})."))
     else:
         _finish(job, result=result, **extra)
+
+
+def _over_workspace_cap(job: Job) -> bool:
+    """Whether the job's workspace already runs its cap of executions. The workspace row is
+    locked (until the caller's transaction ends) so that concurrent starts count one by one."""
+    if job.state != Job.State.QUEUED or run_job.app.conf.task_always_eager:
+        # A redelivered running job is one of the running ones already; in-process (the
+        # embedded default) jobs run one at a time anyway.
+        return False
+    Workspace.objects.select_for_update().filter(pk=job.workspace_id).first()
+    running = Job.objects.filter(
+        workspace_id=job.workspace_id, kind=Job.Kind.EXECUTE, state=Job.State.RUNNING
+    ).count()
+    return running >= settings.XMEMO_EXECUTE_WORKSPACE_CONCURRENCY
 
 
 # --- handlers -------------------------------------------------------------------------------
@@ -280,10 +431,10 @@ def _run_import(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]]
             "A slug can only be given when importing one skill.", details={"field": "slug"}
         )
     saved: list[dict[str, Any]] = []
-    with transaction.atomic():
+    with side_progress(job) as progress, transaction.atomic():
         for index, bundle in enumerate(bundles, start=1):
             slug = slug_override or bundle.slug or slug_from_name(bundle.name)
-            job_progress(job, done=index - 1, total=len(bundles))
+            progress(index - 1, len(bundles))
             outcome = skill_save(
                 actor=actor,
                 workspace=job.workspace,
@@ -304,6 +455,13 @@ def _run_import(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]]
                     "created": outcome.created,
                 }
             )
+        still_ours = Job.objects.select_for_update().filter(
+            pk=job.pk, state=Job.State.RUNNING, attempts=job.attempts
+        )
+        if not still_ours.exists():
+            # Failed meanwhile by the stale sweep, or taken over by a later delivery: a job
+            # that does not end succeeded stores nothing.
+            raise errors.JobFailed("The job was stopped before its skills were stored.")
         audit_record(
             actor=actor,
             workspace=job.workspace,
@@ -351,6 +509,16 @@ def _capsule_revision(revision: SkillRevision) -> CapsuleRevision:
     )
 
 
+def _capsule_revisions(job: Job, revisions: list[SkillRevision]) -> list[CapsuleRevision]:
+    """Read the revisions to export, counting each as done."""
+    job_progress(job, done=0, total=len(revisions))
+    read = []
+    for done, revision in enumerate(revisions, start=1):
+        read.append(_capsule_revision(revision))
+        job_progress(job, done=done, total=len(revisions))
+    return read
+
+
 def _run_export(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]]:
     params = job.params
     base = SkillRevision.objects.select_related("skill", "workspace").filter(
@@ -358,14 +526,13 @@ def _run_export(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]]
     )
     if "revision_id" in params:
         revision = base.get(revision_id=params["revision_id"])
-        data = capsule.capsule_write(_capsule_revision(revision))
+        data = capsule.capsule_write(_capsule_revisions(job, [revision])[0])
         name = f"{revision.skill.slug}-r{revision.revision_number}.zip"
     elif "skill_id" in params:
         revisions = list(
             base.filter(skill__skill_id=params["skill_id"]).order_by("revision_number")
         )
-        job_progress(job, done=0, total=len(revisions))
-        data = capsule.capsule_history_write([_capsule_revision(r) for r in revisions])
+        data = capsule.capsule_history_write(_capsule_revisions(job, revisions))
         name = f"{revisions[0].skill.slug}-history.zip" if revisions else "skill.zip"
     else:
         require_role(actor, job.workspace, ADMIN_ROLES)
@@ -374,8 +541,7 @@ def _run_export(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]]
             .filter(pk=F("skill__current_revision_id"))
             .order_by("skill__slug")
         )
-        job_progress(job, done=0, total=len(current))
-        data = capsule.capsule_workspace_write([_capsule_revision(r) for r in current])
+        data = capsule.capsule_workspace_write(_capsule_revisions(job, current))
         name = f"{job.workspace.slug}-workspace.zip"
     digest = hashlib.sha256(data).hexdigest()
     audit_record(
@@ -416,6 +582,14 @@ def _run_execute(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]
         on_log=lambda line: job_log(job, line),
         bwrap_path=settings.XMEMO_BWRAP_PATH,
     )
+    if outcome.ok and _storable(outcome.result) != outcome.result:
+        # Valid JSON, but PostgreSQL stores U+0000 in no text or JSON value: say so rather
+        # than fail to store the job's outcome.
+        raise errors.ScriptFailed(
+            "The script's result holds a NUL character (\\u0000), which cannot be stored; "
+            "encode binary data (e.g. base64).",
+            details={"reason": "PROTOCOL_ERROR", "exit_code": 0},
+        )
     if not outcome.ok:
         raise errors.ScriptFailed(
             outcome.error_message or "The script failed.",

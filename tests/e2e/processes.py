@@ -47,7 +47,8 @@ def process_env(**extra: str) -> dict[str, str]:
     """The environment of a production process using this test run's database and Redis."""
     db = connection.settings_dict
     url = f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+    # XMEMO_ASGI is the ASGI entry's own mark (xmemo/asgi.py): each server sets it for itself.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST") and k != "XMEMO_ASGI"}
     env.update(
         DATABASE_URL=url,
         REDIS_URL=redis_url(),
@@ -56,8 +57,8 @@ def process_env(**extra: str) -> dict[str, str]:
         XMEMO_SECURE_COOKIES="0",
         XMEMO_TASKS_EAGER="0",
         XMEMO_CONN_MAX_AGE="0",
-        **extra,
     )
+    env.update(extra)
     return env
 
 
@@ -110,7 +111,12 @@ def gunicorn(port: int) -> list[str]:
     ]
 
 
-def celery_worker(queue: str) -> list[str]:
+def execute_queue(queue: str) -> str:
+    """The executions' queue next to ``queue`` (the settings' default naming)."""
+    return f"{queue}-execute"
+
+
+def celery_worker(*queues: str, concurrency: int = 1) -> list[str]:
     return [
         str(BIN / "celery"),
         "-A",
@@ -119,12 +125,27 @@ def celery_worker(queue: str) -> list[str]:
         "--loglevel",
         "INFO",
         "--concurrency",
-        "1",
+        str(concurrency),
         "-Q",
-        queue,
+        ",".join(queues),
         "--without-gossip",
         "--without-mingle",
         "--without-heartbeat",
+    ]
+
+
+def redis_server(port: int) -> list[str]:
+    """A Redis of the test's own (one it may stop), never the shared one."""
+    return [
+        "redis-server",
+        "--bind",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--save",
+        "",
+        "--appendonly",
+        "no",
     ]
 
 

@@ -13,6 +13,7 @@ import pytest
 from skills_app.models import SkillRevision
 from tests.e2e.processes import (
     celery_worker,
+    execute_queue,
     free_port,
     gunicorn,
     poll_job,
@@ -35,7 +36,7 @@ def test_jobs_run_on_a_real_worker_behind_gunicorn(tmp_path: Path, bwrap: str) -
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     with (
-        running(celery_worker(queue), env=env, log=tmp_path / "worker.log"),
+        running(celery_worker(queue, execute_queue(queue)), env=env, log=tmp_path / "worker.log"),
         running(gunicorn(port), env=env, ready_url=f"{base}/v1/schema", log=tmp_path / "web.log"),
         httpx.Client(
             base_url=base, headers={"Authorization": f"Bearer {secret}"}, timeout=10

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from django.core.cache import cache
@@ -86,3 +87,20 @@ def test_large_limits_sync_in_batches_with_bounded_overshoot() -> None:
                 allowed += 1
     # Each process batches up to limit/100 requests between syncs: the overshoot stays small.
     assert limit <= allowed <= limit + 2 * (limit // 100)
+
+
+def test_without_the_shared_cache_each_process_limits_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import redis
+
+    from skills_app.api import throttling
+
+    def unreachable(*args: Any, **kwargs: Any) -> int:
+        raise redis.ConnectionError("Connection refused")
+
+    monkeypatch.setattr(throttling.cache, "incr", unreachable)
+    monkeypatch.setattr(throttling.cache, "add", lambda *a, **k: False)
+    process = RateLimiter()
+    assert [process.hit("t:down", 3, 60) for _ in range(3)] == [None, None, None]
+    assert process.hit("t:down", 3, 60) is not None  # still limited, by this process's count

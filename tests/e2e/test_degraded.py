@@ -1,0 +1,197 @@
+"""Real processes under stress: a Redis outage degrades instead of failing, and one workspace's
+scripts never hold back another workspace's jobs (SPEC §7, §13)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from skills_app.models import Job
+from tests.e2e.processes import (
+    celery_worker,
+    execute_queue,
+    free_port,
+    gunicorn,
+    poll_job,
+    process_env,
+    redis_server,
+    require_production_services,
+    running,
+    unique_queue,
+)
+from tests.factories import make_token, make_user, personal_ws, publish
+
+
+def _wait_redis(port: int) -> None:
+    import redis
+
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            if redis.Redis(port=port, socket_timeout=0.5).ping():
+                return
+        except redis.RedisError:
+            time.sleep(0.1)
+    raise AssertionError("the test's own Redis did not start")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_redis_outage_keeps_reads_and_saves_answering_and_loses_no_job(
+    tmp_path: Path,
+) -> None:
+    require_production_services()
+    user = make_user("outage-owner")
+    _, secret = make_token(user)
+    publish(user, personal_ws(user), slug="kept")
+    redis_port = free_port()
+    queue = unique_queue()
+    env = process_env(
+        XMEMO_TASK_QUEUE=queue,
+        REDIS_URL=f"redis://127.0.0.1:{redis_port}/0",
+        XMEMO_OUTBOX_SWEEP_SECONDS="1",
+        XMEMO_OUTBOX_GRACE_SECONDS="1",
+    )
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    own_redis = running(redis_server(redis_port), env=env, log=tmp_path / "redis.log")
+    with own_redis as redis_proc:
+        _wait_redis(redis_port)
+        with (
+            running(celery_worker(queue), env=env, log=tmp_path / "worker.log"),
+            running(
+                gunicorn(port), env=env, ready_url=f"{base}/v1/schema", log=tmp_path / "web.log"
+            ),
+            httpx.Client(
+                base_url=base, headers={"Authorization": f"Bearer {secret}"}, timeout=20
+            ) as api,
+        ):
+            assert api.get("/v1/recall", params={"slug": "kept"}).status_code == 200
+            statuses: list[tuple[str, int]] = []
+            stop = threading.Event()
+
+            def traffic() -> None:
+                with httpx.Client(
+                    base_url=base, headers={"Authorization": f"Bearer {secret}"}, timeout=20
+                ) as client:
+                    n = 0
+                    while not stop.is_set():
+                        n += 1
+                        read = client.get("/v1/recall", params={"slug": "kept"})
+                        statuses.append(("recall", read.status_code))
+                        saved = client.post(
+                            "/v1/skills/save",
+                            json={
+                                "workspace": "outage-owner",
+                                "slug": "busy",
+                                "name": "Busy",
+                                "description": "Saved during the outage.",
+                                "instruction_body": f"version {n}",
+                            },
+                        )
+                        statuses.append(("save", saved.status_code))
+
+            load = threading.Thread(target=traffic)
+            load.start()
+            time.sleep(1)
+            redis_proc.terminate()
+            redis_proc.wait(timeout=10)
+            outage_started = len(statuses)
+            time.sleep(1)
+            rev = api.get("/v1/recall", params={"slug": "kept"}).json()["data"]["revision_id"]
+            export = api.post("/v1/exports", json={"revision_id": rev})
+            assert export.status_code == 202, export.text
+            time.sleep(3)
+            during = statuses[outage_started:]
+            with running(redis_server(redis_port), env=env, log=tmp_path / "redis2.log"):
+                _wait_redis(redis_port)
+                time.sleep(1)
+                stop.set()
+                load.join()
+                job = poll_job(api, export.json()["job_id"], timeout=60)
+                assert job["state"] == "succeeded", (
+                    job,
+                    (tmp_path / "worker.log").read_text()[-3000:],
+                )
+    assert len(during) > 10
+    failures = [s for s in statuses if s[1] >= 500]
+    assert not failures, (failures[:5], (tmp_path / "web.log").read_text()[-3000:])
+    assert {s for _, s in during} <= {200, 201}
+    assert Job.objects.get(job_id=export.json()["job_id"]).enqueued_at is not None
+
+
+SLEEPER = b"""import json, sys, time
+args = json.load(sys.stdin)
+time.sleep(args["seconds"])
+print(json.dumps({"slept": args["seconds"]}))
+"""
+
+
+@pytest.mark.django_db(transaction=True)
+def test_one_workspace_s_scripts_do_not_hold_back_another_s_export(
+    tmp_path: Path, bwrap: str
+) -> None:
+    require_production_services()
+    from skills_app.domain.bundle import ComponentData
+
+    busy, calm = make_user("busy-tenant"), make_user("calm-tenant")
+    _, busy_secret = make_token(busy)
+    _, calm_secret = make_token(calm)
+    sleeper = publish(
+        busy,
+        personal_ws(busy),
+        slug="sleeper",
+        frontmatter={"class": "safe", "timeout_seconds": 30},
+        components=(ComponentData("sleep.py", "script", SLEEPER, "text/x-python"),),
+    ).revision
+    exported = publish(calm, personal_ws(calm), slug="calm").revision
+    queue = unique_queue()
+    env = process_env(XMEMO_TASK_QUEUE=queue, XMEMO_EXECUTE_WORKSPACE_CONCURRENCY="1")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    with (
+        running(celery_worker(queue), env=env, log=tmp_path / "worker.log"),
+        running(
+            celery_worker(execute_queue(queue), concurrency=3),
+            env=env,
+            log=tmp_path / "execute-worker.log",
+        ),
+        running(gunicorn(port), env=env, ready_url=f"{base}/v1/schema", log=tmp_path / "web.log"),
+        httpx.Client(
+            base_url=base, headers={"Authorization": f"Bearer {busy_secret}"}, timeout=20
+        ) as busy_api,
+        httpx.Client(
+            base_url=base, headers={"Authorization": f"Bearer {calm_secret}"}, timeout=20
+        ) as calm_api,
+    ):
+        scripts = [
+            busy_api.post(
+                f"/v1/revisions/{sleeper.revision_id}/execute",
+                json={"resource": "sleep.py", "args": {"seconds": 3}},
+            ).json()["job_id"]
+            for _ in range(3)
+        ]
+        time.sleep(1)
+        started = time.monotonic()
+        export = calm_api.post("/v1/exports", json={"revision_id": exported.revision_id})
+        assert export.status_code == 202, export.text
+        done = poll_job(calm_api, export.json()["job_id"], timeout=30)
+        assert done["state"] == "succeeded", done
+        assert time.monotonic() - started < 2.5  # well before even the first script ends
+        most_running = 0
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            states = list(Job.objects.filter(job_id__in=scripts).values_list("state", flat=True))
+            most_running = max(most_running, states.count("running"))
+            if all(s in ("succeeded", "failed") for s in states):
+                break
+            time.sleep(0.1)
+        outcomes = [poll_job(busy_api, job_id, timeout=5) for job_id in scripts]
+    assert [o["state"] for o in outcomes] == ["succeeded"] * 3, (
+        outcomes,
+        (tmp_path / "execute-worker.log").read_text()[-3000:],
+    )
+    assert most_running == 1

@@ -1,0 +1,101 @@
+"""The job outbox: a job the broker could not take when it committed is sent by the sweep,
+once; executions go to their own queue; a workspace over its execution cap waits."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from kombu.exceptions import OperationalError
+
+from skills_app.domain.bundle import ComponentData
+from skills_app.models import Job
+from skills_app.services import jobs
+from tests.factories import Env, actor_for, save
+
+
+@pytest.fixture
+def sent(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """What reached the broker (nothing runs)."""
+    calls: list[dict[str, Any]] = []
+    monkeypatch.setattr(jobs.run_job, "apply_async", lambda **kw: calls.append(kw))
+    return calls
+
+
+def _export(env: Env, capture: Callable[..., Any]) -> Job:
+    rev = save(env.owner, env.personal).revision
+    with capture(execute=True):
+        job = jobs.export_start(actor=actor_for(env.owner), revision=rev)
+    job.refresh_from_db()
+    return job
+
+
+def test_a_job_committed_while_the_broker_is_down_is_sent_by_the_sweep_once(
+    env: Env,
+    monkeypatch: pytest.MonkeyPatch,
+    django_capture_on_commit_callbacks: Callable[..., Any],
+    settings: Any,
+) -> None:
+    def broker_down(**kwargs: Any) -> None:
+        raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(jobs.run_job, "apply_async", broker_down)
+    job = _export(env, django_capture_on_commit_callbacks)
+    assert (job.state, job.enqueued_at) == ("queued", None)
+    settings.XMEMO_OUTBOX_GRACE_SECONDS = 0
+    assert jobs.job_outbox_sweep() == 0  # still down: nothing sent, nothing lost
+    calls: list[dict[str, Any]] = []
+    monkeypatch.setattr(jobs.run_job, "apply_async", lambda **kw: calls.append(kw))
+    assert jobs.job_outbox_sweep() == 1
+    assert jobs.job_outbox_sweep() == 0
+    assert calls == [{"args": [job.job_id], "queue": "xmemo", "countdown": None}]
+    job.refresh_from_db()
+    assert job.enqueued_at is not None
+
+
+def test_a_job_sent_at_commit_is_not_sent_again_by_the_sweep(
+    env: Env,
+    sent: list[dict[str, Any]],
+    django_capture_on_commit_callbacks: Callable[..., Any],
+    settings: Any,
+) -> None:
+    _export(env, django_capture_on_commit_callbacks)
+    settings.XMEMO_OUTBOX_GRACE_SECONDS = 0
+    assert jobs.job_outbox_sweep() == 0
+    assert len(sent) == 1
+
+
+def test_executions_go_to_their_own_queue_and_wait_over_the_workspace_cap(
+    env: Env,
+    sent: list[dict[str, Any]],
+    django_capture_on_commit_callbacks: Callable[..., Any],
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(jobs.run_job.app.conf, "task_always_eager", False)
+    settings.XMEMO_EXECUTE_WORKSPACE_CONCURRENCY = 1
+    rev = save(
+        env.owner,
+        env.personal,
+        slug="tool",
+        components=(ComponentData("run.py", "script", b"print('{}')", "text/x-python"),),
+    ).revision
+    with django_capture_on_commit_callbacks(execute=True):
+        first = jobs.execute_start(
+            actor=actor_for(env.owner), revision=rev, resource="run.py", args={}
+        )
+        second = jobs.execute_start(
+            actor=actor_for(env.owner), revision=rev, resource="run.py", args={}
+        )
+    assert [c["queue"] for c in sent] == ["xmemo-execute", "xmemo-execute"]
+    Job.objects.filter(pk=first.pk).update(state="running", attempts=1)
+    with django_capture_on_commit_callbacks(execute=True):
+        jobs.job_run(job_id=second.job_id)
+    second.refresh_from_db()
+    assert (second.state, second.attempts) == ("queued", 0)  # waited, holding no slot
+    assert sent[-1] == {
+        "args": [second.job_id],
+        "queue": "xmemo-execute",
+        "countdown": settings.XMEMO_EXECUTE_CAP_RETRY_SECONDS,
+    }
