@@ -73,6 +73,16 @@ def require_scope(actor: Actor, scope: str) -> None:
         )
 
 
+def require_unrestricted(actor: Actor, what: str) -> None:
+    """Refuse ``what`` to a token restricted to one workspace: it acts in that workspace only,
+    so it cannot reach account-wide things (the user's other tokens, new workspaces)."""
+    if actor.token is not None and actor.token.workspace_id is not None:
+        raise errors.PermissionDenied(
+            f"A token restricted to one workspace cannot {what}.",
+            details={"token_workspace_restricted": True},
+        )
+
+
 def readable_workspaces(actor: Actor, *, include_disabled: bool = False) -> QuerySet[Workspace]:
     """The workspaces the actor may see: their memberships, narrowed by a token restriction."""
     if actor.system:
