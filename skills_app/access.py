@@ -186,6 +186,22 @@ def revision_for(actor: Actor, revision_id: str) -> SkillRevision:
     return revision
 
 
+def _job_readable(actor: Actor, job: Job) -> bool:
+    """A workspace export (a backup of everything) is for admins and owners; an execution's
+    result (which may carry what a script made of the workspace's secrets) for its creator and
+    the admins and owners; any other job for every member."""
+    role = actor.role_in(job.workspace)
+    if role is None:
+        return False
+    if role in ADMIN_ROLES:
+        return True
+    if job.kind == Job.Kind.EXPORT:
+        return "workspace" not in (job.params or {})
+    if job.kind == Job.Kind.EXECUTE:
+        return actor.user is not None and job.created_by_id == actor.user.pk
+    return True
+
+
 def job_for(actor: Actor, job_id: str) -> Job:
     job = (
         Job.objects.filter(workspace__in=readable_workspaces(actor, include_disabled=True))
@@ -194,6 +210,6 @@ def job_for(actor: Actor, job_id: str) -> Job:
         .filter(job_id=job_id)
         .first()
     )
-    if job is None:
+    if job is None or not _job_readable(actor, job):
         raise errors.NotFound(f"Job '{job_id}' was not found.", details={"job_id": job_id})
     return job
