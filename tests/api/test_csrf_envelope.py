@@ -8,7 +8,6 @@ from django.test import Client, RequestFactory
 
 from skills_app.console.errors import csrf_failure
 from skills_app.models import Workspace
-
 from tests.api.conftest import ApiFactory, error_code
 from tests.factories import Env
 
