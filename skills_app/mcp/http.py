@@ -7,7 +7,8 @@ Every request passes, in order:
 2. bearer-token authentication with exactly the REST rules (``api.auth.authenticate_secret``):
    a missing, unknown, revoked or expired token is answered 401 with the REST error envelope
    and ``WWW-Authenticate: Bearer`` before any MCP message is read;
-3. the SDK's streamable HTTP transport, in **stateless JSON mode**: no session state lives in a
+3. ``GET`` answers 405: with no server-initiated messages there is no event stream to offer;
+4. the SDK's streamable HTTP transport, in **stateless JSON mode**: no session state lives in a
    worker, so any number of uvicorn workers or replicas can serve ``/mcp`` behind a plain load
    balancer, and every answer is one JSON response. The tools need no server-to-client
    requests (sampling, elicitation), which is all stateful mode would add.
@@ -106,6 +107,12 @@ class _Guarded:
         except AuthenticationRequired as exc:
             await _error_response(exc)(scope, receive, send)
             return
+        if request.method == "GET":
+            # The spec lets a server without server-initiated messages answer GET with 405;
+            # the SDK would otherwise hold an empty event stream open for as long as the
+            # client waits, tying up a worker per idle client.
+            await _method_not_allowed(scope, receive, send)
+            return
         await self.transport({**scope, ACTOR_SCOPE_KEY: actor}, receive, send)
 
 
@@ -168,6 +175,17 @@ class McpMount:
             await send({"type": f"lifespan.{phase}.failed", "message": repr(exc)})
             return
         await send({"type": "lifespan.shutdown.complete"})
+
+
+async def _method_not_allowed(scope: Scope, receive: Receive, send: Send) -> None:
+    body = envelope(
+        "METHOD_NOT_ALLOWED",
+        "This MCP server sends no server-initiated messages, so it offers no event stream on "
+        "GET; send JSON-RPC requests with POST.",
+    )
+    await Response(
+        json.dumps(body), status_code=405, headers={"Allow": "POST"}, media_type="application/json"
+    )(scope, receive, send)
 
 
 async def _unavailable(scope: Scope, receive: Receive, send: Send) -> None:
