@@ -8,6 +8,7 @@ cache), SECRET_KEY, ALLOWED_HOSTS and XMEMO_DEBUG=0.
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -54,6 +55,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
     "skills_app",
 ]
 
@@ -66,6 +68,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: it turns a lockout raised during sign-in into its answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "xmemo.urls"
@@ -125,7 +129,25 @@ CELERY_TASK_DEFAULT_QUEUE = os.environ.get("XMEMO_TASK_QUEUE", "xmemo")
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 600}
 
 # --- Auth, sessions, security ---------------------------------------------------------------
-AUTH_PASSWORD_VALIDATORS: list[dict[str, str]] = []
+_VALIDATION = "django.contrib.auth.password_validation"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": f"{_VALIDATION}.UserAttributeSimilarityValidator"},
+    {"NAME": f"{_VALIDATION}.MinimumLengthValidator"},
+    {"NAME": f"{_VALIDATION}.CommonPasswordValidator"},
+    {"NAME": f"{_VALIDATION}.NumericPasswordValidator"},
+]
+# Sign-in throttling (console and Django admin) by django-axes: after XMEMO_LOGIN_FAILURE_LIMIT
+# wrong passwords for one username from one address, that pair is locked out for
+# XMEMO_LOGIN_LOCKOUT_MINUTES, the right password included.
+AUTHENTICATION_BACKENDS = [
+    "skills_app.console.throttle.LoginThrottleBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = int(os.environ.get("XMEMO_LOGIN_FAILURE_LIMIT", "10"))
+AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("XMEMO_LOGIN_LOCKOUT_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "skills_app.console.throttle.lockout_response"
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/login/"
@@ -135,6 +157,13 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# HTTPS-only deployments (secure cookies on): HSTS and the redirect to HTTPS, each adjustable.
+SECURE_HSTS_SECONDS = int(
+    os.environ.get("XMEMO_HSTS_SECONDS", "31536000" if SESSION_COOKIE_SECURE else "0")
+)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("XMEMO_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = env_bool("XMEMO_HSTS_PRELOAD", True)
+SECURE_SSL_REDIRECT = env_bool("XMEMO_SSL_REDIRECT", SESSION_COOKIE_SECURE)
 
 # --- I18N, static ---------------------------------------------------------------------------
 LANGUAGE_CODE = "en-us"
@@ -174,6 +203,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {
+        "RevisionStateEnum": ["draft", "proposed", "published", "deprecated"],
+        "JobStateEnum": ["queued", "running", "succeeded", "failed"],
         "WorkspaceKindEnum": ["personal", "team"],
         "ComponentTypeEnum": ["reference", "example", "template", "document", "artifact", "script"],
     },

@@ -8,6 +8,8 @@ from datetime import datetime
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -39,10 +41,28 @@ def token_hash(secret: str) -> str:
 
 
 @transaction.atomic
-def user_create(*, username: str, email: str = "", password: str | None = None) -> User:
-    """Create a user with their personal workspace (slug = username). Idempotent."""
+def user_create(
+    *,
+    username: str,
+    email: str = "",
+    password: str | None = None,
+    check_password_strength: bool = True,
+) -> User:
+    """Create a user with their personal workspace (slug = username). Idempotent.
+
+    ``password`` must pass the configured password validators unless
+    ``check_password_strength`` is False, which only the embedded demo seed uses.
+    """
     user_model = get_user_model()
     user = user_model.objects.filter(username=username).first()
+    if password and check_password_strength:
+        try:
+            validate_password(password, user or user_model(username=username, email=email))
+        except DjangoValidationError as exc:
+            raise errors.ValidationFailed(
+                "The password is too weak: " + " ".join(exc.messages),
+                details={"field": "password"},
+            ) from exc
     if user is None:
         validate_slug(username)
         if Workspace.objects.filter(slug=username).exists():
