@@ -36,6 +36,12 @@ def _load_profiles() -> tuple[str, ...]:
     return profile_names()
 
 
+def _profile_tools(profile: str) -> set[str]:
+    from ..mcp.contract import exposed_tools
+
+    return set(exposed_tools(profile))
+
+
 def token_hash(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
@@ -310,9 +316,7 @@ def _require_within_parent(
             f"set expires_at to {parent.expires_at.isoformat()} or earlier.",
             details={"field": "expires_at", "latest": parent.expires_at.isoformat()},
         )
-    from ..mcp.contract import exposed_tools
-
-    extra_tools = set(exposed_tools(profile)) - set(exposed_tools(parent.client_profile))
+    extra_tools = _profile_tools(profile) - _profile_tools(parent.client_profile)
     if extra_tools:
         raise errors.PermissionDenied(
             f"The profile '{profile}' exposes MCP tools this token's profile "
