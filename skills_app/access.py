@@ -186,7 +186,7 @@ def revision_for(actor: Actor, revision_id: str) -> SkillRevision:
     return revision
 
 
-def _job_readable(actor: Actor, job: Job) -> bool:
+def job_readable(actor: Actor, job: Job) -> bool:
     """A workspace export (a backup of everything) is for admins and owners; an execution's
     result (which may carry what a script made of the workspace's secrets) for its creator and
     the admins and owners; any other job for every member."""
@@ -210,6 +210,6 @@ def job_for(actor: Actor, job_id: str) -> Job:
         .filter(job_id=job_id)
         .first()
     )
-    if job is None or not _job_readable(actor, job):
+    if job is None or not job_readable(actor, job):
         raise errors.NotFound(f"Job '{job_id}' was not found.", details={"job_id": job_id})
     return job

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.test import Client
 
 from skills_app.models import Job
 from tests.api.conftest import ApiFactory, error_code
@@ -74,3 +75,16 @@ def test_a_members_import_and_revision_export_stay_readable_by_members(
     job_id = started.json()["job_id"]
     assert _reads(api_for, env.member, job_id) == (200, 200)
     assert _reads(api_for, env.outsider, job_id) == (404, 404)
+
+
+def test_the_console_export_page_lists_only_jobs_the_viewer_may_open(
+    env: Env, api_for: ApiFactory, now: Callable[..., Any]
+) -> None:
+    started = now(api_for(env.admin).post, "/v1/exports", {"workspace": env.team.slug})
+    job_id = started.json()["job_id"]
+    member, admin = Client(), Client()
+    member.force_login(env.member)
+    admin.force_login(env.admin)
+    page = f"/w/{env.team.slug}/export/"
+    assert job_id in admin.get(page).content.decode()
+    assert job_id not in member.get(page).content.decode()
