@@ -7,7 +7,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 MCP_PORT ?= 8001
 
-.PHONY: install run test lint typecheck unit bench serve-prod serve-mcp worker clean screenshots
+.PHONY: install run test lint typecheck deploy-check unit bench serve-prod serve-mcp worker clean screenshots
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,8 +24,8 @@ run: install
 	@echo "Console: http://$(HOST):$(PORT)/   API: http://$(HOST):$(PORT)/v1/   MCP: http://$(HOST):$(PORT)/mcp"
 	$(VENV)/bin/uvicorn xmemo.asgi:application --host $(HOST) --port $(PORT) --log-level warning
 
-## Lint, types, then every test.
-test: install lint typecheck
+## Lint, types, the production settings check, then every test.
+test: install lint typecheck deploy-check
 	$(PY) -m pytest -q -p no:cacheprovider
 
 lint: install
@@ -34,6 +34,13 @@ lint: install
 
 typecheck: install
 	$(VENV)/bin/mypy .
+
+## `manage.py check --deploy` under a production environment (DEBUG off, secure cookies on, a
+## strong throwaway key), whatever the calling environment says: any warning fails.
+deploy-check: install
+	XMEMO_DEBUG=0 XMEMO_SECURE_COOKIES=1 ALLOWED_HOSTS=skills.example.com \
+	SECRET_KEY="$$($(PY) -c 'import secrets; print(secrets.token_urlsafe(64))')" \
+	$(PY) manage.py check --deploy --fail-level WARNING
 
 unit: install
 	$(PY) -m pytest -q -p no:cacheprovider tests/domain

@@ -73,6 +73,16 @@ def require_scope(actor: Actor, scope: str) -> None:
         )
 
 
+def require_unrestricted(actor: Actor, what: str) -> None:
+    """Refuse ``what`` to a token restricted to one workspace: it acts in that workspace only,
+    so it cannot reach account-wide things (the user's other tokens, new workspaces)."""
+    if actor.token is not None and actor.token.workspace_id is not None:
+        raise errors.PermissionDenied(
+            f"A token restricted to one workspace cannot {what}.",
+            details={"token_workspace_restricted": True},
+        )
+
+
 def readable_workspaces(actor: Actor, *, include_disabled: bool = False) -> QuerySet[Workspace]:
     """The workspaces the actor may see: their memberships, narrowed by a token restriction."""
     if actor.system:
@@ -195,6 +205,22 @@ def revision_for(actor: Actor, revision_id: str) -> SkillRevision:
     return revision
 
 
+def job_readable(actor: Actor, job: Job) -> bool:
+    """A workspace export (a backup of everything) is for admins and owners; an execution's
+    result (which may carry what a script made of the workspace's secrets) for its creator and
+    the admins and owners; any other job for every member."""
+    role = actor.role_in(job.workspace)
+    if role is None:
+        return False
+    if role in ADMIN_ROLES:
+        return True
+    if job.kind == Job.Kind.EXPORT:
+        return "workspace" not in (job.params or {})
+    if job.kind == Job.Kind.EXECUTE:
+        return actor.user is not None and job.created_by_id == actor.user.pk
+    return True
+
+
 def job_for(actor: Actor, job_id: str) -> Job:
     job = (
         Job.objects.filter(workspace__in=readable_workspaces(actor, include_disabled=True))
@@ -203,7 +229,7 @@ def job_for(actor: Actor, job_id: str) -> Job:
         .filter(job_id=job_id)
         .first()
     )
-    if job is None:
+    if job is None or not job_readable(actor, job):
         raise errors.NotFound(f"Job '{job_id}' was not found.", details={"job_id": job_id})
     _ensure_enabled(job.workspace)
     return job

@@ -6,3 +6,20 @@ class SkillsAppConfig(AppConfig):
     label = "skills_app"
     verbose_name = "Cloud Skills"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from django.contrib.auth import get_user_model
+        from django.db.models.signals import post_save, pre_delete
+
+        from .models import SkillRevision
+        from .services.accounts import personal_workspace_on_user_save
+        from .services.skills import revision_purge_on_delete
+
+        post_save.connect(
+            personal_workspace_on_user_save,
+            sender=get_user_model(),
+            dispatch_uid="xmemo-personal-workspace",
+        )
+        pre_delete.connect(
+            revision_purge_on_delete, sender=SkillRevision, dispatch_uid="xmemo-revision-purge"
+        )

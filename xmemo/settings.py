@@ -8,6 +8,7 @@ cache), SECRET_KEY, ALLOWED_HOSTS and XMEMO_DEBUG=0.
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -41,6 +42,8 @@ if not SECRET_KEY:
     SECRET_KEY = "embedded-mode-only-not-a-secret"
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
+# /v1/ paths answer the JSON error envelope for a CSRF refusal too.
+CSRF_FAILURE_VIEW = "skills_app.console.errors.csrf_failure"
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -53,6 +56,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "oauth2_provider",
+    "axes",
     "skills_app",
 ]
 
@@ -65,6 +69,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: it turns a lockout raised during sign-in into its answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "xmemo.urls"
@@ -159,7 +165,25 @@ XMEMO_OUTBOX_SWEEP_SECONDS = float(os.environ.get("XMEMO_OUTBOX_SWEEP_SECONDS", 
 XMEMO_OUTBOX_GRACE_SECONDS = float(os.environ.get("XMEMO_OUTBOX_GRACE_SECONDS", "5"))
 
 # --- Auth, sessions, security ---------------------------------------------------------------
-AUTH_PASSWORD_VALIDATORS: list[dict[str, str]] = []
+_VALIDATION = "django.contrib.auth.password_validation"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": f"{_VALIDATION}.UserAttributeSimilarityValidator"},
+    {"NAME": f"{_VALIDATION}.MinimumLengthValidator"},
+    {"NAME": f"{_VALIDATION}.CommonPasswordValidator"},
+    {"NAME": f"{_VALIDATION}.NumericPasswordValidator"},
+]
+# Sign-in throttling (console and Django admin) by django-axes: after XMEMO_LOGIN_FAILURE_LIMIT
+# wrong passwords for one username from one address, that pair is locked out for
+# XMEMO_LOGIN_LOCKOUT_MINUTES, the right password included.
+AUTHENTICATION_BACKENDS = [
+    "skills_app.console.throttle.LoginThrottleBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = int(os.environ.get("XMEMO_LOGIN_FAILURE_LIMIT", "10"))
+AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("XMEMO_LOGIN_LOCKOUT_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "skills_app.console.throttle.lockout_response"
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/login/"
@@ -169,6 +193,13 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# HTTPS-only deployments (secure cookies on): HSTS and the redirect to HTTPS, each adjustable.
+SECURE_HSTS_SECONDS = int(
+    os.environ.get("XMEMO_HSTS_SECONDS", "31536000" if SESSION_COOKIE_SECURE else "0")
+)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("XMEMO_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = env_bool("XMEMO_HSTS_PRELOAD", True)
+SECURE_SSL_REDIRECT = env_bool("XMEMO_SSL_REDIRECT", SESSION_COOKIE_SECURE)
 
 # --- I18N, static ---------------------------------------------------------------------------
 LANGUAGE_CODE = "en-us"
@@ -208,6 +239,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {
+        "RevisionStateEnum": ["draft", "proposed", "published", "deprecated"],
+        "JobStateEnum": ["queued", "running", "succeeded", "failed"],
         "WorkspaceKindEnum": ["personal", "team"],
         "ComponentTypeEnum": ["reference", "example", "template", "document", "artifact", "script"],
     },

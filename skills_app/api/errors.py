@@ -16,6 +16,7 @@ from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, HttpRequest, HttpResponse
 from django.views import defaults
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
@@ -186,6 +187,21 @@ def handler500(request: HttpRequest) -> HttpResponse:
     return defaults.server_error(request)
 
 
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """CSRF_FAILURE_VIEW for API paths: the envelope, not Django's HTML page."""
+    return json_response(
+        403,
+        envelope(
+            "PERMISSION_DENIED",
+            "CSRF verification failed: send a bearer token, or the CSRF token with a session.",
+            {"reason": reason},
+        ),
+    )
+
+
+# Exempt from CSRF: it changes nothing, and a bearer-token POST to a path that does not exist
+# must hear 404, not a CSRF refusal meant for browsers.
+@csrf_exempt
 def not_found_view(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
     """Catch-all of the API urlconf: unknown /v1/ paths answer the envelope even with DEBUG on."""
     return json_response(404, envelope("NOT_FOUND", f"There is no API endpoint at {request.path}."))

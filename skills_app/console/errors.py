@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 from django.template import loader
+from django.views import csrf
 
 from ..api import errors as api_errors
 from .base import error_page, with_security_headers
@@ -34,6 +35,13 @@ def handler403(request: HttpRequest, exception: Exception | None = None) -> Http
     return error_page(
         request, status=403, title="Not allowed", message="You do not have permission to do that."
     )
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """``CSRF_FAILURE_VIEW``: the envelope under /v1/, Django's page elsewhere."""
+    if _is_api(request):
+        return api_errors.csrf_failure(request, reason)
+    return csrf.csrf_failure(request, reason)
 
 
 def handler500(request: HttpRequest) -> HttpResponse:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from skills_app.domain.paths import nfc_path
+
 COMPONENT_TYPES = ("reference", "example", "template", "document", "artifact", "script")
 
 
@@ -18,6 +20,10 @@ class ComponentData:
     type: str
     content: bytes
     media_type: str = "application/octet-stream"
+
+    def __post_init__(self) -> None:
+        # Paths are stored NFC (SPEC §3), whichever door the component came through.
+        object.__setattr__(self, "logical_path", nfc_path(self.logical_path))
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,14 @@ import re
 import unicodedata
 
 from skills_app.domain.bundle import COMPONENT_TYPES, SkillBundle
-from skills_app.domain.paths import MAX_PATH_LENGTH, check_unique_paths, validate_logical_path
+from skills_app.domain.paths import (
+    MAX_PATH_LENGTH,
+    check_unique_paths,
+    validate_logical_path,
+    validate_media_type,
+)
 from skills_app.domain.skillmd import IDENTITY_KEYS, validate_frontmatter
+from skills_app.domain.text import unstorable_reason
 from skills_app.errors import (
     BodyTooLarge,
     ComponentTooLarge,
@@ -80,12 +86,10 @@ def _validate_text(value: str, *, field: str, limit: int) -> None:
 
 
 def _utf8_size(value: str, *, field: str) -> int:
-    try:
-        return len(value.encode("utf-8"))
-    except UnicodeEncodeError as exc:
-        raise ValidationFailed(
-            f"The {field} holds text that is not valid Unicode.", details={"field": field}
-        ) from exc
+    reason = unstorable_reason(value)
+    if reason:
+        raise ValidationFailed(f"The {field} {reason}.", details={"field": field})
+    return len(value.encode("utf-8"))
 
 
 def validate_bundle(bundle: SkillBundle) -> None:
@@ -134,6 +138,7 @@ def validate_bundle(bundle: SkillBundle) -> None:
         )
     for component in bundle.components:
         path = validate_logical_path(component.logical_path)
+        validate_media_type(component.media_type, path=path)
         if component.type not in COMPONENT_TYPES:
             raise ValidationFailed(
                 f"Component {path!r} has the type {component.type!r}; "

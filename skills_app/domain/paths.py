@@ -9,12 +9,37 @@ path that is both a file and a folder.
 from __future__ import annotations
 
 import mimetypes
+import re
 import unicodedata
 from collections.abc import Iterable
 
-from skills_app.errors import InvalidPath
+from skills_app.domain.text import printable
+from skills_app.errors import InvalidPath, ValidationFailed
 
 MAX_PATH_LENGTH = 255
+MAX_MEDIA_TYPE_LENGTH = 127
+
+# RFC 6838 restricted names for type and subtype, and RFC 9110 parameters (token or quoted
+# string): no whitespace but single spaces/tabs around ';', no CR/LF, ASCII only, since the
+# value goes verbatim into a Content-Type header.
+_RESTRICTED_NAME = r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}"
+_TOKEN = r"[A-Za-z0-9!#$%&'*+.^_`|~-]+"
+_QUOTED = r'"(?:[\t !#-\[\]-~]|\\[\t !-~])*"'
+_MEDIA_TYPE = re.compile(
+    rf"{_RESTRICTED_NAME}/{_RESTRICTED_NAME}(?:[ \t]*;[ \t]*{_TOKEN}=(?:{_TOKEN}|{_QUOTED}))*",
+    re.ASCII,
+)
+
+# Unicode categories refused in a path: controls (Cc), format characters (Cf: bidirectional
+# overrides and isolates, zero-width spaces and joiners, the BOM), lone surrogates (Cs) and line
+# and paragraph separators. Each can make two paths look alike or a path render misleadingly.
+_REFUSED_CATEGORIES = {
+    "Cc": "a control",
+    "Cf": "an invisible or bidirectional",
+    "Cs": "a lone surrogate",
+    "Zl": "a line separator",
+    "Zp": "a paragraph separator",
+}
 
 # Names a capsule ZIP holds at its root besides the components; a component there would clash.
 # Compared case-insensitively, like every other path collision.
@@ -56,8 +81,12 @@ def validate_logical_path(path: str) -> str:
         raise _invalid(path, f"it is longer than {MAX_PATH_LENGTH} characters")
     if "\\" in path:
         raise _invalid(path, "use '/' as the separator, not '\\'")
-    if any(unicodedata.category(ch) == "Cc" for ch in path):
-        raise _invalid(path, "it contains a NUL or control character")
+    for ch in path:
+        kind = _REFUSED_CATEGORIES.get(unicodedata.category(ch))
+        if kind:
+            raise _invalid(path, f"it contains {kind} character (U+{ord(ch):04X})")
+    if unicodedata.normalize("NFC", path) != path:
+        raise _invalid(path, "it is not in Unicode normalization form NFC")
     if path.startswith("/"):
         raise _invalid(path, "it must be relative, not start with '/'")
     for segment in path.split("/"):
@@ -70,15 +99,29 @@ def validate_logical_path(path: str) -> str:
     return path
 
 
+def nfc_path(path: str) -> str:
+    """The stored spelling of a path: Unicode NFC (macOS file systems hand out NFD names)."""
+    return unicodedata.normalize("NFC", path) if isinstance(path, str) else path
+
+
+def _collision_key(path: str) -> str:
+    """Equal for paths that differ only by letter case or Unicode normalization (the Unicode
+    standard's canonical caseless match)."""
+    return unicodedata.normalize("NFD", unicodedata.normalize("NFD", path).casefold())
+
+
 def check_unique_paths(paths: Iterable[str]) -> None:
-    """Refuse duplicates, names differing only by case, and a path used as file and folder."""
+    """Refuse duplicates, names differing only by case or Unicode normalization, and a path
+    used as file and folder."""
     files: dict[str, str] = {}
     for path in paths:
-        key = path.casefold()
+        key = _collision_key(path)
         if key in files:
             other = files[key]
             reason = (
-                "it is listed twice" if other == path else f"it differs from {other!r} only by case"
+                "it is listed twice"
+                if other == path
+                else f"it differs from {other!r} only by case or Unicode normalization"
             )
             raise InvalidPath(
                 f"Component path {path!r} is invalid: {reason}.",
@@ -95,6 +138,24 @@ def check_unique_paths(paths: Iterable[str]) -> None:
                     f"Component path {path!r} is invalid: {reason}.",
                     details={"path": path, "conflicts_with": files[folder], "reason": reason},
                 )
+
+
+def validate_media_type(media_type: str, *, path: str) -> str:
+    """Return ``media_type`` if it is a ``type/subtype[; name=value]`` of at most 127 ASCII
+    characters, else raise ValidationFailed: it is sent as a Content-Type header and stored in
+    a 127-character column."""
+    if (
+        not isinstance(media_type, str)
+        or len(media_type) > MAX_MEDIA_TYPE_LENGTH
+        or not _MEDIA_TYPE.fullmatch(media_type)
+    ):
+        shown = printable(media_type[:MAX_MEDIA_TYPE_LENGTH]) if isinstance(media_type, str) else ""
+        raise ValidationFailed(
+            f"Component {path!r} has the media type {shown!r}; use 'type/subtype' "
+            f"(e.g. text/markdown), at most {MAX_MEDIA_TYPE_LENGTH} characters, no line breaks.",
+            details={"field": "media_type", "path": path, "limit": MAX_MEDIA_TYPE_LENGTH},
+        )
+    return media_type
 
 
 def is_text(content: bytes) -> bool:

@@ -27,6 +27,7 @@ import yaml
 from yaml.composer import ComposerError
 from yaml.constructor import ConstructorError
 
+from skills_app.domain.text import printable, unstorable_reason
 from skills_app.errors import ValidationFailed
 
 IDENTITY_KEYS = ("name", "description")
@@ -132,11 +133,8 @@ def _json_problem(value: Any, field: str) -> tuple[str, str] | None:
     if value is None or isinstance(value, bool | int):
         return None
     if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return field, "holds text that is not valid Unicode"
-        return None
+        reason = unstorable_reason(value)
+        return (field, reason) if reason else None
     if isinstance(value, float):
         return None if math.isfinite(value) else (field, "must be a finite number")
     if isinstance(value, list):
@@ -153,7 +151,13 @@ def _json_problem(value: Any, field: str) -> tuple[str, str] | None:
                     f"has a key {key!r} that is not text; quote it"
                     + (why if isinstance(key, bool) else "")
                 )
-            problem = _json_problem(item, f"{field}.{key}" if field else key)
+            name = f"{field}.{printable(key)}" if field else printable(key)
+            reason = unstorable_reason(key)
+            if reason:
+                if field:
+                    return field, f"has a key {printable(key)!r} that {reason}"
+                return name, f"{reason} in its name"
+            problem = _json_problem(item, name)
             if problem:
                 return problem
         return None
@@ -209,6 +213,12 @@ def parse_skill_md(source: str | bytes, *, path: str = "SKILL.md") -> ParsedSkil
     except RecursionError as exc:
         raise ValidationFailed(
             f"{path}: the YAML frontmatter is nested too deeply.", details={"path": path}
+        ) from exc
+    except ValueError as exc:
+        # Python refuses to convert integers of more than 4,300 digits (CVE-2020-10735).
+        raise ValidationFailed(
+            f"{path}: the YAML frontmatter holds a value that cannot be read: {exc}.",
+            details={"path": path, "field": "frontmatter"},
         ) from exc
     if loaded is None:
         loaded = {}

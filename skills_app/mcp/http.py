@@ -8,7 +8,8 @@ Every request passes, in order:
    a missing, unknown, revoked or expired token is answered 401 with the REST error envelope
    and ``WWW-Authenticate: Bearer resource_metadata=…`` (the OAuth discovery of SPEC §12)
    before any MCP message is read; an OAuth access token bound to this server is accepted;
-3. the SDK's streamable HTTP transport, in **stateless JSON mode**: no session state lives in a
+3. ``GET`` answers 405: with no server-initiated messages there is no event stream to offer;
+4. the SDK's streamable HTTP transport, in **stateless JSON mode**: no session state lives in a
    worker, so any number of uvicorn workers or replicas can serve ``/mcp`` behind a plain load
    balancer, and every answer is one JSON response. The tools need no server-to-client
    requests (sampling, elicitation), which is all stateful mode would add.
@@ -117,6 +118,12 @@ class _Guarded:
             # RFC 9728: point OAuth clients at the protected-resource metadata.
             await _error_response(exc, bearer_challenge(_origin(request)))(scope, receive, send)
             return
+        if request.method == "GET":
+            # The spec lets a server without server-initiated messages answer GET with 405;
+            # the SDK would otherwise hold an empty event stream open for as long as the
+            # client waits, tying up a worker per idle client.
+            await _method_not_allowed(scope, receive, send)
+            return
         await self.transport({**scope, ACTOR_SCOPE_KEY: actor}, receive, send)
 
 
@@ -179,6 +186,17 @@ class McpMount:
             await send({"type": f"lifespan.{phase}.failed", "message": repr(exc)})
             return
         await send({"type": "lifespan.shutdown.complete"})
+
+
+async def _method_not_allowed(scope: Scope, receive: Receive, send: Send) -> None:
+    body = envelope(
+        "METHOD_NOT_ALLOWED",
+        "This MCP server sends no server-initiated messages, so it offers no event stream on "
+        "GET; send JSON-RPC requests with POST.",
+    )
+    await Response(
+        json.dumps(body), status_code=405, headers={"Allow": "POST"}, media_type="application/json"
+    )(scope, receive, send)
 
 
 async def _unavailable(scope: Scope, receive: Receive, send: Send) -> None:

@@ -20,7 +20,7 @@ from ..api.throttling import check_rate
 from ..domain.arguments import arguments_check
 from ..models import SkillRevision
 from ..selectors.recall import recall
-from ..services.save_payload import reject_nul, save_from_payload
+from ..services.save_payload import reject_unstorable, save_from_payload
 from .contract import tool_spec
 
 ToolBody = Callable[[Actor, dict[str, Any]], dict[str, Any]]
@@ -50,5 +50,5 @@ def tool_run(*, name: str, actor: Actor, arguments: dict[str, Any]) -> dict[str,
     spec = tool_spec(name)
     require_scope(actor, spec["scope"])
     arguments_check(spec["input_schema"], arguments)
-    reject_nul(arguments)
+    reject_unstorable(arguments)
     return SERVED_TOOLS[name](actor, arguments)

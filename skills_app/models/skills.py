@@ -102,6 +102,10 @@ class SkillRevision(models.Model):
     reviewed_at = models.DateTimeField(null=True, blank=True)
     review_comment = models.TextField(blank=True, default="")
     state_changed_at = models.DateTimeField(null=True, blank=True)
+    # Whether the database lets component rows of this revision be added or removed: "open"
+    # while the save that creates it runs, "sealed" from then on, "purging" while it is being
+    # deleted for good. Triggers allow only those moves, forwards (migration 0004).
+    components_lock = models.CharField(max_length=8, default="open", editable=False)
 
     class Meta:
         ordering = ["skill_id", "-revision_number"]

@@ -7,7 +7,14 @@ from typing import Any
 from django.db.models import OuterRef, Q, Subquery
 
 from .. import errors
-from ..access import ADMIN_ROLES, Actor, readable_workspaces, require_role, require_scope
+from ..access import (
+    ADMIN_ROLES,
+    Actor,
+    readable_workspaces,
+    require_role,
+    require_scope,
+    require_unrestricted,
+)
 from ..models import ApiToken, AuditEntry, Membership, Workspace
 from .pagination import Page, paginate
 
@@ -101,6 +108,7 @@ def token_as_dict(token: ApiToken) -> dict[str, Any]:
 def token_list(*, actor: Actor, cursor: str | None = None, limit: int = 50) -> Page:
     """The caller's own tokens, newest first; secrets are never retrievable."""
     require_scope(actor, "workspace:admin")
+    require_unrestricted(actor, "list its user's tokens")
     if actor.user is None:
         raise errors.PermissionDenied("Only a user has tokens.")
     return paginate(

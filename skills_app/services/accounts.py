@@ -8,12 +8,22 @@ from datetime import datetime
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from .. import errors
-from ..access import ADMIN_ROLES, ROLES, SCOPES, Actor, require_role, require_scope
-from ..domain.limits import validate_slug, workspace_name_clean
+from ..access import (
+    ADMIN_ROLES,
+    ROLES,
+    SCOPES,
+    Actor,
+    require_role,
+    require_scope,
+    require_unrestricted,
+)
+from ..domain.limits import SLUG_MAX, slug_from_name, validate_slug, workspace_name_clean
 from ..models import ApiToken, Membership, Workspace
 from .audit import audit_record
 
@@ -26,15 +36,39 @@ def _load_profiles() -> tuple[str, ...]:
     return profile_names()
 
 
+def _profile_tools(profile: str) -> set[str]:
+    from ..mcp.contract import exposed_tools
+
+    return set(exposed_tools(profile))
+
+
 def token_hash(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
 @transaction.atomic
-def user_create(*, username: str, email: str = "", password: str | None = None) -> User:
-    """Create a user with their personal workspace (slug = username). Idempotent."""
+def user_create(
+    *,
+    username: str,
+    email: str = "",
+    password: str | None = None,
+    check_password_strength: bool = True,
+) -> User:
+    """Create a user with their personal workspace (slug = username). Idempotent.
+
+    ``password`` must pass the configured password validators unless
+    ``check_password_strength`` is False, which only the embedded demo seed uses.
+    """
     user_model = get_user_model()
     user = user_model.objects.filter(username=username).first()
+    if password and check_password_strength:
+        try:
+            validate_password(password, user or user_model(username=username, email=email))
+        except DjangoValidationError as exc:
+            raise errors.ValidationFailed(
+                "The password is too weak: " + " ".join(exc.messages),
+                details={"field": "password"},
+            ) from exc
     if user is None:
         validate_slug(username)
         if Workspace.objects.filter(slug=username).exists():
@@ -42,27 +76,81 @@ def user_create(*, username: str, email: str = "", password: str | None = None) 
                 f"A workspace named '{username}' already exists; choose another username.",
                 details={"username": username},
             )
+        # The post_save hook gives the new user their personal workspace.
         user = user_model.objects.create_user(username=username, email=email, password=password)
     elif password:
         user.set_password(password)
         user.save(update_fields=["password"])
-    workspace, _ = Workspace.objects.get_or_create(
-        slug=username,
-        defaults={
-            "name": f"{username} (personal)",
-            "kind": Workspace.Kind.PERSONAL,
-            "created_by": user,
-        },
-    )
-    Membership.objects.get_or_create(
-        workspace=workspace, user=user, defaults={"role": Membership.Role.OWNER}
-    )
+    personal_workspace_ensure(user=user)
     return user
+
+
+def personal_workspace(user: User) -> Workspace | None:
+    """The workspace of kind personal the user owns, if there is one yet."""
+    return (
+        Workspace.objects.filter(
+            kind=Workspace.Kind.PERSONAL,
+            memberships__user=user,
+            memberships__role=Membership.Role.OWNER,
+        )
+        .order_by("pk")
+        .first()
+    )
+
+
+def _free_personal_slug(username: str) -> str:
+    """The username when it is a valid, free slug; else a slug made from it, numbered if taken."""
+    base = slug_from_name(username)
+    candidates = [username] if username == base else []
+    candidates += [base] + [
+        f"{base[: SLUG_MAX - len(str(n)) - 1].rstrip('-')}-{n}" for n in range(2, 1000)
+    ]
+    taken = set(Workspace.objects.filter(slug__in=candidates).values_list("slug", flat=True))
+    for slug in candidates:
+        if slug not in taken:
+            return slug
+    return f"{base[: SLUG_MAX - 13].rstrip('-')}-{secrets.token_hex(6)}"
+
+
+@transaction.atomic
+def personal_workspace_ensure(*, user: User) -> Workspace:
+    """Give ``user`` their personal workspace unless they have one (SPEC §2: one per user,
+    however the user comes to exist). Idempotent; the slug is the username when it can be."""
+    existing = personal_workspace(user)
+    if existing is not None:
+        return existing
+    username = user.get_username()
+    workspace = Workspace.objects.create(
+        slug=_free_personal_slug(username),
+        name=f"{username} (personal)"[:200],
+        kind=Workspace.Kind.PERSONAL,
+        created_by=user,
+    )
+    Membership.objects.create(workspace=workspace, user=user, role=Membership.Role.OWNER)
+    audit_record(
+        actor=Actor(user=user, via="system"),
+        workspace=workspace,
+        action="workspace.create",
+        target_type="workspace",
+        target_id=workspace.slug,
+        data={"kind": Workspace.Kind.PERSONAL},
+    )
+    return workspace
+
+
+def personal_workspace_on_user_save(
+    sender: type[User], instance: User, created: bool, raw: bool = False, **kwargs: object
+) -> None:
+    """``post_save`` hook on the user model: users made by the Django admin, ``createsuperuser``
+    or any other path get their personal workspace in the same transaction."""
+    if created and not raw:
+        personal_workspace_ensure(user=instance)
 
 
 def workspace_create(*, actor: Actor, slug: str, name: str) -> Workspace:
     """Create a team workspace; the caller becomes its owner."""
     require_scope(actor, "workspace:admin")
+    require_unrestricted(actor, "create workspaces")
     if actor.user is None:
         raise errors.PermissionDenied("Only a user can own a workspace.")
     validate_slug(slug)
@@ -191,6 +279,48 @@ def membership_remove(*, actor: Actor, workspace: Workspace, username: str) -> N
     )
 
 
+def _require_within_parent(
+    parent: ApiToken,
+    *,
+    scopes: list[str],
+    workspace: Workspace | None,
+    profile: str,
+    expires_at: datetime | None,
+) -> None:
+    """A token made with a token is bounded by it (SPEC §2): scopes ⊆, the same workspace
+    restriction, an expiry no later, and a client profile that exposes no more MCP tools."""
+    if "workspace:admin" not in (parent.scopes or []):
+        raise errors.PermissionDenied(
+            "This token lacks the 'workspace:admin' scope.",
+            details={"required_scope": "workspace:admin"},
+        )
+    unknown_grant = set(scopes) - set(parent.scopes or [])
+    if unknown_grant:
+        raise errors.PermissionDenied(
+            "A token cannot create a token with scopes it does not have.",
+            details={"field": "scopes", "scopes": sorted(unknown_grant)},
+        )
+    restricted_to = parent.workspace_id
+    if restricted_to is not None and (workspace is None or workspace.pk != restricted_to):
+        raise errors.PermissionDenied(
+            "A token restricted to one workspace can only create tokens restricted to it.",
+            details={"field": "workspace"},
+        )
+    if parent.expires_at is not None and (expires_at is None or expires_at > parent.expires_at):
+        raise errors.PermissionDenied(
+            "A token that expires can only create tokens that expire no later: "
+            f"set expires_at to {parent.expires_at.isoformat()} or earlier.",
+            details={"field": "expires_at", "latest": parent.expires_at.isoformat()},
+        )
+    extra_tools = _profile_tools(profile) - _profile_tools(parent.client_profile)
+    if extra_tools:
+        raise errors.PermissionDenied(
+            f"The profile '{profile}' exposes MCP tools this token's profile "
+            f"'{parent.client_profile}' does not.",
+            details={"field": "profile", "tools": sorted(extra_tools)},
+        )
+
+
 @transaction.atomic
 def token_create(
     *,
@@ -204,19 +334,9 @@ def token_create(
 ) -> tuple[ApiToken, str]:
     """Create a token; returns it with its secret, which is never retrievable again."""
     if actor.token is not None:
-        require_scope(actor, "workspace:admin")
-        unknown_grant = set(scopes) - set(actor.token.scopes or [])
-        if unknown_grant:
-            raise errors.PermissionDenied(
-                "A token cannot create a token with scopes it does not have.",
-                details={"scopes": sorted(unknown_grant)},
-            )
-        restricted_to = actor.token.workspace_id
-        if restricted_to is not None and (workspace is None or workspace.pk != restricted_to):
-            raise errors.PermissionDenied(
-                "A token restricted to one workspace can only create tokens restricted to it.",
-                details={"field": "workspace"},
-            )
+        _require_within_parent(
+            actor.token, scopes=scopes, workspace=workspace, profile=profile, expires_at=expires_at
+        )
     name = name.strip()
     if not name or len(name) > 100:
         raise errors.ValidationFailed(
@@ -249,7 +369,7 @@ def token_create(
         client_profile=profile,
         expires_at=expires_at,
     )
-    audit_workspace = workspace or Workspace.objects.get(slug=user.get_username())
+    audit_workspace = workspace or personal_workspace_ensure(user=user)
     audit_record(
         actor=actor,
         workspace=audit_workspace,
@@ -265,12 +385,13 @@ def token_create(
 def token_revoke(*, actor: Actor, token: ApiToken) -> ApiToken:
     if actor.token is not None:
         require_scope(actor, "workspace:admin")
+        require_unrestricted(actor, "revoke its user's tokens")
     if actor.user is None or token.user_id != actor.user.pk:
         raise errors.NotFound("Token not found.", details={"token_id": token.token_id})
     if token.revoked_at is None:
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])
-        audit_workspace = token.workspace or Workspace.objects.get(slug=actor.user.get_username())
+        audit_workspace = token.workspace or personal_workspace_ensure(user=actor.user)
         audit_record(
             actor=actor,
             workspace=audit_workspace,

@@ -16,6 +16,7 @@ from typing import Any
 from ..access import Actor, require_scope, workspace_for
 from ..domain.bundle import ComponentData, SkillBundle
 from ..domain.paths import guess_media_type
+from ..domain.text import unstorable_field
 from ..errors import ValidationFailed
 from ..models import SkillRevision
 from .skills import SaveResult, skill_save
@@ -36,22 +37,14 @@ def _text(value: Any, field: str) -> str:
     return value
 
 
-def _has_nul(value: Any) -> bool:
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, Mapping):
-        return any(_has_nul(key) or _has_nul(item) for key, item in value.items())
-    if isinstance(value, list):
-        return any(_has_nul(item) for item in value)
-    return False
-
-
-def reject_nul(fields: Mapping[str, Any]) -> None:
-    """Raise ``ValidationFailed`` naming the first field whose JSON value holds a NUL character
-    anywhere: PostgreSQL text and JSON cannot store one, so it is refused at the door."""
-    for field, value in fields.items():
-        if _has_nul(field) or _has_nul(value):
-            raise _invalid(str(field), "must not contain NUL characters")
+def reject_unstorable(fields: Mapping[str, Any]) -> None:
+    """Raise ``ValidationFailed`` naming the first field (``frontmatter.key``,
+    ``components[0].logical_path``, …) whose JSON value holds NUL or a lone surrogate anywhere,
+    in a string or a key: no database can store it, so it is refused at the door."""
+    problem = unstorable_field(fields, "")
+    if problem:
+        field, reason = problem
+        raise _invalid(field, f"must be storable text: it {reason}")
 
 
 def _unknown_field(payload: Mapping[str, Any], known: tuple[str, ...], where: str) -> None:
@@ -126,7 +119,7 @@ def save_from_payload(
             "The save payload must be a JSON object.", details={"field": "payload"}
         )
     _unknown_field(payload, REQUIRED_TEXT + OPTIONAL_FIELDS, "")
-    reject_nul(payload)
+    reject_unstorable(payload)
     for field in REQUIRED_TEXT:
         if field not in payload:
             raise _invalid(field, "is required")

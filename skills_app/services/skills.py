@@ -320,6 +320,8 @@ def _save_locked(
                 for c, (_, _, sha) in zip(new_components, hash_rows, strict=True)
             ]
         )
+    # From here on the database refuses any change to this revision's component rows.
+    SkillRevision.objects.filter(pk=revision.pk).update(components_lock="sealed")
     if target_state == State.PUBLISHED:
         _set_state(revision, actor=actor, to_state=State.PUBLISHED)
     audit_record(
@@ -471,6 +473,15 @@ def skill_set_status(*, actor: Actor, skill: Skill, status: str) -> Skill:
                 data={"slug": locked.slug},
             )
         return locked
+
+
+def revision_purge_on_delete(
+    sender: type[SkillRevision], instance: SkillRevision, **_: Any
+) -> None:
+    """``pre_delete`` hook: a revision deleted through the ORM (a skill deleted for good, or
+    any cascade) is marked "purging" first, the one state in which the database lets its
+    component rows go. Django sends it before deleting any row of the cascade."""
+    SkillRevision.objects.filter(pk=instance.pk).update(components_lock="purging")
 
 
 def skill_delete(*, actor: Actor, skill: Skill) -> None:

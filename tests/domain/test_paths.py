@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -73,11 +75,13 @@ def test_invalid_paths_raise_invalid_path_naming_the_path(path: str, reason: str
 
 _SEGMENT = st.text(
     alphabet=st.characters(
-        blacklist_categories=("Cc", "Cs"), blacklist_characters="/\\", max_codepoint=0x2FFF
+        blacklist_categories=("Cc", "Cf", "Cs", "Zl", "Zp"),
+        blacklist_characters="/\\",
+        max_codepoint=0x2FFF,
     ),
     min_size=1,
     max_size=12,
-).filter(lambda s: s not in (".", ".."))
+).filter(lambda s: s not in (".", "..") and unicodedata.is_normalized("NFC", s))
 
 
 @given(st.lists(_SEGMENT, min_size=2, max_size=6))

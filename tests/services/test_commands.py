@@ -20,10 +20,14 @@ def _call(*args: str) -> tuple[str, str]:
 
 @pytest.mark.django_db
 def test_create_user_is_idempotent_and_silent() -> None:
-    assert _call("create_user", "alice", "--email", "a@example.com", "--password", "pw") == ("", "")
+    password = "a long enough passphrase 7"
+    assert _call("create_user", "alice", "--email", "a@example.com", "--password", password) == (
+        "",
+        "",
+    )
     assert _call("create_user", "alice") == ("", "")
     user = get_user_model().objects.get(username="alice")
-    assert user.check_password("pw")
+    assert user.check_password(password)
     ws = Workspace.objects.get(slug="alice")
     assert ws.kind == "personal"
     assert Membership.objects.get(workspace=ws).role == "owner"

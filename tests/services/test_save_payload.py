@@ -111,7 +111,7 @@ def test_omitted_components_carry_over_and_identical_content_creates_nothing(env
         (_payload("w", body="typo"), "body"),
         (_payload("w", name=5), "name"),
         (_payload("w", frontmatter=["a"]), "frontmatter"),
-        (_payload("w", frontmatter={"k": "a\x00b"}), "frontmatter"),
+        (_payload("w", frontmatter={"k": "a\x00b"}), "frontmatter.k"),
         (_payload("w", instruction_body="a\x00b"), "instruction_body"),
         (_payload("w", components={"a.md": "x"}), "components"),
         (_payload("w", components=["a.md"]), "components[0]"),

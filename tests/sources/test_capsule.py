@@ -267,17 +267,25 @@ def test_tampered_capsule_is_refused(change: Any, error: type[Exception], named:
 # --- property: any valid revision survives export and re-import -------------------------------
 
 _segment = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-", min_size=1, max_size=8)
+# NUL cannot be stored (SPEC §3: refused), so generated text never holds it.
+_STORABLE = st.characters(codec="utf-8", exclude_characters="\x00")
+
+
+def _storable_text(min_size: int = 0, max_size: int | None = None) -> st.SearchStrategy[str]:
+    return st.text(_STORABLE, min_size=min_size, max_size=max_size)
+
+
 _json_scalar = (
     st.none()
     | st.booleans()
     | st.integers()
     | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text()
+    | _storable_text()
 )
 _json = st.recursive(
     _json_scalar,
     lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+        st.lists(inner, max_size=3) | st.dictionaries(_storable_text(max_size=8), inner, max_size=3)
     ),
     max_leaves=8,
 )
@@ -304,11 +312,13 @@ def _revisions(draw: st.DrawFn) -> CapsuleRevision:
         for path in paths
     )
     bundle = SkillBundle(
-        name=draw(st.text(min_size=1, max_size=40).filter(str.strip)),
-        description=draw(st.text(min_size=1, max_size=80).filter(str.strip)),
-        instruction_body=draw(st.text(max_size=200)),
+        name=draw(_storable_text(min_size=1, max_size=40).filter(str.strip)),
+        description=draw(_storable_text(min_size=1, max_size=80).filter(str.strip)),
+        instruction_body=draw(_storable_text(max_size=200)),
         frontmatter=draw(
-            st.dictionaries(st.text(min_size=1, max_size=8).map("x-".__add__), _json, max_size=4)
+            st.dictionaries(
+                _storable_text(min_size=1, max_size=8).map("x-".__add__), _json, max_size=4
+            )
         ),
         components=components,
         slug="prop-skill",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 
-from ... import errors
+from ... import access, errors
 from ...models import Job
 from ...services import jobs as job_services
 from ..base import Console, console_view
@@ -14,11 +14,14 @@ RECENT_JOBS = 10
 
 
 def _recent(console: Console, kind: str) -> list[Job]:
-    return list(
+    """The workspace's latest jobs of ``kind`` that the viewer may open (the access gate's rule:
+    a member does not see the admins' workspace exports)."""
+    jobs = (
         Job.objects.filter(workspace=console.ws, kind=kind)
         .defer("input_data", "output_data")
-        .select_related("created_by")[:RECENT_JOBS]
+        .select_related("created_by", "workspace")[: RECENT_JOBS * 2]
     )
+    return [job for job in jobs if access.job_readable(console.actor, job)][:RECENT_JOBS]
 
 
 @console_view()

@@ -46,13 +46,18 @@ class Command(BaseCommand):
             )
 
     def _seed(self) -> None:
+        # The demo password is meant to be guessable: the embedded default only.
         demo = user_create(
-            username=demo_data.DEMO_USER, email="demo@example.com", password=demo_data.DEMO_PASSWORD
+            username=demo_data.DEMO_USER,
+            email="demo@example.com",
+            password=demo_data.DEMO_PASSWORD,
+            check_password_strength=False,
         )
         riley = user_create(
             username=demo_data.REVIEWER_USER,
             email="riley@example.com",
             password=demo_data.DEMO_PASSWORD,
+            check_password_strength=False,
         )
         team, _ = Workspace.objects.get_or_create(
             slug=demo_data.TEAM_SLUG,

@@ -1,0 +1,51 @@
+"""Whether text can be stored at all (SPEC §3): valid Unicode, no NUL.
+
+PostgreSQL text and JSON cannot hold NUL, and a lone surrogate (``"\\ud800"``, which JSON and
+YAML escapes can produce) cannot be encoded as UTF-8 anywhere. Both are refused up front, naming
+the field, instead of failing in the database or in the JSON encoder of the error answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+def unstorable_reason(text: str) -> str | None:
+    """Why ``text`` cannot be stored, or None when it can."""
+    if "\x00" in text:
+        return "holds a NUL character"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "holds text that is not valid Unicode (a lone surrogate)"
+    return None
+
+
+def printable(text: str) -> str:
+    """``text`` made safe to quote in an error answer: invalid code points as escapes."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00")
+
+
+def unstorable_field(value: Any, field: str) -> tuple[str, str] | None:
+    """The first (field path, reason) of a JSON-like ``value`` holding unstorable text in a
+    string or a key, or None. Paths read like ``components[0].logical_path``."""
+    if isinstance(value, str):
+        reason = unstorable_reason(value)
+        return (field, reason) if reason else None
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            name = f"{field}.{printable(str(key))}" if field else printable(str(key))
+            if isinstance(key, str):
+                reason = unstorable_reason(key)
+                if reason:
+                    return name, f"has a key that {reason}"
+            problem = unstorable_field(item, name)
+            if problem:
+                return problem
+    if isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            problem = unstorable_field(item, f"{field}[{index}]")
+            if problem:
+                return problem
+    return None
