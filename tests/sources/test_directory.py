@@ -138,7 +138,8 @@ def test_a_bad_root_is_logged_and_skipped_and_the_rest_load(tree: Path, tmp_path
         ("ok", "incident-response")
     ]
     (only,) = directory_scan([tree], allowed_roots=[])
-    assert only.status == "bad_root" and "none configured" in only.message
+    assert only.status == "bad_root"
+    assert "none configured" in only.message
 
 
 def test_roots_split_on_commas_and_colons(tmp_path: Path) -> None:
