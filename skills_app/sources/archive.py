@@ -51,7 +51,7 @@ from typing import BinaryIO
 from skills_app.domain.bundle import SkillBundle
 from skills_app.errors import UnsafeArchive, UnsupportedFormat, ValidationFailed
 from skills_app.sources.files import SKILL_JSON, SKILL_MD, RawRead, is_junk
-from skills_app.sources.folder import folder_bundle_read
+from skills_app.sources.folder import ZIP_SOURCE, folder_bundle_read
 
 _MANIFESTS = (SKILL_MD, SKILL_JSON)
 _METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflated"}
@@ -239,7 +239,7 @@ def _skill_folders(names: Collection[str], *, base: str, where: str, unwrap: boo
 def zip_bundles_read(
     data: bytes | BinaryIO,
     *,
-    source: str = "import-zip",
+    source: str = ZIP_SOURCE,
     source_ref: str = "",
     subfolder: str | None = None,
     limits: ArchiveLimits = DEFAULT_LIMITS,

@@ -35,6 +35,7 @@ from skills_app.sources.skilljson import skill_json_bundle_read
 from skills_app.sources.skillmd import skill_md_bundle_read
 
 SKILL_MANIFESTS = (SKILL_MD, SKILL_JSON)
+ZIP_SOURCE = "import-zip"
 
 
 def _folder_slug(folder_name: str) -> str | None:
@@ -84,6 +85,10 @@ def folder_bundle_read(
             slug=_folder_slug(folder_name) or bundle.slug,
         )
     elif SKILL_JSON in files:
+        # What the folder holds names the source, not the ZIP it travelled in; a URL import
+        # keeps import-url, whose source_ref is the attribution.
+        if source == ZIP_SOURCE:
+            source = None
         manifest = read_checked(read, SKILL_JSON, where=where, role=FileRole.MANIFEST)
         bundle = skill_json_bundle_read(
             manifest,

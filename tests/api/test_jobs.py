@@ -14,8 +14,10 @@ from skills_app.domain.bundle import ComponentData
 from skills_app.models import Skill, SkillRevision
 from tests.api.conftest import ApiFactory, error_code
 from tests.factories import Env, save
-from tests.sources.fakeserver import FakeServer, Handler, fake_server, respond
+from tests.sources.fakeserver import FakeServer, Handler, commit_lookup, fake_server, respond
 from tests.sources.helpers import fixture_zip
+
+GITHUB_SHA = "89abcdef0123456789abcdef0123456789abcdef"
 
 JOB_KEYS = {"job_id", "kind", "state", "workspace", "progress", "result", "error", "log"}
 SKILL_MD = b"---\nname: Uploaded\ndescription: From a file.\n---\nBody.\n"
@@ -93,7 +95,8 @@ def test_failed_import_reports_the_error_envelope(
 def github(settings: Any) -> Iterator[FakeServer]:
     routes: dict[str, Handler] = {}
     with fake_server(routes) as server:
-        routes["/codeload/acme/skills/zip/main"] = respond(
+        routes["/api/repos/acme/skills/commits/main"] = commit_lookup(GITHUB_SHA)
+        routes[f"/codeload/acme/skills/zip/{GITHUB_SHA}"] = respond(
             200, fixture_zip("incident-response", prefix="skills-main/incident-response")
         )
         settings.XMEMO_GITHUB_CODELOAD_URL = server.url("/codeload/")
@@ -113,7 +116,7 @@ def test_url_import_against_a_local_fake_github(
     job = api.get(f"/v1/jobs/{started.json()['job_id']}").json()
     assert job["state"] == "succeeded", job
     revision = SkillRevision.objects.get(revision_id=job["result"]["revision_id"])
-    assert (revision.source, revision.source_ref) == ("import-url", url)
+    assert (revision.source, revision.source_ref) == ("import-url", f"{url}#commit={GITHUB_SHA}")
 
 
 def test_url_import_off_the_allowlist_fails_without_fetching(
@@ -124,7 +127,10 @@ def test_url_import_off_the_allowlist_fails_without_fetching(
     started = now(
         api.post,
         "/v1/imports",
-        {"url": github.url("/codeload/acme/skills/zip/main"), "workspace": env.personal.slug},
+        {
+            "url": github.url(f"/codeload/acme/skills/zip/{GITHUB_SHA}"),
+            "workspace": env.personal.slug,
+        },
     )
     job = api.get(f"/v1/jobs/{started.json()['job_id']}").json()
     assert (job["state"], job["error"]["code"]) == ("failed", "IMPORT_HOST_NOT_ALLOWED")
