@@ -11,7 +11,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from skills_app.domain.bundle import ComponentData
-from skills_app.models import Skill, SkillRevision
+from skills_app.models import Job, Skill, SkillRevision
 from tests.api.conftest import ApiFactory, error_code
 from tests.factories import Env, save
 from tests.sources.fakeserver import FakeServer, Handler, commit_lookup, fake_server, respond
@@ -205,3 +205,51 @@ def test_execute_through_the_api(
     no_scope = api_for(env.owner, scopes=["skills:read", "skills:write"])
     refused = no_scope.post(f"/v1/revisions/{rev.revision_id}/execute", {"resource": path})
     assert (refused.status_code, error_code(refused)) == (403, "PERMISSION_DENIED")
+
+
+def test_deleting_a_skill_erases_every_copy_jobs_hold(
+    env: Env, api_for: ApiFactory, now: Callable[..., Any]
+) -> None:
+    """Uploaded archives, export files and execution outputs of a deleted skill are erased in
+    the delete's transaction; their downloads answer 404. Other skills' jobs are untouched."""
+    api = api_for(env.owner)
+    ws = env.personal.slug
+    imported = now(_upload, api, fixture_zip("incident-response"), "ir.zip", workspace=ws)
+    result = api.get(f"/v1/jobs/{imported.json()['job_id']}").json()["result"]
+    skill_id, revision_id = result["skill_id"], result["revision_id"]
+    other = save(env.owner, env.personal, slug="other").revision
+
+    def export(target: dict[str, str]) -> str:
+        started = now(api.post, "/v1/exports", target)
+        job = api.get(f"/v1/jobs/{started.json()['job_id']}").json()
+        assert api.get(job["result"]["download_url"]).status_code == 200
+        return str(job["job_id"])
+
+    exports = [
+        export({"revision_id": revision_id}),
+        export({"skill_id": skill_id}),
+        export({"workspace": ws}),
+    ]
+    kept = export({"revision_id": other.revision_id})
+    execution = Job.objects.create(
+        workspace=env.personal,
+        kind=Job.Kind.EXECUTE,
+        state=Job.State.SUCCEEDED,
+        params={"revision_id": revision_id, "resource": "scripts/x.py", "args": {}},
+        result={"output": {"secret": "derived from the skill"}},
+        log="stderr line from the script\n",
+    )
+
+    assert api.post(f"/v1/skills/{skill_id}/archive").status_code == 200
+    assert api.delete(f"/v1/skills/{skill_id}").status_code == 204
+
+    for job_id in exports:
+        gone = api.get(f"/v1/jobs/{job_id}/download")
+        assert gone.status_code == 404, gone.content
+        assert error_code(gone) == "NOT_FOUND"
+    erased = Job.objects.filter(job_id__in=[*exports, imported.json()["job_id"]])
+    assert set(erased.values_list("input_data", "output_data")) == {(None, None)}
+    assert erased.count() == 4
+    execution.refresh_from_db()
+    assert (execution.result, execution.log) == (None, "")
+    assert api.get(f"/v1/jobs/{kept}/download").status_code == 200
