@@ -5,6 +5,7 @@ from django.db import models
 from django.db.models.functions import Lower
 
 from . import ids
+from .fields import OrderedJSONField
 from .tenancy import Workspace
 
 
@@ -82,7 +83,7 @@ class SkillRevision(models.Model):
     state = models.CharField(max_length=16, choices=State.choices)
     name = models.CharField(max_length=200)
     description = models.TextField()
-    frontmatter = models.JSONField(default=dict)
+    frontmatter = OrderedJSONField(default=dict)
     instruction_body = models.TextField(blank=True)
     canonical_hash = models.CharField(max_length=64)
     parent = models.ForeignKey(
