@@ -1,4 +1,5 @@
-"""Frontmatter keeps its key order on PostgreSQL (``json`` instead of ``jsonb``).
+"""Frontmatter keeps its key order on PostgreSQL (``json`` instead of ``jsonb``); jobs gain
+the ``restore`` kind (a choices change only: nothing happens in the database).
 
 The column type changes on PostgreSQL only (SQLite's text column already keeps the order, and
 letting Django remake the SQLite table would drop the immutability triggers of 0002). The
@@ -9,7 +10,7 @@ Existing rows keep jsonb's order: the order they were written in is already lost
 
 from importlib import import_module
 
-from django.db import migrations
+from django.db import migrations, models
 
 import skills_app.models.fields
 
@@ -76,5 +77,18 @@ class Migration(migrations.Migration):
                 ),
             ],
             database_operations=[migrations.RunPython(forwards, backwards)],
+        ),
+        migrations.AlterField(
+            model_name="job",
+            name="kind",
+            field=models.CharField(
+                choices=[
+                    ("import", "Import"),
+                    ("export", "Export"),
+                    ("execute", "Execute"),
+                    ("restore", "Restore"),
+                ],
+                max_length=16,
+            ),
         ),
     ]

@@ -478,6 +478,8 @@ def _job_holds_copy(job: Job, skill: Skill, revision_ids: set[str]) -> bool:
     params, result = job.params or {}, job.result or {}
     if params.get("revision_id") in revision_ids or params.get("skill_id") == skill.skill_id:
         return True  # an export of it, or an execution of one of its scripts
+    if job.kind == Job.Kind.RESTORE:
+        return True  # the uploaded backup holds the whole workspace it came from
     if job.kind == Job.Kind.EXPORT and "workspace" in params:
         # A workspace export holds every skill that existed when it ran: the whole file goes.
         return job.created_at >= skill.created_at

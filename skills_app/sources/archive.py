@@ -44,13 +44,14 @@ import stat
 import struct
 import zipfile
 import zlib
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import BinaryIO
 
 from skills_app.domain.bundle import SkillBundle
 from skills_app.errors import UnsafeArchive, UnsupportedFormat, ValidationFailed
-from skills_app.sources.files import SKILL_JSON, SKILL_MD, RawRead, is_junk
+from skills_app.sources.files import BACKUP_JSON, SKILL_JSON, SKILL_MD, RawRead, is_junk
 from skills_app.sources.folder import ZIP_SOURCE, folder_bundle_read
 
 _MANIFESTS = (SKILL_MD, SKILL_JSON)
@@ -236,6 +237,38 @@ def _skill_folders(names: Collection[str], *, base: str, where: str, unwrap: boo
     return skills
 
 
+@contextmanager
+def _zip_open(data: bytes | BinaryIO, limits: ArchiveLimits) -> Iterator[zipfile.ZipFile]:
+    """The ZIP, once its end record and entry count are within ``limits``."""
+    stream: BinaryIO = io.BytesIO(data) if isinstance(data, bytes) else data
+    _check_end_record(stream, limits)
+    try:
+        archive = zipfile.ZipFile(stream)
+    except (zipfile.BadZipFile, EOFError, ValueError) as exc:
+        raise UnsupportedFormat(f"The upload is not a readable ZIP archive ({exc}).") from exc
+    with archive:
+        count = len(archive.infolist())
+        if count > limits.max_entries:
+            raise UnsafeArchive(
+                f"The archive holds {count:,} entries; at most {limits.max_entries:,} "
+                "are accepted.",
+                details={"limit": limits.max_entries, "count": count},
+            )
+        yield archive
+
+
+@contextmanager
+def zip_files_open(
+    data: bytes | BinaryIO, *, limits: ArchiveLimits = DEFAULT_LIMITS
+) -> Iterator[tuple[list[str], RawRead]]:
+    """A ZIP's files (archive order, junk skipped) and a reader, under every rule above: for
+    readers of other layouts than skill folders (workspace backups)."""
+    with _zip_open(data, limits) as archive:
+        files = _select(archive.infolist(), "")
+        _check_declared_sizes(files.values(), limits)
+        yield list(files), _folder_reader(archive, files, "")
+
+
 def zip_bundles_read(
     data: bytes | BinaryIO,
     *,
@@ -250,22 +283,16 @@ def zip_bundles_read(
     archive (GitHub's ``REPO-REF/…`` wrapper): only ``WRAPPER/subfolder/`` is read, as if it
     were the archive root (``""`` = the whole repository); entries elsewhere are never opened.
     """
-    stream: BinaryIO = io.BytesIO(data) if isinstance(data, bytes) else data
-    _check_end_record(stream, limits)
-    try:
-        archive = zipfile.ZipFile(stream)
-    except (zipfile.BadZipFile, EOFError, ValueError) as exc:
-        raise UnsupportedFormat(f"The upload is not a readable ZIP archive ({exc}).") from exc
-    with archive:
+    with _zip_open(data, limits) as archive:
         infos = archive.infolist()
-        if len(infos) > limits.max_entries:
-            raise UnsafeArchive(
-                f"The archive holds {len(infos):,} entries; at most {limits.max_entries:,} "
-                "are accepted.",
-                details={"limit": limits.max_entries, "count": len(infos)},
-            )
         base = _selection_base(infos, subfolder)
         files = _select(infos, base)
+        if BACKUP_JSON in files:
+            raise UnsupportedFormat(
+                f"This is a workspace backup ({BACKUP_JSON}): restore it into an empty team "
+                "workspace (POST /v1/workspaces/{ws}/restore) instead of importing it.",
+                details={"path": BACKUP_JSON},
+            )
         _check_declared_sizes(files.values(), limits)
         bundles = []
         for folder in _skill_folders(files.keys(), base="", where=base, unwrap=True):
