@@ -91,6 +91,13 @@ class ImportForm(forms.Form):
         return data
 
 
+class RestoreForm(forms.Form):
+    backup = forms.FileField(
+        help_text="A workspace export (…-backup.zip). Restores into this team only while it "
+        "holds no skills."
+    )
+
+
 class ExportForm(forms.Form):
     TARGETS = (
         ("revision", "One revision"),

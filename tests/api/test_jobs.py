@@ -253,3 +253,46 @@ def test_deleting_a_skill_erases_every_copy_jobs_hold(
     execution.refresh_from_db()
     assert (execution.result, execution.log) == (None, "")
     assert api.get(f"/v1/jobs/{kept}/download").status_code == 200
+
+
+def _restore(api: Any, ws: str, data: bytes) -> Any:
+    return api.client.post(
+        f"/v1/workspaces/{ws}/restore",
+        {"file": SimpleUploadedFile("backup.zip", data)},
+        headers=api._headers(None),
+    )
+
+
+def test_workspace_export_downloads_a_backup_that_restores_over_the_api(
+    env: Env, api_for: ApiFactory, now: Callable[..., Any]
+) -> None:
+    save(env.owner, env.team, slug="kept", intent="publish")
+    owner = api_for(env.owner)
+    started = now(owner.post, "/v1/exports", {"workspace": env.team.slug})
+    job = owner.get(f"/v1/jobs/{started.json()['job_id']}").json()
+    backup = owner.get(job["result"]["download_url"]).content
+    assert job["result"]["filename"] == f"{env.team.slug}-backup.zip"
+
+    assert owner.post("/v1/workspaces", {"slug": "fresh", "name": "Fresh"}).status_code == 201
+    assert error_code(_restore(api_for(env.member), env.team.slug, backup)) == "PERMISSION_DENIED"
+    assert _restore(api_for(env.outsider), "fresh", backup).status_code == 404
+    assert error_code(_restore(owner, env.team.slug, backup)) == "CONFLICT"  # not empty
+
+    refused = now(_restore, owner, "fresh", backup[:-100])  # truncated
+    assert refused.status_code == 202
+    failed = owner.get(f"/v1/jobs/{refused.json()['job_id']}").json()
+    assert (failed["state"], failed["error"]["code"]) == ("failed", "UNSUPPORTED_FORMAT")
+    assert not Skill.objects.filter(workspace__slug="fresh").exists()
+
+    restored = now(_restore, owner, "fresh", backup)
+    assert restored.status_code == 202, restored.content
+    assert restored.json()["kind"] == "restore"
+    done = owner.get(f"/v1/jobs/{restored.json()['job_id']}").json()
+    assert done["state"] == "succeeded", done
+    assert done["progress"] == {"done": 1, "total": 1}
+    listed = owner.get("/v1/skills", {"workspace": "fresh"}).json()
+    (skill,) = listed["results"]
+    assert skill["slug"] == "kept"
+    original = SkillRevision.objects.get(skill__workspace=env.team, skill__slug="kept")
+    copy = SkillRevision.objects.get(skill__workspace__slug="fresh", skill__slug="kept")
+    assert (copy.canonical_hash, copy.state) == (original.canonical_hash, original.state)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.db import connection
 
 from skills_app import errors
@@ -251,3 +252,28 @@ def test_restore_needs_an_empty_team_and_an_admin(
     with pytest.raises(errors.PermissionDenied):
         workspace_restore(actor=actor_for(env.member), workspace=target, backup=backup_read(data))
     assert SkillRevision.objects.count() == before
+
+
+def test_restore_workspace_command(env: Env, tmp_path: Any) -> None:
+    _history(env)
+    backup = tmp_path / "team-backup.zip"
+    backup.write_bytes(backup_write(workspace_backup(workspace=env.team)))
+    target = make_team(env.owner, slug="restored", members={env.admin: "admin"})
+    with pytest.raises(CommandError, match=r"Nothing was restored: .*already holds skills"):
+        call_command("restore_workspace", str(backup), "--workspace", env.team.slug)
+    out = io.StringIO()
+    call_command(
+        "restore_workspace",
+        str(backup),
+        "--workspace",
+        "restored",
+        "--as-user",
+        env.admin.username,
+        stdout=out,
+    )
+    assert out.getvalue().strip() == (
+        f"Restored 4 skill(s) with 7 revision(s) from '{env.team.slug}' into 'restored'."
+    )
+    assert _rows(target) == _rows(env.team)
+    entry = AuditEntry.objects.get(workspace=target, action="workspace.restore")
+    assert entry.actor == env.admin
