@@ -48,7 +48,6 @@ from skills_app.sources.files import (
     located,
     read_checked,
 )
-from skills_app.sources.skillmd import skill_md_bundle_read
 
 BACKUP_FORMAT = "xmemo-workspace-backup"
 BACKUP_FORMAT_VERSION = 1
@@ -326,16 +325,24 @@ def _revision_read(item: Any, slug: str, expected_number: int, reader: _Reader) 
     frontmatter = _get(item, "frontmatter", (dict,), where)
     components = _components(item, reader, where)
 
+    # The manifest's JSON is the record; SKILL.md must be exactly what the writer makes of it
+    # plus the body (checked by writing the header again: cheaper than parsing YAML).
     md_path = _skill_md_path(slug, number)
-    parsed = skill_md_bundle_read(reader.file(md_path, FileRole.SKILL_MD, where), filename=md_path)
-    if (parsed.name, parsed.description, parsed.frontmatter) != (name, description, frontmatter):
+    header = serialize_skill_md(merge_frontmatter(name, description, frontmatter), "")
+    raw = reader.file(md_path, FileRole.SKILL_MD, where)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _refuse(md_path, "is not valid UTF-8.") from exc
+    if not text.startswith(header):
         raise _refuse(md_path, f"its frontmatter differs from {where} in {BACKUP_JSON}.")
+    body = text[len(header) :]
     recorded = _get(item, "canonical_hash", (str,), where)
     computed = canonical_hash(
         name=name,
         description=description,
         frontmatter=frontmatter,
-        instruction_body=parsed.instruction_body,
+        instruction_body=body,
         components=[(c.logical_path, c.type, c.sha256) for c in components],
     )
     if computed != recorded:
@@ -352,7 +359,7 @@ def _revision_read(item: Any, slug: str, expected_number: int, reader: _Reader) 
         name=name,
         description=description,
         frontmatter=frontmatter,
-        instruction_body=parsed.instruction_body,
+        instruction_body=body,
         canonical_hash=recorded,
         components=components,
         parent_revision_number=parent,

@@ -1,5 +1,6 @@
 """Frontmatter keeps its key order on PostgreSQL (``json`` instead of ``jsonb``); jobs gain
-the ``restore`` kind (a choices change only: nothing happens in the database).
+the ``restore`` kind (a choices change only: nothing happens in the database); a revision's
+created_at gets a default instead of auto_now_add, so a restore can keep the recorded time.
 
 The column type changes on PostgreSQL only (SQLite's text column already keeps the order, and
 letting Django remake the SQLite table would drop the immutability triggers of 0002). The
@@ -12,6 +13,7 @@ from importlib import import_module
 
 from django.db import migrations, models
 
+import django.utils.timezone
 import skills_app.models.fields
 
 _triggers = import_module("skills_app.migrations.0002_immutability_triggers")
@@ -74,6 +76,13 @@ class Migration(migrations.Migration):
                     model_name="skillrevision",
                     name="frontmatter",
                     field=skills_app.models.fields.OrderedJSONField(default=dict),
+                ),
+                # A Python-side default instead of auto_now_add (restore keeps the recorded
+                # time): nothing changes in the database.
+                migrations.AlterField(
+                    model_name="skillrevision",
+                    name="created_at",
+                    field=models.DateTimeField(default=django.utils.timezone.now, editable=False),
                 ),
             ],
             database_operations=[migrations.RunPython(forwards, backwards)],

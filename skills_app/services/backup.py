@@ -148,10 +148,10 @@ def _users(backup: Backup) -> dict[str, Any]:
     return found
 
 
-def _insert_revision(
-    rev: BackupRevision, *, skill: Skill, parents: dict[int, SkillRevision], users: dict[str, Any]
+def _revision_row(
+    rev: BackupRevision, *, skill: Skill, parent: SkillRevision | None, users: dict[str, Any]
 ) -> SkillRevision:
-    row = SkillRevision(
+    return SkillRevision(
         skill=skill,
         workspace=skill.workspace,
         revision_number=rev.revision_number,
@@ -161,7 +161,7 @@ def _insert_revision(
         frontmatter=dict(rev.frontmatter),
         instruction_body=rev.instruction_body,
         canonical_hash=rev.canonical_hash,
-        parent=parents.get(rev.parent_revision_number or 0),
+        parent=parent,
         author=users.get(rev.author or ""),
         message=rev.message,
         source=rev.source,
@@ -172,9 +172,6 @@ def _insert_revision(
         reviewed_at=rev.reviewed_at,
         review_comment=rev.review_comment,
     )
-    # raw: keep the recorded created_at instead of auto_now_add's "now".
-    row.save_base(raw=True, force_insert=True)
-    return row
 
 
 def workspace_restore(
@@ -194,9 +191,7 @@ def workspace_restore(
                 for c in rev.components
             ]
         )
-        done = 0
-        components: list[SkillComponent] = []
-        restored = []
+        skills: list[tuple[Skill, BackupSkill]] = []
         for item in backup.skills:
             skill = Skill(
                 workspace=locked,
@@ -205,27 +200,52 @@ def workspace_restore(
                 created_at=item.created_at,
                 updated_at=timezone.now(),
             )
+            # raw: keep the recorded created_at instead of auto_now_add's "now".
             skill.save_base(raw=True, force_insert=True)
-            parents: dict[int, SkillRevision] = {}
-            for rev in item.revisions:
-                row = _insert_revision(rev, skill=skill, parents=parents, users=users)
-                parents[rev.revision_number] = row
-                components += [
-                    SkillComponent(
-                        revision=row,
-                        logical_path=c.logical_path,
-                        type=c.type,
-                        blob=blobs[c.sha256],
-                        content_hash=c.sha256,
-                        size=c.size,
-                        media_type=c.media_type,
+            skills.append((skill, item))
+        # Revision k of every skill in one statement, k = 1, 2, …: each one's parent (an
+        # earlier number) exists by then. Each row goes in once with its final state.
+        rows: dict[tuple[int, int], SkillRevision] = {}
+        done = 0
+        for number in range(1, max((len(i.revisions) for _, i in skills), default=0) + 1):
+            level = [
+                (skill, item.revisions[number - 1])
+                for skill, item in skills
+                if len(item.revisions) >= number
+            ]
+            created = SkillRevision.objects.bulk_create(
+                [
+                    _revision_row(
+                        rev,
+                        skill=skill,
+                        parent=rows.get((skill.pk, rev.parent_revision_number or 0)),
+                        users=users,
                     )
-                    for c in rev.components
+                    for skill, rev in level
                 ]
-                done += 1
-                on_progress(done, total)
-            restored.append({"skill_id": skill.skill_id, "slug": skill.slug})
-        SkillComponent.objects.bulk_create(components, batch_size=1000)
+            )
+            for (skill, rev), row in zip(level, created, strict=True):
+                rows[(skill.pk, rev.revision_number)] = row
+            done += len(level)
+            on_progress(done, total)
+        SkillComponent.objects.bulk_create(
+            [
+                SkillComponent(
+                    revision=rows[(skill.pk, rev.revision_number)],
+                    logical_path=c.logical_path,
+                    type=c.type,
+                    blob=blobs[c.sha256],
+                    content_hash=c.sha256,
+                    size=c.size,
+                    media_type=c.media_type,
+                )
+                for skill, item in skills
+                for rev in item.revisions
+                for c in rev.components
+            ],
+            batch_size=1000,
+        )
+        restored = [{"skill_id": skill.skill_id, "slug": skill.slug} for skill, _ in skills]
         for skill_row in Skill.objects.filter(workspace=locked):
             _refresh_pointers(skill_row)
         audit_record(
