@@ -102,7 +102,7 @@ class ExportForm(forms.Form):
     TARGETS = (
         ("revision", "One revision"),
         ("skill", "One skill, every revision"),
-        ("workspace", "The whole workspace (admins)"),
+        ("workspace", "The whole workspace as a backup (admins)"),
     )
     target = forms.ChoiceField(choices=TARGETS, initial="skill", widget=forms.RadioSelect)
     skill_id = forms.ChoiceField(required=False, label="Skill")

@@ -4,12 +4,13 @@ Layout (SPEC §8):
 
 * ``SKILL.md`` (or ``skill.json``) at the root → one skill; every other file is a component.
 * Otherwise each top-level folder holding a SKILL.md (or skill.json) is a skill: one folder is
-  a single-skill ZIP, several are a pack (a workspace export is one). Files lying beside the
+  a single-skill ZIP, several are a pack (of capsules, say). Files lying beside the
   skill folders (a collection's README or LICENSE) are ignored; a top-level folder that is not
   a skill is an error naming it. When the ZIP holds exactly one top-level folder and nothing
   else, and that folder is not a skill, it is unwrapped once — a folder of skills zipped by a
   file manager, or one skill's history export (``<slug>/r0001/…``).
 * A folder holding ``capsule.json`` is a Source Capsule and re-imports losslessly.
+* A ZIP with ``backup.json`` at its root is a workspace backup: refused, it is restored instead.
 
 Bundles come back in archive order. Junk is skipped wherever it appears: ``__MACOSX/`` and
 ``.git/`` folders, ``.DS_Store`` and ``Thumbs.db`` files, and directory entries.

@@ -7,7 +7,7 @@ Which manifest decides:
 3. else ``skill.json`` → a subprocess skill (``skill_json_bundle_read``).
 
 A SKILL.md skill takes its slug from the folder's name when that is a valid slug (the Agent
-Skills convention, and what a workspace export writes), else from its name; a skill.json
+Skills convention, and what a pack of capsules writes), else from its name; a skill.json
 skill's slug is always its name with ``_`` → ``-`` (SPEC §8); a capsule's is the recorded one.
 """
 

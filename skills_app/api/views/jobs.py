@@ -131,7 +131,7 @@ class ImportView(ApiView):
 class ExportView(ApiView):
     @extend_schema(
         operation_id="exports_create",
-        summary="Export a revision, a skill's revisions, or a workspace as Source Capsules",
+        summary="Export a revision or a skill's revisions as capsules, or a workspace backup",
         request=ExportIn,
         responses={202: JobOut},
         tags=["jobs"],
