@@ -162,6 +162,7 @@ def _cases(v: Victim) -> dict[str, dict[str, list[Call]]]:
             "delete": [Call({"ws": team, "username": v.member_username})],
         },
         "audit-list": {"get": [Call({"ws": team}, owner_expect=200)]},
+        "workspace-restore": {"post": [Call({"ws": team}, body={})]},
         "token-list": {
             "get": [Call(expect=200, absent=[v.token.token_id])],
             "post": [Call(body={"name": "x", "scopes": ["skills:read"], "workspace": team})],
