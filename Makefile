@@ -61,10 +61,12 @@ worker: install
 
 BENCH_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/xmemo_bench
 
-## Benchmarks (PostgreSQL): recall through gunicorn vs a bare view, then import/export jobs.
+## Benchmarks (PostgreSQL): recall through gunicorn vs a bare view, import/export jobs, then
+## workspace backup and restore (200 skills x 5 revisions).
 bench: install
 	BENCH_DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) -m bench
 	DATABASE_URL=$(BENCH_DATABASE_URL) SECRET_KEY=bench-only $(PY) -m bench.import_export
+	DATABASE_URL=$(BENCH_DATABASE_URL) SECRET_KEY=bench-only $(PY) -m bench.backup
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

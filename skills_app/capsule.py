@@ -14,8 +14,8 @@ it ran. (Bytes can differ only across zlib versions, whose deflate output is not
 
 Packs put each capsule in a folder of one ZIP and re-import as packs (archive reader):
 
-* workspace export — ``<slug>/…`` for each skill (the caller picks the revision: published,
-  else latest); importing it imports every skill;
+* a pack — ``<slug>/…`` for each skill; importing it imports every skill (a workspace export
+  is a backup instead, see ``skills_app.backup``);
 * one skill's history — ``<slug>/r0001/…``, ``<slug>/r0002/…`` in revision order; the archive
   reader unwraps the single ``<slug>/`` folder and returns one bundle per revision folder, in
   revision order and all with the same slug, so an import can replay the history.
@@ -168,7 +168,8 @@ def _capsule_entries(rev: CapsuleRevision) -> list[tuple[str, bytes, int]]:
     return entries
 
 
-def _zip_bytes(entries: Iterable[tuple[str, bytes, int]]) -> bytes:
+def deterministic_zip(entries: Iterable[tuple[str, bytes, int]]) -> bytes:
+    """A ZIP of ``(path, bytes, unix mode)`` entries in the given order: same input, same bytes."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         for path, data, mode in entries:
@@ -182,7 +183,7 @@ def _zip_bytes(entries: Iterable[tuple[str, bytes, int]]) -> bytes:
 
 def capsule_write(rev: CapsuleRevision) -> bytes:
     """One revision's capsule; identical bytes for the same revision, every time."""
-    return _zip_bytes(_capsule_entries(rev))
+    return deterministic_zip(_capsule_entries(rev))
 
 
 def capsule_pack_write(revisions_by_folder: Sequence[tuple[str, CapsuleRevision]]) -> bytes:
@@ -192,17 +193,11 @@ def capsule_pack_write(revisions_by_folder: Sequence[tuple[str, CapsuleRevision]
     """
     folders = [validate_logical_path(folder) for folder, _ in revisions_by_folder]
     check_unique_paths(folders)
-    return _zip_bytes(
+    return deterministic_zip(
         (f"{folder}/{path}", data, mode)
         for folder, rev in revisions_by_folder
         for path, data, mode in _capsule_entries(rev)
     )
-
-
-def capsule_workspace_write(revisions: Sequence[CapsuleRevision]) -> bytes:
-    """A workspace export: one revision per skill (the caller's pick), a folder per slug."""
-    ordered = sorted(revisions, key=lambda rev: rev.slug)
-    return capsule_pack_write([(rev.slug, rev) for rev in ordered])
 
 
 def _history_folder(rev: CapsuleRevision) -> str:

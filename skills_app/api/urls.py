@@ -16,7 +16,14 @@ from .views.accounts import (
     TokenListView,
     WorkspaceListView,
 )
-from .views.jobs import ExecuteView, ExportView, ImportView, JobDetailView, JobDownloadView
+from .views.jobs import (
+    ExecuteView,
+    ExportView,
+    ImportView,
+    JobDetailView,
+    JobDownloadView,
+    RestoreView,
+)
 from .views.recall import RecallView
 from .views.skills import (
     ComponentFileView,
@@ -78,6 +85,7 @@ urlpatterns = [
         name="member-detail",
     ),
     path("workspaces/<str:ws>/audit", AuditListView.as_view(), name="audit-list"),
+    path("workspaces/<str:ws>/restore", RestoreView.as_view(), name="workspace-restore"),
     path("tokens", TokenListView.as_view(), name="token-list"),
     path("tokens/<str:token_id>", TokenDetailView.as_view(), name="token-detail"),
     # The OpenAPI schema and interactive docs (public: they describe, they hold no data).

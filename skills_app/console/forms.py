@@ -91,11 +91,18 @@ class ImportForm(forms.Form):
         return data
 
 
+class RestoreForm(forms.Form):
+    backup = forms.FileField(
+        help_text="A workspace export (…-backup.zip). Restores into this team only while it "
+        "holds no skills."
+    )
+
+
 class ExportForm(forms.Form):
     TARGETS = (
         ("revision", "One revision"),
         ("skill", "One skill, every revision"),
-        ("workspace", "The whole workspace (admins)"),
+        ("workspace", "The whole workspace as a backup (admins)"),
     )
     target = forms.ChoiceField(choices=TARGETS, initial="skill", widget=forms.RadioSelect)
     skill_id = forms.ChoiceField(required=False, label="Skill")

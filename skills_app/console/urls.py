@@ -42,6 +42,7 @@ urlpatterns = [
     ),
     # Import, export, jobs
     path("w/<slug:ws>/import/", jobs.import_start, name="import"),
+    path("w/<slug:ws>/restore/", jobs.restore_start, name="restore"),
     path("w/<slug:ws>/export/", jobs.export_start, name="export"),
     path("w/<slug:ws>/jobs/<str:job_id>/", jobs.job_detail, name="job_detail"),
     path("w/<slug:ws>/jobs/<str:job_id>/progress/", jobs.job_progress, name="job_progress"),

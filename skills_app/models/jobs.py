@@ -8,12 +8,13 @@ from .tenancy import Workspace
 
 
 class Job(models.Model):
-    """A background job (import, export, execute) that the API and console poll."""
+    """A background job (import, export, execute, restore) that the API and console poll."""
 
     class Kind(models.TextChoices):
         IMPORT = "import"
         EXPORT = "export"
         EXECUTE = "execute"
+        RESTORE = "restore"
 
     class State(models.TextChoices):
         QUEUED = "queued"

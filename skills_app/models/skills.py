@@ -3,8 +3,10 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models.functions import Lower
+from django.utils import timezone
 
 from . import ids
+from .fields import OrderedJSONField
 from .tenancy import Workspace
 
 
@@ -82,7 +84,7 @@ class SkillRevision(models.Model):
     state = models.CharField(max_length=16, choices=State.choices)
     name = models.CharField(max_length=200)
     description = models.TextField()
-    frontmatter = models.JSONField(default=dict)
+    frontmatter = OrderedJSONField(default=dict)
     instruction_body = models.TextField(blank=True)
     canonical_hash = models.CharField(max_length=64)
     parent = models.ForeignKey(
@@ -94,7 +96,9 @@ class SkillRevision(models.Model):
     message = models.TextField(blank=True, default="")
     source = models.CharField(max_length=32, choices=Source.choices, default=Source.API)
     source_ref = models.TextField(blank=True, default="")
-    created_at = models.DateTimeField(auto_now_add=True)
+    # A default rather than auto_now_add: a restore inserts revisions (in bulk) with the time
+    # they were first created; nothing may change it afterwards (immutability trigger).
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
     # Review fields: the only ones besides ``state`` that may change after creation.
     reviewed_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

@@ -44,4 +44,9 @@ def job_output(*, actor: Actor, job_id: str) -> tuple[str, bytes]:
             details={"job_id": job_id, "state": job.state},
         )
     data = Job.objects.filter(pk=job.pk).values_list("output_data", flat=True).get()
-    return job.output_name or f"{job.job_id}.zip", bytes(data or b"")
+    if data is None:
+        raise errors.NotFound(
+            "This export's file is gone: a skill it held was deleted for good.",
+            details={"job_id": job_id},
+        )
+    return job.output_name or f"{job.job_id}.zip", bytes(data)

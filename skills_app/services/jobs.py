@@ -1,4 +1,4 @@
-"""Background jobs: import, export and sandboxed execution.
+"""Background jobs: import, export, workspace restore and sandboxed execution.
 
 A ``*_start`` service checks permissions, creates the Job row and enqueues ``tasks.run_job``
 after commit; the worker calls ``job_run``, which dispatches on the kind. Every job ends
@@ -20,10 +20,9 @@ from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
-from django.db.models import F
 from django.utils import timezone
 
-from .. import capsule, errors
+from .. import backup, capsule, errors
 from ..access import ADMIN_ROLES, Actor, require_role, require_scope
 from ..capsule import CapsuleComponent, CapsuleRevision
 from ..domain.arguments import arguments_check
@@ -35,6 +34,7 @@ from ..selectors.secrets import script_environment
 from ..sources import archive, skilljson, skillmd, url
 from ..tasks import run_job
 from .audit import audit_record
+from .backup import restore_check, workspace_backup, workspace_restore
 from .skills import skill_save
 
 logger = logging.getLogger(__name__)
@@ -43,6 +43,7 @@ MAX_ATTEMPTS = 3
 STALE_AFTER = timedelta(minutes=15)
 QUEUED_STALE_AFTER = timedelta(hours=1)
 MAX_UPLOAD_BYTES = 16 * 1024 * 1024
+MAX_BACKUP_BYTES = 512 * 1024 * 1024  # a whole workspace, not one skill
 
 
 def job_queue(kind: str) -> str:
@@ -177,6 +178,24 @@ def export_start(
         ws, params = workspace, {"workspace": workspace.slug}
     require_role(actor, ws)
     return _new_job(actor=actor, workspace=ws, kind=Job.Kind.EXPORT, params=params)
+
+
+def restore_start(*, actor: Actor, workspace: Workspace, data: bytes, filename: str = "") -> Job:
+    """Queue the restore of a workspace backup into ``workspace`` (an empty team)."""
+    restore_check(actor=actor, workspace=workspace)
+    if len(data) > MAX_BACKUP_BYTES:
+        raise errors.UnsafeArchive(
+            f"The backup is larger than {MAX_BACKUP_BYTES} bytes.",
+            details={"limit": MAX_BACKUP_BYTES},
+        )
+    return _new_job(
+        actor=actor,
+        workspace=workspace,
+        kind=Job.Kind.RESTORE,
+        params={"filename": filename},
+        input_data=data,
+        input_name=filename,
+    )
 
 
 def execute_start(
@@ -536,13 +555,13 @@ def _run_export(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]]
         name = f"{revisions[0].skill.slug}-history.zip" if revisions else "skill.zip"
     else:
         require_role(actor, job.workspace, ADMIN_ROLES)
-        current = list(
-            base.filter(skill__current_revision_id__isnull=False)
-            .filter(pk=F("skill__current_revision_id"))
-            .order_by("skill__slug")
+        data = backup.backup_write(
+            workspace_backup(
+                workspace=job.workspace,
+                on_progress=lambda done, total: job_progress(job, done=done, total=total),
+            )
         )
-        data = capsule.capsule_workspace_write(_capsule_revisions(job, current))
-        name = f"{job.workspace.slug}-workspace.zip"
+        name = f"{job.workspace.slug}-backup.zip"
     digest = hashlib.sha256(data).hexdigest()
     audit_record(
         actor=actor,
@@ -602,8 +621,21 @@ def _run_execute(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]
     return {"output": outcome.result, "duration_seconds": round(outcome.duration, 3)}, {}
 
 
+def _run_restore(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]]:
+    data = bytes(Job.objects.filter(pk=job.pk).values_list("input_data", flat=True).get() or b"")
+    with side_progress(job) as progress:
+        result = workspace_restore(
+            actor=actor,
+            workspace=job.workspace,
+            backup=backup.backup_read(data),
+            on_progress=progress,
+        )
+    return result, {}
+
+
 HANDLERS: dict[str, Handler] = {
     Job.Kind.IMPORT: _run_import,
     Job.Kind.EXPORT: _run_export,
     Job.Kind.EXECUTE: _run_execute,
+    Job.Kind.RESTORE: _run_restore,
 }

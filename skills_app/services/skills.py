@@ -21,7 +21,7 @@ from ..domain import lifecycle
 from ..domain.bundle import ComponentData, SkillBundle
 from ..domain.canonical import canonical_hash, sha256_hex
 from ..domain.limits import validate_bundle, validate_slug
-from ..models import Blob, Skill, SkillComponent, SkillRevision, Workspace
+from ..models import Blob, Job, Skill, SkillComponent, SkillRevision, Workspace
 from .audit import audit_record
 
 State = SkillRevision.State
@@ -484,6 +484,43 @@ def revision_purge_on_delete(
     SkillRevision.objects.filter(pk=instance.pk).update(components_lock="purging")
 
 
+def _job_holds_copy(job: Job, skill: Skill, revision_ids: set[str]) -> bool:
+    """Whether a job's stored input, output or log may hold the skill's content."""
+    params, result = job.params or {}, job.result or {}
+    if params.get("revision_id") in revision_ids or params.get("skill_id") == skill.skill_id:
+        return True  # an export of it, or an execution of one of its scripts
+    if job.kind == Job.Kind.RESTORE:
+        return True  # the uploaded backup holds the whole workspace it came from
+    if job.kind == Job.Kind.EXPORT and "workspace" in params:
+        # A workspace export holds every skill that existed when it ran: the whole file goes.
+        return job.created_at >= skill.created_at
+    if job.kind == Job.Kind.IMPORT:
+        imported = result.get("skills") or []
+        return any(isinstance(s, dict) and s.get("skill_id") == skill.skill_id for s in imported)
+    return False
+
+
+def _job_copies_erase(skill: Skill, *, revision_ids: set[str]) -> list[str]:
+    """Erase what jobs keep of ``skill`` (uploaded archives, export files, execution outputs
+    and logs); the rows stay, so a poll still answers, but nothing of the content does. Part
+    of the delete's transaction. Answers the erased jobs' ids (for the tombstone)."""
+    jobs = Job.objects.filter(workspace_id=skill.workspace_id).only(
+        "pk", "job_id", "kind", "params", "result", "created_at"
+    )
+    erased = []
+    for job in jobs:
+        if not _job_holds_copy(job, skill, revision_ids):
+            continue
+        # An import's result lists ids and hashes only (as the tombstone does); other results
+        # (an execution's output, an export's digest) derive from the content.
+        result = job.result if job.kind == Job.Kind.IMPORT else None
+        Job.objects.filter(pk=job.pk).update(
+            input_data=None, output_data=None, output_name="", log="", result=result
+        )
+        erased.append(job.job_id)
+    return erased
+
+
 def skill_delete(*, actor: Actor, skill: Skill) -> None:
     """Delete an archived skill and all its revisions for good; the audit log keeps a tombstone."""
     require_scope(actor, "skills:write")
@@ -494,16 +531,17 @@ def skill_delete(*, actor: Actor, skill: Skill) -> None:
             raise errors.InvalidTransition(
                 "Archive the skill before deleting it for good.", details={"status": locked.status}
             )
-        tombstone = {
-            "slug": locked.slug,
-            "revisions": list(
-                SkillRevision.objects.filter(skill=locked)
-                .order_by("revision_number")
-                .values_list("revision_id", "revision_number", "canonical_hash")
-            ),
-        }
+        revisions = list(
+            SkillRevision.objects.filter(skill=locked)
+            .order_by("revision_number")
+            .values_list("revision_id", "revision_number", "canonical_hash")
+        )
+        tombstone: dict[str, Any] = {"slug": locked.slug, "revisions": revisions}
         blob_ids = set(
             SkillComponent.objects.filter(revision__skill=locked).values_list("blob_id", flat=True)
+        )
+        tombstone["erased_jobs"] = _job_copies_erase(
+            locked, revision_ids={rev_id for rev_id, _, _ in revisions}
         )
         Skill.objects.filter(pk=locked.pk).update(
             latest_revision=None, published_revision=None, current_revision=None

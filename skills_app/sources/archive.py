@@ -4,12 +4,13 @@ Layout (SPEC §8):
 
 * ``SKILL.md`` (or ``skill.json``) at the root → one skill; every other file is a component.
 * Otherwise each top-level folder holding a SKILL.md (or skill.json) is a skill: one folder is
-  a single-skill ZIP, several are a pack (a workspace export is one). Files lying beside the
+  a single-skill ZIP, several are a pack (of capsules, say). Files lying beside the
   skill folders (a collection's README or LICENSE) are ignored; a top-level folder that is not
   a skill is an error naming it. When the ZIP holds exactly one top-level folder and nothing
   else, and that folder is not a skill, it is unwrapped once — a folder of skills zipped by a
   file manager, or one skill's history export (``<slug>/r0001/…``).
 * A folder holding ``capsule.json`` is a Source Capsule and re-imports losslessly.
+* A ZIP with ``backup.json`` at its root is a workspace backup: refused, it is restored instead.
 
 Bundles come back in archive order. Junk is skipped wherever it appears: ``__MACOSX/`` and
 ``.git/`` folders, ``.DS_Store`` and ``Thumbs.db`` files, and directory entries.
@@ -44,14 +45,15 @@ import stat
 import struct
 import zipfile
 import zlib
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import BinaryIO
 
 from skills_app.domain.bundle import SkillBundle
 from skills_app.errors import UnsafeArchive, UnsupportedFormat, ValidationFailed
-from skills_app.sources.files import SKILL_JSON, SKILL_MD, RawRead, is_junk
-from skills_app.sources.folder import folder_bundle_read
+from skills_app.sources.files import BACKUP_JSON, SKILL_JSON, SKILL_MD, RawRead, is_junk
+from skills_app.sources.folder import ZIP_SOURCE, folder_bundle_read
 
 _MANIFESTS = (SKILL_MD, SKILL_JSON)
 _METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflated"}
@@ -236,10 +238,42 @@ def _skill_folders(names: Collection[str], *, base: str, where: str, unwrap: boo
     return skills
 
 
+@contextmanager
+def _zip_open(data: bytes | BinaryIO, limits: ArchiveLimits) -> Iterator[zipfile.ZipFile]:
+    """The ZIP, once its end record and entry count are within ``limits``."""
+    stream: BinaryIO = io.BytesIO(data) if isinstance(data, bytes) else data
+    _check_end_record(stream, limits)
+    try:
+        archive = zipfile.ZipFile(stream)
+    except (zipfile.BadZipFile, EOFError, ValueError) as exc:
+        raise UnsupportedFormat(f"The upload is not a readable ZIP archive ({exc}).") from exc
+    with archive:
+        count = len(archive.infolist())
+        if count > limits.max_entries:
+            raise UnsafeArchive(
+                f"The archive holds {count:,} entries; at most {limits.max_entries:,} "
+                "are accepted.",
+                details={"limit": limits.max_entries, "count": count},
+            )
+        yield archive
+
+
+@contextmanager
+def zip_files_open(
+    data: bytes | BinaryIO, *, limits: ArchiveLimits = DEFAULT_LIMITS
+) -> Iterator[tuple[list[str], RawRead]]:
+    """A ZIP's files (archive order, junk skipped) and a reader, under every rule above: for
+    readers of other layouts than skill folders (workspace backups)."""
+    with _zip_open(data, limits) as archive:
+        files = _select(archive.infolist(), "")
+        _check_declared_sizes(files.values(), limits)
+        yield list(files), _folder_reader(archive, files, "")
+
+
 def zip_bundles_read(
     data: bytes | BinaryIO,
     *,
-    source: str = "import-zip",
+    source: str = ZIP_SOURCE,
     source_ref: str = "",
     subfolder: str | None = None,
     limits: ArchiveLimits = DEFAULT_LIMITS,
@@ -250,22 +284,16 @@ def zip_bundles_read(
     archive (GitHub's ``REPO-REF/…`` wrapper): only ``WRAPPER/subfolder/`` is read, as if it
     were the archive root (``""`` = the whole repository); entries elsewhere are never opened.
     """
-    stream: BinaryIO = io.BytesIO(data) if isinstance(data, bytes) else data
-    _check_end_record(stream, limits)
-    try:
-        archive = zipfile.ZipFile(stream)
-    except (zipfile.BadZipFile, EOFError, ValueError) as exc:
-        raise UnsupportedFormat(f"The upload is not a readable ZIP archive ({exc}).") from exc
-    with archive:
+    with _zip_open(data, limits) as archive:
         infos = archive.infolist()
-        if len(infos) > limits.max_entries:
-            raise UnsafeArchive(
-                f"The archive holds {len(infos):,} entries; at most {limits.max_entries:,} "
-                "are accepted.",
-                details={"limit": limits.max_entries, "count": len(infos)},
-            )
         base = _selection_base(infos, subfolder)
         files = _select(infos, base)
+        if BACKUP_JSON in files:
+            raise UnsupportedFormat(
+                f"This is a workspace backup ({BACKUP_JSON}): restore it into an empty team "
+                "workspace (POST /v1/workspaces/{ws}/restore) instead of importing it.",
+                details={"path": BACKUP_JSON},
+            )
         _check_declared_sizes(files.values(), limits)
         bundles = []
         for folder in _skill_folders(files.keys(), base="", where=base, unwrap=True):

@@ -9,7 +9,9 @@ broken entry: each manifest yields a ``DirectoryEntry`` whose status says what h
 * ``escapes_root`` — the manifest, a component, or a symlinked skill folder resolves (symlinks
   followed) outside the root it was found under; nothing of it is read;
 * ``flat_md`` — a ``*.md`` file outside any skill folder; ``message`` is the path to move it to
-  (``root/foo.md`` → ``root/foo/SKILL.md``).
+  (``root/foo.md`` → ``root/foo/SKILL.md``);
+* ``bad_root`` — a root that is relative, missing, not a directory or outside the allowed
+  roots; ``message`` says which, and the other roots are walked all the same.
 
 Symlinked folders that stay inside the root are not descended (their real location is walked
 anyway); inside a skill folder they are followed, once each. Junk (``.git/``, ``__MACOSX/``,
@@ -32,7 +34,7 @@ from skills_app.errors import TooManyComponents, ValidationFailed, XmemoError
 from skills_app.sources.files import JUNK_FOLDERS, SKILL_MD, RawRead, is_junk
 from skills_app.sources.folder import SKILL_MANIFESTS, folder_bundle_read
 
-EntryStatus = Literal["ok", "parse_error", "escapes_root", "flat_md"]
+EntryStatus = Literal["ok", "parse_error", "escapes_root", "flat_md", "bad_root"]
 Outcome = Literal["registered", "duplicate"]
 
 # A skill folder is listed up to this many files (components + SKILL.md + skill.json +
@@ -180,14 +182,31 @@ def _root_scan(root: Path) -> Iterator[DirectoryEntry]:
                     yield entry
 
 
+def split_roots(values: Iterable[str]) -> list[Path]:
+    """Roots as given on a command line or in a setting: each value may hold several, separated
+    by commas or colons (the manifest loader's rule); blanks are dropped."""
+    return [
+        Path(part.strip())
+        for value in values
+        for part in value.replace(":", ",").split(",")
+        if part.strip()
+    ]
+
+
 def directory_scan(
     roots: Sequence[Path], *, allowed_roots: Sequence[Path]
 ) -> Iterator[DirectoryEntry]:
-    """Check every root first (absolute, an existing directory, inside an allowed root — else
-    ValidationFailed before anything is walked), then yield the entries of each, in order."""
+    """Yield the entries of each root, in order. A root that is not absolute, not an existing
+    directory or not inside an allowed root yields one ``bad_root`` entry and is skipped:
+    one bad root never stops the others."""
     allowed_real = [Path(root).resolve() for root in allowed_roots if Path(root).is_absolute()]
-    checked = [_root_check(Path(root), allowed_real) for root in roots]
-    return (entry for root in checked for entry in _root_scan(root))
+    for root in map(Path, roots):
+        try:
+            _root_check(root, allowed_real)
+        except ValidationFailed as exc:
+            yield DirectoryEntry(root, "bad_root", message=exc.message)
+            continue
+        yield from _root_scan(root)
 
 
 def directory_outcomes(
@@ -212,6 +231,8 @@ def format_log_line(entry: DirectoryEntry, outcome: Outcome | None = None) -> st
         return f"registered {entry.bundle.slug} from {entry.path}"
     if entry.status == "parse_error":
         return f"parse error at {entry.path}: {entry.message}"
+    if entry.status == "bad_root":
+        return f"skipped root {entry.path}: {entry.message}"
     if entry.status == "escapes_root":
         return f"escapes root: {entry.path} ({entry.message})"
     return f"warning: flat markdown file {entry.path}; move it to {entry.message}"

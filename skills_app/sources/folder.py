@@ -7,7 +7,7 @@ Which manifest decides:
 3. else ``skill.json`` → a subprocess skill (``skill_json_bundle_read``).
 
 A SKILL.md skill takes its slug from the folder's name when that is a valid slug (the Agent
-Skills convention, and what a workspace export writes), else from its name; a skill.json
+Skills convention, and what a pack of capsules writes), else from its name; a skill.json
 skill's slug is always its name with ``_`` → ``-`` (SPEC §8); a capsule's is the recorded one.
 """
 
@@ -35,6 +35,7 @@ from skills_app.sources.skilljson import skill_json_bundle_read
 from skills_app.sources.skillmd import skill_md_bundle_read
 
 SKILL_MANIFESTS = (SKILL_MD, SKILL_JSON)
+ZIP_SOURCE = "import-zip"
 
 
 def _folder_slug(folder_name: str) -> str | None:
@@ -84,6 +85,10 @@ def folder_bundle_read(
             slug=_folder_slug(folder_name) or bundle.slug,
         )
     elif SKILL_JSON in files:
+        # What the folder holds names the source, not the ZIP it travelled in; a URL import
+        # keeps import-url, whose source_ref is the attribution.
+        if source == ZIP_SOURCE:
+            source = None
         manifest = read_checked(read, SKILL_JSON, where=where, role=FileRole.MANIFEST)
         bundle = skill_json_bundle_read(
             manifest,

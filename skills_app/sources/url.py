@@ -2,12 +2,15 @@
 
 What a URL means:
 
-* ``https://github.com/OWNER/REPO/tree/REF/PATH`` → the repository archive
-  ``{XMEMO_GITHUB_CODELOAD_URL}/OWNER/REPO/zip/REF``, of which only ``PATH`` is read (through
-  the same safe ZIP reader as uploads). REF is the first segment after ``tree``: a branch name
-  holding ``/`` cannot be told apart from the path without asking the API, so use a tag, a
-  commit SHA or a slash-free branch. ``https://github.com/OWNER/REPO`` → the default branch via
-  ``{XMEMO_GITHUB_API_URL}/repos/OWNER/REPO/zipball`` (which redirects to codeload).
+* ``https://github.com/OWNER/REPO/tree/REF/PATH`` → REF is first resolved to its commit SHA
+  (``{XMEMO_GITHUB_API_URL}/repos/OWNER/REPO/commits/REF`` with the ``vnd.github.sha`` media
+  type), then the archive of that very commit, ``{XMEMO_GITHUB_CODELOAD_URL}/OWNER/REPO/zip/SHA``,
+  is read — only ``PATH`` of it, through the same safe ZIP reader as uploads — so the recorded
+  attribution (``source_ref`` = ``URL#commit=SHA``) is exactly what was imported even if the
+  branch moves meanwhile. REF is the first segment after ``tree``: a branch name holding ``/``
+  cannot be told apart from the path without asking the API, so use a tag, a commit SHA or a
+  slash-free branch. ``https://github.com/OWNER/REPO`` → the same with REF ``HEAD`` (the default
+  branch).
 * ``https://clawhub.ai/OWNER/SLUG`` or ``https://clawhub.ai/skills/SLUG`` →
   ``{XMEMO_CLAWHUB_URL}/api/v1/download?slug=SLUG``, assumed to answer the skill's ZIP (the
   endpoint ClawHub's own CLI installs from).
@@ -70,6 +73,8 @@ _GITHUB_REF = re.compile(r"[A-Za-z0-9._+-]+")
 _CLAWHUB_SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
 _USER_AGENT = "xmemo-cloud-skills-import"
+_GITHUB_SHA_MEDIA_TYPE = "application/vnd.github.sha"
+_COMMIT_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -107,6 +112,9 @@ class _Plan:
     fetch_url: str
     subfolder: str | None = None
     expect_zip: bool = True
+    # GitHub: the API URL answering the commit SHA a ref points at; the archive to read is then
+    # ``fetch_url/SHA``.
+    commit_url: str | None = None
 
 
 @dataclass(frozen=True)
@@ -232,7 +240,7 @@ def _body_read(
     return bytes(body)
 
 
-def url_fetch(url: str, *, settings: UrlImportSettings) -> bytes:
+def url_fetch(url: str, *, settings: UrlImportSettings, accept: str = "*/*") -> bytes:
     """GET ``url`` under the rules in the module docstring; the body's bytes."""
     deadline = time.monotonic() + settings.timeout_seconds
     limits = httpx.Limits(max_keepalive_connections=0)  # never reuse a connection across hosts
@@ -248,6 +256,7 @@ def url_fetch(url: str, *, settings: UrlImportSettings) -> bytes:
                 headers={
                     "Host": target.host_header,
                     "User-Agent": _USER_AGENT,
+                    "Accept": accept,
                     "Accept-Encoding": "identity",
                 },
                 timeout=httpx.Timeout(remaining),
@@ -302,15 +311,40 @@ def _github_plan(url: str, segments: list[str], settings: UrlImportSettings) -> 
     owner, repo = segments[0], segments[1].removesuffix(".git")
     rest = segments[2:]
     if not rest:
-        return _Plan(f"{_base(settings.github_api_url)}/repos/{owner}/{repo}/zipball", "")
-    if rest[0] != "tree" or len(rest) < 2 or not _github_segment(rest[1], _GITHUB_REF):
+        ref, path = "HEAD", ""
+    elif rest[0] != "tree" or len(rest) < 2 or not _github_segment(rest[1], _GITHUB_REF):
         raise UnsupportedFormat(
             f"{url} does not name a folder; link one as "
             "https://github.com/OWNER/REPO/tree/REF/PATH.",
             details={"url": url},
         )
-    ref, path = rest[1], "/".join(unquote(s) for s in rest[2:])
-    return _Plan(f"{_base(settings.github_codeload_url)}/{owner}/{repo}/zip/{ref}", path)
+    else:
+        ref, path = rest[1], "/".join(unquote(s) for s in rest[2:])
+    return _Plan(
+        f"{_base(settings.github_codeload_url)}/{owner}/{repo}/zip",
+        path,
+        commit_url=f"{_base(settings.github_api_url)}/repos/{owner}/{repo}/commits/{ref}",
+    )
+
+
+def _commit_resolve(plan: _Plan, url: str, settings: UrlImportSettings) -> str:
+    """The commit SHA the plan's ref points at now (GitHub API), checked to be one."""
+    assert plan.commit_url is not None
+    ref = plan.commit_url.rpartition("/")[2]
+    try:
+        answer = url_fetch(plan.commit_url, settings=settings, accept=_GITHUB_SHA_MEDIA_TYPE)
+    except ValidationFailed as exc:
+        raise ValidationFailed(
+            f"The ref {ref!r} of {url} could not be resolved to a commit: {exc.message}",
+            details={**exc.details, "ref": ref},
+        ) from exc
+    sha = answer.strip().decode("ascii", errors="replace")
+    if not _COMMIT_SHA.fullmatch(sha):
+        raise ValidationFailed(
+            f"GitHub did not answer a commit SHA for the ref {ref!r} of {url}.",
+            details={"url": url, "ref": ref},
+        )
+    return sha
 
 
 def _clawhub_plan(url: str, segments: list[str], settings: UrlImportSettings) -> _Plan:
@@ -334,12 +368,19 @@ def _plan(url: str, settings: UrlImportSettings) -> _Plan:
 
 
 def url_bundles_read(url: str, *, settings: UrlImportSettings) -> list[SkillBundle]:
-    """Fetch and read the skill(s) a URL names; bundles carry source import-url and the URL."""
+    """Fetch and read the skill(s) a URL names; bundles carry source import-url and the URL
+    (with ``#commit=SHA`` for GitHub, the commit that was read)."""
     url = url.strip()
     plan = _plan(url, settings)
-    data = url_fetch(plan.fetch_url, settings=settings)
+    fetch_url, source_ref = plan.fetch_url, url
+    if plan.commit_url is not None:
+        sha = _commit_resolve(plan, url, settings)
+        fetch_url, source_ref = f"{plan.fetch_url}/{sha}", f"{url}#commit={sha}"
+    data = url_fetch(fetch_url, settings=settings)
     if plan.expect_zip or data.startswith(_ZIP_MAGIC):
-        return zip_bundles_read(data, source=SOURCE, source_ref=url, subfolder=plan.subfolder)
+        return zip_bundles_read(
+            data, source=SOURCE, source_ref=source_ref, subfolder=plan.subfolder
+        )
     filename = unquote(urlsplit(url).path.rsplit("/", 1)[-1]) or SKILL_MD
     if filename == SKILL_JSON:  # refused with a message naming the missing entry
         bundle = skill_json_bundle_read(data, filename=filename)

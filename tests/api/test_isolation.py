@@ -182,6 +182,7 @@ def _cases(v: Victim) -> dict[str, dict[str, list[Call]]]:
             ],
             "delete": [Call({"ws": team, "name": "VICTIM_KEY"})],
         },
+        "workspace-restore": {"post": [Call({"ws": team}, body={})]},
         "token-list": {
             "get": [Call(expect=200, absent=[v.token.token_id])],
             "post": [Call(body={"name": "x", "scopes": ["skills:read"], "workspace": team})],

@@ -11,11 +11,13 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from skills_app.domain.bundle import ComponentData
-from skills_app.models import Skill, SkillRevision
+from skills_app.models import Job, Skill, SkillRevision
 from tests.api.conftest import ApiFactory, error_code
 from tests.factories import Env, save
-from tests.sources.fakeserver import FakeServer, Handler, fake_server, respond
+from tests.sources.fakeserver import FakeServer, Handler, commit_lookup, fake_server, respond
 from tests.sources.helpers import fixture_zip
+
+GITHUB_SHA = "89abcdef0123456789abcdef0123456789abcdef"
 
 JOB_KEYS = {"job_id", "kind", "state", "workspace", "progress", "result", "error", "log"}
 SKILL_MD = b"---\nname: Uploaded\ndescription: From a file.\n---\nBody.\n"
@@ -93,7 +95,8 @@ def test_failed_import_reports_the_error_envelope(
 def github(settings: Any) -> Iterator[FakeServer]:
     routes: dict[str, Handler] = {}
     with fake_server(routes) as server:
-        routes["/codeload/acme/skills/zip/main"] = respond(
+        routes["/api/repos/acme/skills/commits/main"] = commit_lookup(GITHUB_SHA)
+        routes[f"/codeload/acme/skills/zip/{GITHUB_SHA}"] = respond(
             200, fixture_zip("incident-response", prefix="skills-main/incident-response")
         )
         settings.XMEMO_GITHUB_CODELOAD_URL = server.url("/codeload/")
@@ -113,7 +116,7 @@ def test_url_import_against_a_local_fake_github(
     job = api.get(f"/v1/jobs/{started.json()['job_id']}").json()
     assert job["state"] == "succeeded", job
     revision = SkillRevision.objects.get(revision_id=job["result"]["revision_id"])
-    assert (revision.source, revision.source_ref) == ("import-url", url)
+    assert (revision.source, revision.source_ref) == ("import-url", f"{url}#commit={GITHUB_SHA}")
 
 
 def test_url_import_off_the_allowlist_fails_without_fetching(
@@ -124,7 +127,10 @@ def test_url_import_off_the_allowlist_fails_without_fetching(
     started = now(
         api.post,
         "/v1/imports",
-        {"url": github.url("/codeload/acme/skills/zip/main"), "workspace": env.personal.slug},
+        {
+            "url": github.url(f"/codeload/acme/skills/zip/{GITHUB_SHA}"),
+            "workspace": env.personal.slug,
+        },
     )
     job = api.get(f"/v1/jobs/{started.json()['job_id']}").json()
     assert (job["state"], job["error"]["code"]) == ("failed", "IMPORT_HOST_NOT_ALLOWED")
@@ -199,3 +205,94 @@ def test_execute_through_the_api(
     no_scope = api_for(env.owner, scopes=["skills:read", "skills:write"])
     refused = no_scope.post(f"/v1/revisions/{rev.revision_id}/execute", {"resource": path})
     assert (refused.status_code, error_code(refused)) == (403, "PERMISSION_DENIED")
+
+
+def test_deleting_a_skill_erases_every_copy_jobs_hold(
+    env: Env, api_for: ApiFactory, now: Callable[..., Any]
+) -> None:
+    """Uploaded archives, export files and execution outputs of a deleted skill are erased in
+    the delete's transaction; their downloads answer 404. Other skills' jobs are untouched."""
+    api = api_for(env.owner)
+    ws = env.personal.slug
+    imported = now(_upload, api, fixture_zip("incident-response"), "ir.zip", workspace=ws)
+    result = api.get(f"/v1/jobs/{imported.json()['job_id']}").json()["result"]
+    skill_id, revision_id = result["skill_id"], result["revision_id"]
+    other = save(env.owner, env.personal, slug="other").revision
+
+    def export(target: dict[str, str]) -> str:
+        started = now(api.post, "/v1/exports", target)
+        job = api.get(f"/v1/jobs/{started.json()['job_id']}").json()
+        assert api.get(job["result"]["download_url"]).status_code == 200
+        return str(job["job_id"])
+
+    exports = [
+        export({"revision_id": revision_id}),
+        export({"skill_id": skill_id}),
+        export({"workspace": ws}),
+    ]
+    kept = export({"revision_id": other.revision_id})
+    execution = Job.objects.create(
+        workspace=env.personal,
+        kind=Job.Kind.EXECUTE,
+        state=Job.State.SUCCEEDED,
+        params={"revision_id": revision_id, "resource": "scripts/x.py", "args": {}},
+        result={"output": {"secret": "derived from the skill"}},
+        log="stderr line from the script\n",
+    )
+
+    assert api.post(f"/v1/skills/{skill_id}/archive").status_code == 200
+    assert api.delete(f"/v1/skills/{skill_id}").status_code == 204
+
+    for job_id in exports:
+        gone = api.get(f"/v1/jobs/{job_id}/download")
+        assert gone.status_code == 404, gone.content
+        assert error_code(gone) == "NOT_FOUND"
+    erased = Job.objects.filter(job_id__in=[*exports, imported.json()["job_id"]])
+    assert set(erased.values_list("input_data", "output_data")) == {(None, None)}
+    assert erased.count() == 4
+    execution.refresh_from_db()
+    assert (execution.result, execution.log) == (None, "")
+    assert api.get(f"/v1/jobs/{kept}/download").status_code == 200
+
+
+def _restore(api: Any, ws: str, data: bytes) -> Any:
+    return api.client.post(
+        f"/v1/workspaces/{ws}/restore",
+        {"file": SimpleUploadedFile("backup.zip", data)},
+        headers=api._headers(None),
+    )
+
+
+def test_workspace_export_downloads_a_backup_that_restores_over_the_api(
+    env: Env, api_for: ApiFactory, now: Callable[..., Any]
+) -> None:
+    save(env.owner, env.team, slug="kept", intent="publish")
+    owner = api_for(env.owner)
+    started = now(owner.post, "/v1/exports", {"workspace": env.team.slug})
+    job = owner.get(f"/v1/jobs/{started.json()['job_id']}").json()
+    backup = owner.get(job["result"]["download_url"]).content
+    assert job["result"]["filename"] == f"{env.team.slug}-backup.zip"
+
+    assert owner.post("/v1/workspaces", {"slug": "fresh", "name": "Fresh"}).status_code == 201
+    assert error_code(_restore(api_for(env.member), env.team.slug, backup)) == "PERMISSION_DENIED"
+    assert _restore(api_for(env.outsider), "fresh", backup).status_code == 404
+    assert error_code(_restore(owner, env.team.slug, backup)) == "CONFLICT"  # not empty
+
+    refused = now(_restore, owner, "fresh", backup[:-100])  # truncated
+    assert refused.status_code == 202
+    failed = owner.get(f"/v1/jobs/{refused.json()['job_id']}").json()
+    assert (failed["state"], failed["error"]["code"]) == ("failed", "UNSUPPORTED_FORMAT")
+    assert not Skill.objects.filter(workspace__slug="fresh").exists()
+
+    restored = now(_restore, owner, "fresh", backup)
+    assert restored.status_code == 202, restored.content
+    assert restored.json()["kind"] == "restore"
+    done = owner.get(f"/v1/jobs/{restored.json()['job_id']}").json()
+    assert done["state"] == "succeeded", done
+    assert done["progress"] == {"done": 1, "total": 1}
+    listed = owner.get("/v1/skills", {"workspace": "fresh"}).json()
+    (skill,) = listed["results"]
+    assert skill["slug"] == "kept"
+    original = SkillRevision.objects.get(skill__workspace=env.team, skill__slug="kept")
+    copy = SkillRevision.objects.get(skill__workspace__slug="fresh", skill__slug="kept")
+    assert (copy.canonical_hash, copy.state) == (original.canonical_hash, original.state)

@@ -11,11 +11,13 @@ import pytest
 from django.test import Client, RequestFactory
 from django.urls import reverse
 
+from skills_app.backup import backup_write
 from skills_app.console.base import CONTENT_SECURITY_POLICY
 from skills_app.console.errors import handler404, handler500
 from skills_app.domain.bundle import ComponentData
 from skills_app.models import ApiToken, AuditEntry, Job, Membership, Skill, SkillRevision
-from tests.factories import Env, personal_ws, save
+from skills_app.services.backup import workspace_backup
+from tests.factories import Env, make_team, personal_ws, save
 
 pytestmark = pytest.mark.django_db
 
@@ -565,3 +567,27 @@ def test_create_team(owner_client: Client, env: Env) -> None:
     taken = owner_client.post("/w/new/", {"slug": "new-team", "name": "Again"})
     assert b"is taken" in taken.content
     assert personal_ws(env.owner).slug == env.owner.username
+
+
+def test_restore_a_backup_from_the_import_page(
+    owner_client: Client, env: Env, django_capture_on_commit_callbacks: Any
+) -> None:
+    save(env.owner, env.team, slug="kept")
+    data = backup_write(workspace_backup(workspace=env.team))
+    empty = make_team(env.owner, slug="empty-team")
+    assert b'data-testid="restore-form"' in owner_client.get(url("import", empty.slug)).content
+
+    def post(ws: str) -> Any:
+        upload = io.BytesIO(data)
+        upload.name = "team-backup.zip"
+        with django_capture_on_commit_callbacks(execute=True):
+            return owner_client.post(url("restore", ws), {"backup": upload})
+
+    refused = post(env.team.slug)
+    assert refused.status_code == 409
+    assert b"already holds skills" in refused.content
+    response = post(empty.slug)
+    page = owner_client.get(response["Location"]).content.decode()
+    assert 'data-state="succeeded"' in page
+    skill = Skill.objects.get(workspace=empty, slug="kept")
+    assert url("skill_detail", empty.slug, skill.skill_id) in page

@@ -20,6 +20,7 @@ from django.core import serializers
 from skills_app.models import Job, WorkspaceSecret
 from tests.e2e.processes import (
     celery_worker,
+    execute_queue,
     free_port,
     gunicorn,
     poll_job,
@@ -69,7 +70,7 @@ def test_a_script_gets_workspace_secrets_and_never_the_workers_environment(
         )
 
     with (
-        running(celery_worker(queue), env=env, log=tmp_path / "worker.log"),
+        running(celery_worker(queue, execute_queue(queue)), env=env, log=tmp_path / "worker.log"),
         running(gunicorn(port), env=env, ready_url=f"{base}/v1/schema", log=tmp_path / "web.log"),
         client(owner_secret) as admin_api,
         client(member_secret) as member_api,

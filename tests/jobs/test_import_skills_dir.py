@@ -61,3 +61,27 @@ def test_roots_outside_the_allowlist_are_refused(env: Env, tmp_path: Path, setti
             stdout=io.StringIO(),
         )
     assert not Skill.objects.exists()
+
+
+def test_one_bad_root_never_stops_the_rest(env: Env, tmp_path: Path, settings) -> None:
+    root = tmp_path / "skills"
+    shutil.copytree(FIXTURES / "incident-response", root / "a" / "incident-response")
+    shutil.copytree(FIXTURES / "disk-usage", root / "b" / "disk-usage")
+    settings.XMEMO_IMPORT_DIR_ROOTS = [str(root)]
+    out = io.StringIO()
+    call_command(
+        "import_skills_dir",
+        f"relative/path,{root / 'missing'}:{root / 'a'}",
+        str(root / "b"),
+        "--workspace",
+        env.personal.slug,
+        stdout=out,
+    )
+    lines = out.getvalue().splitlines()
+    assert "skipped root relative/path: relative/path is not an absolute path." in lines
+    assert any(line.startswith(f"skipped root {root / 'missing'}: ") for line in lines)
+    assert sorted(Skill.objects.filter(workspace=env.personal).values_list("slug", flat=True)) == [
+        "disk-usage",
+        "incident-response",
+    ]
+    assert lines[-1] == "2 skill(s) registered from 2 manifest(s)."

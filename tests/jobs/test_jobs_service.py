@@ -216,8 +216,11 @@ def test_workspace_and_history_exports(env: Env, run_now: Callable[..., Job]) ->
     ws_job = run_now(export_start, actor=actor, workspace=env.team)
     assert ws_job.state == "succeeded", ws_job.error
     names = zipfile.ZipFile(io.BytesIO(_output(ws_job))).namelist()
-    assert "a/SKILL.md" in names
-    assert "b/capsule.json" in names
+    # A workspace export is a backup: every revision of every skill.
+    assert names[0] == "backup.json"
+    assert {"skills/a/r0001/SKILL.md", "skills/a/r0002/SKILL.md", "skills/b/r0001/SKILL.md"} <= set(
+        names
+    )
     skill = Skill.objects.get(slug="a")
     history = run_now(export_start, actor=actor, skill=skill)
     names = zipfile.ZipFile(io.BytesIO(_output(history))).namelist()

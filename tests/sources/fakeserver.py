@@ -37,6 +37,19 @@ def respond(status: int, body: bytes = b"", headers: Mapping[str, str] | None = 
     return handle
 
 
+def commit_lookup(sha: str) -> Handler:
+    """GitHub's ``GET /repos/OWNER/REPO/commits/REF``: the bare SHA for the ``sha`` media type,
+    else (as GitHub does) a JSON commit object."""
+
+    def handle(request: BaseHTTPRequestHandler) -> None:
+        if request.headers.get("Accept") == "application/vnd.github.sha":
+            respond(200, sha.encode())(request)
+        else:
+            respond(200, b'{"sha": "%s", "files": []}' % sha.encode())(request)
+
+    return handle
+
+
 def redirect(location: str, status: int = 302) -> Handler:
     return respond(status, headers={"Location": location})
 

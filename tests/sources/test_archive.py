@@ -118,9 +118,10 @@ def test_pack_with_a_folder_that_is_not_a_skill_is_refused_naming_it() -> None:
 
 
 def test_skill_json_folder_in_a_zip() -> None:
-    [bundle] = zip_bundles_read(fixture_zip("disk-usage"))
+    [bundle] = zip_bundles_read(fixture_zip("disk-usage"), source_ref="tools.zip")
     assert bundle.slug == "disk-usage"
-    assert bundle.source == "import-zip"
+    # What the folder holds names the source, not the ZIP it travelled in.
+    assert (bundle.source, bundle.source_ref) == ("import-skill-json", "tools.zip")
     assert {c.logical_path: c.type for c in bundle.components or ()} == {
         "du.py": "script",
         "lib/__init__.py": "document",

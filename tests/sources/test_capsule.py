@@ -17,7 +17,6 @@ from skills_app.capsule import (
     CapsuleRevision,
     capsule_history_write,
     capsule_pack_write,
-    capsule_workspace_write,
     capsule_write,
 )
 from skills_app.domain.bundle import COMPONENT_TYPES, ComponentData, SkillBundle
@@ -113,9 +112,10 @@ def test_capsule_layout_and_manifest() -> None:
     assert skill_md.endswith(rev.instruction_body)
 
 
-def test_workspace_export_reimports_as_a_pack() -> None:
+def test_a_pack_of_capsules_reimports_every_skill() -> None:
     originals = [_fixture_bundle(name) for name in reversed(FIXTURE_NAMES)]
-    data = capsule_workspace_write([capsule_revision(b) for b in originals])
+    ordered = sorted((capsule_revision(b) for b in originals), key=lambda rev: rev.slug)
+    data = capsule_pack_write([(rev.slug, rev) for rev in ordered])
 
     restored = zip_bundles_read(data)
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from skills_app.errors import ValidationFailed
 from skills_app.sources.directory import (
     DirectoryEntry,
     directory_outcomes,
     directory_scan,
     format_log_line,
+    split_roots,
 )
 from tests.sources.helpers import FIXTURES, SKILL_MD
 
@@ -120,17 +120,36 @@ def test_log_lines_and_duplicates(tree: Path) -> None:
     assert sum(line.startswith("registered ") for line in lines) == 2
 
 
-def test_roots_are_checked_before_anything_is_walked(tree: Path, tmp_path: Path) -> None:
-    with pytest.raises(ValidationFailed, match="not an absolute path"):
-        directory_scan([Path("skills")], allowed_roots=[tmp_path])
-    with pytest.raises(ValidationFailed, match="not inside an allowed root"):
-        directory_scan([tree], allowed_roots=[tmp_path / "elsewhere"])
-    with pytest.raises(ValidationFailed, match="not inside an allowed root"):
-        directory_scan([tree / "linked"], allowed_roots=[tree])  # resolves outside
-    with pytest.raises(ValidationFailed, match="is not a directory"):
-        directory_scan([tree, tmp_path / "missing"], allowed_roots=[tmp_path])
-    with pytest.raises(ValidationFailed, match="none configured"):
-        directory_scan([tree], allowed_roots=[])
+def test_a_bad_root_is_logged_and_skipped_and_the_rest_load(tree: Path, tmp_path: Path) -> None:
+    bad = [
+        Path("skills"),  # relative
+        tmp_path / "missing",
+        tree / "linked",  # resolves outside the allowed root
+    ]
+    entries = list(directory_scan([*bad, tree / "incident-response"], allowed_roots=[tree]))
+    assert [(e.path, e.status) for e in entries[:3]] == [(root, "bad_root") for root in bad]
+    assert "not an absolute path" in entries[0].message
+    assert "is not a directory" in entries[1].message
+    assert "not inside an allowed root" in entries[2].message
+    assert format_log_line(entries[1]) == (
+        f"skipped root {tmp_path / 'missing'}: {tmp_path / 'missing'} is not a directory."
+    )
+    assert [(e.status, e.bundle.slug if e.bundle else None) for e in entries[3:]] == [
+        ("ok", "incident-response")
+    ]
+    (only,) = directory_scan([tree], allowed_roots=[])
+    assert only.status == "bad_root"
+    assert "none configured" in only.message
+
+
+def test_roots_split_on_commas_and_colons(tmp_path: Path) -> None:
+    assert split_roots([f"{tmp_path}/a,{tmp_path}/b:{tmp_path}/c", " /d , ", "/e::"]) == [
+        tmp_path / "a",
+        tmp_path / "b",
+        tmp_path / "c",
+        Path("/d"),
+        Path("/e"),
+    ]
 
 
 def test_several_roots_are_walked_in_order(tree: Path, tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from skills_app.sources.url import UrlImportSettings, url_bundles_read, url_fetc
 from tests.sources.fakeserver import (
     FakeServer,
     Handler,
+    commit_lookup,
     fake_server,
     redirect,
     respond,
@@ -29,6 +30,8 @@ from tests.sources.fakeserver import (
     unsized,
 )
 from tests.sources.helpers import FIXTURES, SKILL_MD, fixture_zip, folder_files, zip_of
+
+SHA = "0123456789abcdef0123456789abcdef01234567"
 
 REPO_ZIP = zip_of(
     {
@@ -72,7 +75,8 @@ def _settings(server: FakeServer, **changes: Any) -> UrlImportSettings:
 def test_github_tree_url_reads_that_folder_of_the_repository_archive(
     server: FakeServer, routes: dict[str, Handler]
 ) -> None:
-    routes["/codeload/acme/skills/zip/main"] = respond(
+    routes["/api/repos/acme/skills/commits/main"] = commit_lookup(SHA)
+    routes[f"/codeload/acme/skills/zip/{SHA}"] = respond(
         200, REPO_ZIP, {"Content-Type": "application/zip"}
     )
     url = "https://github.com/acme/skills/tree/main/skills/incident-response"
@@ -86,33 +90,52 @@ def test_github_tree_url_reads_that_folder_of_the_repository_archive(
         expected.instruction_body,
         expected.frontmatter,
     )
-    assert (bundle.source, bundle.source_ref) == ("import-url", url)
-    assert server.requests == [("/codeload/acme/skills/zip/main", server.host)]
+    # The ref is resolved first and the archive of that very commit is read, so the recorded
+    # commit is what was imported even if the branch moves meanwhile.
+    assert (bundle.source, bundle.source_ref) == ("import-url", f"{url}#commit={SHA}")
+    assert server.requests == [
+        ("/api/repos/acme/skills/commits/main", server.host),
+        (f"/codeload/acme/skills/zip/{SHA}", server.host),
+    ]
 
 
 def test_github_tree_url_of_a_folder_of_skills_imports_a_pack(
     server: FakeServer, routes: dict[str, Handler]
 ) -> None:
-    routes["/codeload/acme/skills/zip/v1.2"] = respond(200, REPO_ZIP)
+    routes["/api/repos/acme/skills/commits/v1.2"] = commit_lookup(SHA)
+    routes[f"/codeload/acme/skills/zip/{SHA}"] = respond(200, REPO_ZIP)
     bundles = url_bundles_read(
         "https://github.com/acme/skills/tree/v1.2/skills", settings=_settings(server)
     )
     assert [b.slug for b in bundles] == ["incident-response", "pdf-report-builder"]
 
 
-def test_github_repository_url_follows_the_api_redirect_to_codeload(
+def test_github_repository_url_reads_the_default_branch_head(
     server: FakeServer, routes: dict[str, Handler]
 ) -> None:
-    routes["/api/repos/acme/one/zipball"] = redirect("/codeload/acme/one/zip/abc123")
-    routes["/codeload/acme/one/zip/abc123"] = respond(
+    routes["/api/repos/acme/one/commits/HEAD"] = commit_lookup(SHA)
+    routes[f"/codeload/acme/one/zip/{SHA}"] = respond(
         200, zip_of({"one-abc123/SKILL.md": SKILL_MD})
     )
     [bundle] = url_bundles_read("https://github.com/acme/one", settings=_settings(server))
     assert bundle.name == "tiny"
+    assert bundle.source_ref == f"https://github.com/acme/one#commit={SHA}"
     assert [path for path, _host in server.requests] == [
-        "/api/repos/acme/one/zipball",
-        "/codeload/acme/one/zip/abc123",
+        "/api/repos/acme/one/commits/HEAD",
+        f"/codeload/acme/one/zip/{SHA}",
     ]
+
+
+@pytest.mark.parametrize("answer", [respond(404, b"{}"), respond(200, b"not-a-sha")])
+def test_a_ref_that_does_not_resolve_to_a_commit_is_refused(
+    server: FakeServer, routes: dict[str, Handler], answer: Handler
+) -> None:
+    routes["/api/repos/acme/skills/commits/nope"] = answer
+    with pytest.raises(ValidationFailed, match="nope"):
+        url_bundles_read(
+            "https://github.com/acme/skills/tree/nope/skills", settings=_settings(server)
+        )
+    assert [path for path, _ in server.requests] == ["/api/repos/acme/skills/commits/nope"]
 
 
 @pytest.mark.parametrize(
@@ -197,13 +220,14 @@ def test_redirect_off_the_allowlist_is_refused_before_the_target_hears_anything(
     routes: dict[str, Handler], server: FakeServer
 ) -> None:
     with fake_server({"/x.zip": respond(200, REPO_ZIP)}) as elsewhere:
-        routes["/codeload/acme/skills/zip/main"] = redirect(elsewhere.url("/x.zip"))
+        routes["/api/repos/acme/skills/commits/main"] = commit_lookup(SHA)
+        routes[f"/codeload/acme/skills/zip/{SHA}"] = redirect(elsewhere.url("/x.zip"))
         with pytest.raises(ImportHostNotAllowed, match=elsewhere.host):
             url_bundles_read(
                 "https://github.com/acme/skills/tree/main/skills", settings=_settings(server)
             )
         assert elsewhere.requests == []
-    assert [path for path, _ in server.requests] == ["/codeload/acme/skills/zip/main"]
+    assert [path for path, _ in server.requests][-1] == f"/codeload/acme/skills/zip/{SHA}"
 
 
 def test_loopback_is_refused_without_allow_private(

@@ -15,7 +15,13 @@ from rest_framework.response import Response
 from ... import errors
 from ...access import revision_for, skill_for, workspace_for
 from ...selectors.jobs import job_as_dict, job_get, job_output
-from ...services.jobs import MAX_UPLOAD_BYTES, execute_start, export_start, import_start
+from ...services.jobs import (
+    MAX_UPLOAD_BYTES,
+    execute_start,
+    export_start,
+    import_start,
+    restore_start,
+)
 from ..serializers import ErrorBody
 from .base import ApiView
 
@@ -36,6 +42,10 @@ class ImportFileIn(serializers.Serializer):
     intent = serializers.ChoiceField(choices=INTENTS, default="draft")
 
 
+class RestoreIn(serializers.Serializer):
+    file = serializers.FileField()
+
+
 class ExportIn(serializers.Serializer):
     revision_id = serializers.CharField(max_length=40, required=False)
     skill_id = serializers.CharField(max_length=40, required=False)
@@ -54,7 +64,7 @@ class ProgressOut(serializers.Serializer):
 
 class JobOut(serializers.Serializer):
     job_id = serializers.CharField()
-    kind = serializers.ChoiceField(choices=["import", "export", "execute"])
+    kind = serializers.ChoiceField(choices=["import", "export", "execute", "restore"])
     state = serializers.ChoiceField(choices=["queued", "running", "succeeded", "failed"])
     workspace = serializers.CharField()
     progress = ProgressOut()
@@ -121,7 +131,7 @@ class ImportView(ApiView):
 class ExportView(ApiView):
     @extend_schema(
         operation_id="exports_create",
-        summary="Export a revision, a skill's revisions, or a workspace as Source Capsules",
+        summary="Export a revision or a skill's revisions as capsules, or a workspace backup",
         request=ExportIn,
         responses={202: JobOut},
         tags=["jobs"],
@@ -141,6 +151,30 @@ class ExportView(ApiView):
             job = export_start(actor=actor, skill=skill_for(actor, data["skill_id"]))
         else:
             job = export_start(actor=actor, workspace=workspace_for(actor, data["workspace"]))
+        return _accepted(job)
+
+
+class RestoreView(ApiView):
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(
+        operation_id="workspaces_restore",
+        summary="Restore a workspace backup into this empty team workspace, as a job",
+        request={"multipart/form-data": RestoreIn},
+        responses={202: JobOut},
+        tags=["jobs"],
+    )
+    def post(self, request: Request, ws: str) -> Response:
+        actor = self.actor
+        workspace = workspace_for(actor, ws)
+        upload = request.FILES.get("file")
+        if upload is None:
+            raise errors.ValidationFailed(
+                "Send the backup ZIP as the multipart field 'file'.", details={"field": "file"}
+            )
+        job = restore_start(
+            actor=actor, workspace=workspace, data=upload.read(), filename=upload.name or ""
+        )
         return _accepted(job)
 
 

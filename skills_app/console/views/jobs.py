@@ -8,7 +8,7 @@ from ... import access, errors
 from ...models import Job
 from ...services import jobs as job_services
 from ..base import Console, console_view
-from ..forms import ExportForm, ImportForm, add_service_error
+from ..forms import ExportForm, ImportForm, RestoreForm, add_service_error
 
 RECENT_JOBS = 10
 
@@ -48,11 +48,39 @@ def import_start(request: HttpRequest, console: Console) -> HttpResponse:
                 status = exc.status
             else:
                 return console.redirect("job_detail", job.job_id)
+    return _import_page(console, form=form, restore_form=RestoreForm(), status=status)
+
+
+def _import_page(
+    console: Console, *, form: ImportForm, restore_form: RestoreForm, status: int
+) -> HttpResponse:
     return console.render(
         "console/jobs/import.html",
-        {"form": form, "jobs": _recent(console, Job.Kind.IMPORT)},
+        {"form": form, "restore_form": restore_form, "jobs": _recent(console, Job.Kind.IMPORT)},
         status=status,
     )
+
+
+@console_view(post_only=True)
+def restore_start(request: HttpRequest, console: Console) -> HttpResponse:
+    """The import page's other action: restore a workspace backup into this empty team."""
+    form = RestoreForm(request.POST, request.FILES)
+    status = 400
+    if form.is_valid():
+        upload = form.cleaned_data["backup"]
+        try:
+            job = job_services.restore_start(
+                actor=console.actor,
+                workspace=console.ws,
+                data=upload.read(),
+                filename=upload.name or "",
+            )
+        except errors.XmemoError as exc:
+            add_service_error(form, exc)
+            status = exc.status
+        else:
+            return console.redirect("job_detail", job.job_id)
+    return _import_page(console, form=ImportForm(), restore_form=form, status=status)
 
 
 @console_view()
@@ -108,7 +136,8 @@ def _export(console: Console, form: ExportForm) -> Job:
 def _job_context(console: Console, job_id: str) -> dict[str, object]:
     job = job_services.job_fail_stale(console.job(job_id))
     imported = []
-    if job.kind == Job.Kind.IMPORT and job.state == Job.State.SUCCEEDED and job.result:
+    kinds = (Job.Kind.IMPORT, Job.Kind.RESTORE)
+    if job.kind in kinds and job.state == Job.State.SUCCEEDED and job.result:
         imported = job.result.get("skills", [])
     total = max(job.progress_total, 1)
     finished = job.state in (Job.State.SUCCEEDED, Job.State.FAILED)

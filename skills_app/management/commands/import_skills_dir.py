@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -11,14 +10,19 @@ from skills_app.access import Actor
 from skills_app.domain.limits import slug_from_name
 from skills_app.models import Workspace
 from skills_app.services.skills import skill_save
-from skills_app.sources.directory import directory_outcomes, directory_scan, format_log_line
+from skills_app.sources.directory import (
+    directory_outcomes,
+    directory_scan,
+    format_log_line,
+    split_roots,
+)
 
 
 class Command(BaseCommand):
     help = (
-        "Register every <name>/SKILL.md and skill.json under the ROOTs (which must lie inside "
-        "XMEMO_IMPORT_DIR_ROOTS) into a workspace, one log line per manifest, never stopping "
-        "on a broken entry."
+        "Register every <name>/SKILL.md and skill.json under the ROOTs (absolute paths inside "
+        "XMEMO_IMPORT_DIR_ROOTS; several per argument separated by commas or colons) into a "
+        "workspace, one log line per manifest, never stopping on a broken entry or root."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -30,15 +34,16 @@ class Command(BaseCommand):
         workspace = Workspace.objects.filter(slug=options["workspace"]).first()
         if workspace is None:
             raise CommandError(f"No workspace named '{options['workspace']}'.")
-        allowed = [Path(root) for root in settings.XMEMO_IMPORT_DIR_ROOTS]
+        allowed = split_roots(settings.XMEMO_IMPORT_DIR_ROOTS)
         if not allowed:
             raise CommandError("No import roots are allowed: set XMEMO_IMPORT_DIR_ROOTS.")
-        try:
-            entries = list(
-                directory_scan([Path(r) for r in options["roots"]], allowed_roots=allowed)
-            )
-        except errors.XmemoError as exc:
-            raise CommandError(exc.message) from exc
+        roots = split_roots(options["roots"])
+        entries = list(directory_scan(roots, allowed_roots=allowed))
+        bad_roots = [entry for entry in entries if entry.status == "bad_root"]
+        if len(bad_roots) == len(roots):
+            for entry in bad_roots:
+                self.stdout.write(format_log_line(entry))
+            raise CommandError("None of the roots can be walked; see the lines above.")
         actor = Actor.for_system(via="cli")
         registered = 0
         for entry, outcome in directory_outcomes(entries):
@@ -61,4 +66,5 @@ class Command(BaseCommand):
                 if not result.created:
                     line += " (unchanged)"
             self.stdout.write(line)
-        self.stdout.write(f"{registered} skill(s) registered from {len(entries)} manifest(s).")
+        manifests = len(entries) - len(bad_roots)
+        self.stdout.write(f"{registered} skill(s) registered from {manifests} manifest(s).")

@@ -1,0 +1,452 @@
+"""Workspace backups (SPEC §9): every skill with every revision, written and read back verified.
+
+A backup is a deterministic ZIP (the capsule writer's fixed order, timestamps and modes)::
+
+    backup.json                       the manifest: format, format_version, the workspace's
+                                      identity, then every skill and revision (below)
+    skills/<slug>/r0001/SKILL.md      each revision's SKILL.md (frontmatter + byte-exact body)
+    blobs/<sha256>                    each distinct component's bytes, stored once
+
+``backup.json`` holds, per skill (by slug), ``status`` and ``created_at``; per revision its
+number, state, name, description, frontmatter (in authored order), canonical_hash, the parent's
+number, author (username), message, source and source_ref (attribution), created_at,
+state_changed_at, ``review`` (reviewed_by, reviewed_at, comment), and its components (path,
+type, size, media_type, sha256). No public id is written — restoring makes new ones — and the
+workspace's identity (slug, name) sits in one place, ``workspace``: a backup of a restored
+workspace is byte-identical to the one it was restored from apart from that object.
+
+Versioning: readers refuse a ``format_version`` they do not know. More per-revision review
+data (comment threads, approvals) is added as new keys of ``review`` under a new version.
+
+Reading verifies everything before anything is stored: the ZIP through the same safe reader as
+imports; exactly the listed files; every blob's size and sha256; each SKILL.md against the
+manifest's name, description and frontmatter; every canonical hash recomputed; the limits of
+SPEC §3; revision numbers 1..n; at most one published revision per skill.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, BinaryIO
+
+from skills_app.capsule import CapsuleComponent, deterministic_zip
+from skills_app.domain.bundle import ComponentData, SkillBundle
+from skills_app.domain.canonical import canonical_hash, sha256_hex
+from skills_app.domain.limits import validate_bundle, validate_slug
+from skills_app.domain.skillmd import merge_frontmatter, serialize_skill_md
+from skills_app.errors import UnsafeArchive, UnsupportedFormat, ValidationFailed, XmemoError
+from skills_app.sources.archive import ArchiveLimits, zip_files_open
+from skills_app.sources.files import (
+    BACKUP_JSON,
+    SKILL_MD,
+    FileRole,
+    RawRead,
+    load_json_object,
+    located,
+    read_checked,
+)
+
+BACKUP_FORMAT = "xmemo-workspace-backup"
+BACKUP_FORMAT_VERSION = 1
+
+STATES = ("draft", "proposed", "published", "deprecated")
+STATUSES = ("active", "archived")
+SOURCES = (
+    "console",
+    "api",
+    "mcp",
+    "import-skill-md",
+    "import-zip",
+    "import-url",
+    "import-skill-json",
+    "restore",
+)
+# A whole workspace: far more entries and bytes than one skill's archive may hold.
+BACKUP_LIMITS = ArchiveLimits(max_entries=200_000, max_total_bytes=1024 * 1024 * 1024)
+MANIFEST_MAX_BYTES = 64 * 1024 * 1024
+_MODE = 0o100644
+
+
+@dataclass(frozen=True)
+class BackupRevision:
+    revision_number: int
+    state: str
+    name: str
+    description: str
+    frontmatter: Mapping[str, Any]
+    instruction_body: str
+    canonical_hash: str
+    components: tuple[CapsuleComponent, ...]
+    parent_revision_number: int | None
+    author: str | None
+    message: str
+    source: str
+    source_ref: str
+    created_at: datetime
+    state_changed_at: datetime | None
+    reviewed_by: str | None
+    reviewed_at: datetime | None
+    review_comment: str
+
+    def bundle(self) -> SkillBundle:
+        return SkillBundle(
+            name=self.name,
+            description=self.description,
+            instruction_body=self.instruction_body,
+            frontmatter=dict(self.frontmatter),
+            components=tuple(
+                ComponentData(c.logical_path, c.type, c.content, c.media_type)
+                for c in self.components
+            ),
+            source=self.source,
+            source_ref=self.source_ref,
+        )
+
+
+@dataclass(frozen=True)
+class BackupSkill:
+    slug: str
+    status: str
+    created_at: datetime
+    revisions: tuple[BackupRevision, ...]
+
+
+@dataclass(frozen=True)
+class Backup:
+    workspace_slug: str
+    workspace_name: str
+    skills: tuple[BackupSkill, ...]
+
+    @property
+    def revision_count(self) -> int:
+        return sum(len(skill.revisions) for skill in self.skills)
+
+
+# --- writing ----------------------------------------------------------------------------------
+
+
+def _timestamp(value: datetime | None) -> str | None:
+    return None if value is None else value.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def _skill_md_path(slug: str, number: int) -> str:
+    return f"skills/{slug}/r{number:04d}/{SKILL_MD}"
+
+
+def _blob_path(sha256: str) -> str:
+    return f"blobs/{sha256}"
+
+
+def _revision_manifest(rev: BackupRevision) -> dict[str, Any]:
+    return {
+        "revision_number": rev.revision_number,
+        "state": rev.state,
+        "name": rev.name,
+        "description": rev.description,
+        "frontmatter": dict(rev.frontmatter),
+        "canonical_hash": rev.canonical_hash,
+        "parent_revision_number": rev.parent_revision_number,
+        "author": rev.author,
+        "message": rev.message,
+        "source": rev.source,
+        "source_ref": rev.source_ref,
+        "created_at": _timestamp(rev.created_at),
+        "state_changed_at": _timestamp(rev.state_changed_at),
+        "review": {
+            "reviewed_by": rev.reviewed_by,
+            "reviewed_at": _timestamp(rev.reviewed_at),
+            "comment": rev.review_comment,
+        },
+        "components": [
+            {
+                "path": c.logical_path,
+                "type": c.type,
+                "size": c.size,
+                "media_type": c.media_type,
+                "sha256": c.sha256,
+            }
+            for c in sorted(rev.components, key=lambda c: c.logical_path)
+        ],
+    }
+
+
+def backup_manifest(backup: Backup) -> dict[str, Any]:
+    """The backup.json document: fixed key order, skills by slug, revisions by number."""
+    return {
+        "format": BACKUP_FORMAT,
+        "format_version": BACKUP_FORMAT_VERSION,
+        "workspace": {"slug": backup.workspace_slug, "name": backup.workspace_name},
+        "skills": [
+            {
+                "slug": skill.slug,
+                "status": skill.status,
+                "created_at": _timestamp(skill.created_at),
+                "revisions": [
+                    _revision_manifest(rev)
+                    for rev in sorted(skill.revisions, key=lambda r: r.revision_number)
+                ],
+            }
+            for skill in sorted(backup.skills, key=lambda s: s.slug)
+        ],
+    }
+
+
+def _entries(backup: Backup) -> Iterator[tuple[str, bytes, int]]:
+    manifest = json.dumps(backup_manifest(backup), indent=1, ensure_ascii=False) + "\n"
+    yield BACKUP_JSON, manifest.encode("utf-8"), _MODE
+    blobs: dict[str, bytes] = {}
+    for skill in sorted(backup.skills, key=lambda s: s.slug):
+        for rev in sorted(skill.revisions, key=lambda r: r.revision_number):
+            text = serialize_skill_md(
+                merge_frontmatter(rev.name, rev.description, rev.frontmatter),
+                rev.instruction_body,
+            )
+            yield _skill_md_path(skill.slug, rev.revision_number), text.encode("utf-8"), _MODE
+            for component in rev.components:
+                if sha256_hex(component.content) != component.sha256:
+                    raise ValidationFailed(
+                        f"{component.logical_path!r} of {skill.slug} r{rev.revision_number} "
+                        "does not match its stored sha256; the backup was not written.",
+                        details={"slug": skill.slug, "path": component.logical_path},
+                    )
+                blobs[component.sha256] = component.content
+    for sha in sorted(blobs):
+        yield _blob_path(sha), blobs[sha], _MODE
+
+
+def backup_write(backup: Backup) -> bytes:
+    """The backup ZIP; the same workspace content always gives the same bytes."""
+    return deterministic_zip(_entries(backup))
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+
+def _refuse(where: str, problem: str, **details: Any) -> ValidationFailed:
+    return ValidationFailed(f"{where}: {problem}", details={"path": where, **details})
+
+
+def _get(obj: Mapping[str, Any], key: str, kinds: tuple[type, ...], where: str) -> Any:
+    value = obj.get(key)
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        names = " or ".join("null" if k is type(None) else k.__name__ for k in kinds)
+        raise _refuse(where, f"{key!r} is missing or not {names}.", field=key)
+    return value
+
+
+def _parse_time(obj: Mapping[str, Any], key: str, where: str, *, optional: bool = False) -> Any:
+    kinds: tuple[type, ...] = (str, type(None)) if optional else (str,)
+    text = _get(obj, key, kinds, where)
+    if text is None:
+        return None
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise _refuse(where, f"{key!r} is not an ISO 8601 time.", field=key) from exc
+    if value.tzinfo is None:
+        raise _refuse(where, f"{key!r} has no time zone.", field=key)
+    return value
+
+
+def _choice(obj: Mapping[str, Any], key: str, allowed: tuple[str, ...], where: str) -> str:
+    value = _get(obj, key, (str,), where)
+    if value not in allowed:
+        raise _refuse(where, f"{key!r} must be one of {', '.join(allowed)}.", field=key)
+    return str(value)
+
+
+class _Reader:
+    """Reads one backup's files once each, remembering which were read."""
+
+    def __init__(self, names: list[str], read: RawRead) -> None:
+        self.names = set(names)
+        self.read = read
+        self.used: set[str] = {BACKUP_JSON}
+        self.blobs: dict[str, bytes] = {}
+
+    def file(self, name: str, role: FileRole, where: str) -> bytes:
+        if name not in self.names:
+            raise _refuse(where, f"{name} is missing from the backup.", file=name)
+        self.used.add(name)
+        return read_checked(self.read, name, where="", role=role)
+
+    def blob(self, sha: str, size: int, where: str) -> bytes:
+        if sha not in self.blobs:
+            content = self.file(_blob_path(sha), FileRole.COMPONENT, where)
+            if len(content) != size or sha256_hex(content) != sha:
+                raise _refuse(
+                    where, f"{_blob_path(sha)} does not match its recorded size and sha256."
+                )
+            self.blobs[sha] = content
+        return self.blobs[sha]
+
+
+def _components(
+    item: Mapping[str, Any], reader: _Reader, where: str
+) -> tuple[CapsuleComponent, ...]:
+    components = []
+    for index, entry in enumerate(_get(item, "components", (list,), where)):
+        at = f"{where} components[{index}]"
+        if not isinstance(entry, dict):
+            raise _refuse(at, "is not an object.")
+        sha = _get(entry, "sha256", (str,), at)
+        size = _get(entry, "size", (int,), at)
+        if len(sha) != 64 or any(ch not in "0123456789abcdef" for ch in sha):
+            raise _refuse(at, "'sha256' is not 64 lowercase hex digits.", field="sha256")
+        components.append(
+            CapsuleComponent(
+                logical_path=_get(entry, "path", (str,), at),
+                type=_get(entry, "type", (str,), at),
+                media_type=_get(entry, "media_type", (str,), at),
+                sha256=sha,
+                size=size,
+                content=reader.blob(sha, size, at),
+            )
+        )
+    return tuple(components)
+
+
+def _revision_read(item: Any, slug: str, expected_number: int, reader: _Reader) -> BackupRevision:
+    where = f"{BACKUP_JSON} {slug} r{expected_number}"
+    if not isinstance(item, dict):
+        raise _refuse(where, "is not an object.")
+    number = _get(item, "revision_number", (int,), where)
+    if number != expected_number:
+        raise _refuse(where, f"revision numbers must run 1, 2, 3 … without gaps; found {number}.")
+    parent = _get(item, "parent_revision_number", (int, type(None)), where)
+    if parent is not None and not 1 <= parent < number:
+        raise _refuse(where, f"parent_revision_number {parent} is not an earlier revision.")
+    review = _get(item, "review", (dict,), where)
+    name = _get(item, "name", (str,), where)
+    description = _get(item, "description", (str,), where)
+    frontmatter = _get(item, "frontmatter", (dict,), where)
+    components = _components(item, reader, where)
+
+    # The manifest's JSON is the record; SKILL.md must be exactly what the writer makes of it
+    # plus the body (checked by writing the header again: cheaper than parsing YAML).
+    md_path = _skill_md_path(slug, number)
+    header = serialize_skill_md(merge_frontmatter(name, description, frontmatter), "")
+    raw = reader.file(md_path, FileRole.SKILL_MD, where)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _refuse(md_path, "is not valid UTF-8.") from exc
+    if not text.startswith(header):
+        raise _refuse(md_path, f"its frontmatter differs from {where} in {BACKUP_JSON}.")
+    body = text[len(header) :]
+    recorded = _get(item, "canonical_hash", (str,), where)
+    computed = canonical_hash(
+        name=name,
+        description=description,
+        frontmatter=frontmatter,
+        instruction_body=body,
+        components=[(c.logical_path, c.type, c.sha256) for c in components],
+    )
+    if computed != recorded:
+        raise _refuse(
+            where,
+            f"the content hashes to {computed}, not the recorded canonical_hash {recorded}; "
+            "the backup was changed after it was written.",
+            recorded=recorded,
+            computed=computed,
+        )
+    revision = BackupRevision(
+        revision_number=number,
+        state=_choice(item, "state", STATES, where),
+        name=name,
+        description=description,
+        frontmatter=frontmatter,
+        instruction_body=body,
+        canonical_hash=recorded,
+        components=components,
+        parent_revision_number=parent,
+        author=_get(item, "author", (str, type(None)), where),
+        message=_get(item, "message", (str,), where),
+        source=_choice(item, "source", SOURCES, where),
+        source_ref=_get(item, "source_ref", (str,), where),
+        created_at=_parse_time(item, "created_at", where),
+        state_changed_at=_parse_time(item, "state_changed_at", where, optional=True),
+        reviewed_by=_get(review, "reviewed_by", (str, type(None)), where + " review"),
+        reviewed_at=_parse_time(review, "reviewed_at", where + " review", optional=True),
+        review_comment=_get(review, "comment", (str,), where + " review"),
+    )
+    with located(f"{md_path.rpartition('/')[0]}/"):
+        validate_bundle(revision.bundle())
+    return revision
+
+
+def _skill_read(item: Any, index: int, reader: _Reader) -> BackupSkill:
+    where = f"{BACKUP_JSON} skills[{index}]"
+    if not isinstance(item, dict):
+        raise _refuse(where, "is not an object.")
+    slug = _get(item, "slug", (str,), where)
+    with located(f"{where} "):
+        validate_slug(slug)
+    revisions = tuple(
+        _revision_read(rev, slug, number, reader)
+        for number, rev in enumerate(_get(item, "revisions", (list,), where), start=1)
+    )
+    if sum(rev.state == "published" for rev in revisions) > 1:
+        raise _refuse(where, f"{slug} has more than one published revision.")
+    return BackupSkill(
+        slug=slug,
+        status=_choice(item, "status", STATUSES, where),
+        created_at=_parse_time(item, "created_at", where),
+        revisions=revisions,
+    )
+
+
+def backup_read(data: bytes | BinaryIO) -> Backup:
+    """The verified content of a backup ZIP; any problem raises with the path it concerns."""
+    try:
+        with zip_files_open(data, limits=BACKUP_LIMITS) as (names, read):
+            if BACKUP_JSON not in names:
+                raise UnsupportedFormat(
+                    f"This is not a workspace backup: it has no {BACKUP_JSON}.",
+                    details={"path": BACKUP_JSON},
+                )
+            raw = read(BACKUP_JSON, MANIFEST_MAX_BYTES + 1)
+            if len(raw) > MANIFEST_MAX_BYTES:
+                raise UnsafeArchive(
+                    f"{BACKUP_JSON} is larger than {MANIFEST_MAX_BYTES:,} bytes.",
+                    details={"path": BACKUP_JSON, "limit": MANIFEST_MAX_BYTES},
+                )
+            manifest = load_json_object(raw, BACKUP_JSON)
+            if manifest.get("format") != BACKUP_FORMAT:
+                raise UnsupportedFormat(
+                    f"{BACKUP_JSON} is not a workspace backup manifest (format is not "
+                    f"{BACKUP_FORMAT!r}).",
+                    details={"path": BACKUP_JSON},
+                )
+            if manifest.get("format_version") != BACKUP_FORMAT_VERSION:
+                raise UnsupportedFormat(
+                    f"{BACKUP_JSON} has format_version {manifest.get('format_version')!r}; "
+                    f"this server reads version {BACKUP_FORMAT_VERSION}.",
+                    details={"path": BACKUP_JSON},
+                )
+            reader = _Reader(names, read)
+            workspace = _get(manifest, "workspace", (dict,), BACKUP_JSON)
+            skills = tuple(
+                _skill_read(item, index, reader)
+                for index, item in enumerate(_get(manifest, "skills", (list,), BACKUP_JSON))
+            )
+            slugs = [skill.slug for skill in skills]
+            if len(set(slugs)) != len(slugs):
+                raise _refuse(BACKUP_JSON, "a slug appears twice.")
+            unlisted = sorted(reader.names - reader.used)
+            if unlisted:
+                raise _refuse(
+                    unlisted[0], f"is not listed in {BACKUP_JSON}; a backup holds nothing else."
+                )
+            return Backup(
+                workspace_slug=_get(workspace, "slug", (str,), f"{BACKUP_JSON} workspace"),
+                workspace_name=_get(workspace, "name", (str,), f"{BACKUP_JSON} workspace"),
+                skills=skills,
+            )
+    except XmemoError:
+        raise
+    except (OSError, EOFError, ValueError) as exc:  # a truncated or corrupt ZIP
+        raise UnsupportedFormat(f"The backup cannot be read ({exc}).") from exc

@@ -1,0 +1,259 @@
+"""Workspace backup and restore (SPEC §9): the database side of ``skills_app.backup``.
+
+Restore rules (decided here, documented in docs/backup.md):
+
+* only into an EMPTY team workspace (no skill at all), by its owners and admins;
+* skills keep slug, status and created_at; revisions keep number, state, content (so the
+  canonical hash), message, source attribution, timestamps and review fields; public ids are new;
+* each revision is inserted once with its final content and final state — at most one
+  published per skill, checked on read — so the immutability trigger (no UPDATE of content)
+  and the partial unique index (one published per skill) hold at every statement;
+* authors and reviewers map by username to existing users. A username with no user here
+  refuses the restore, naming them: create those users first (``create_user``). Nobody is
+  made a member by a restore — who may read a team stays the owners' decision;
+* it all happens in one transaction: anything refused stores nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils import timezone
+
+from .. import errors
+from ..access import ADMIN_ROLES, Actor, require_role, require_scope
+from ..backup import Backup, BackupRevision, BackupSkill
+from ..capsule import CapsuleComponent
+from ..domain.bundle import ComponentData
+from ..models import Skill, SkillComponent, SkillRevision, Workspace
+from .audit import audit_record
+from .skills import _refresh_pointers, _store_blobs
+
+Progress = Callable[[int, int], None]
+
+
+def _no_progress(done: int, total: int) -> None:
+    return None
+
+
+# --- backup -----------------------------------------------------------------------------------
+
+
+def _backup_revision(rev: SkillRevision, numbers: dict[int, int]) -> BackupRevision:
+    return BackupRevision(
+        revision_number=rev.revision_number,
+        state=rev.state,
+        name=rev.name,
+        description=rev.description,
+        frontmatter=rev.frontmatter,
+        instruction_body=rev.instruction_body,
+        canonical_hash=rev.canonical_hash,
+        components=tuple(
+            CapsuleComponent(
+                logical_path=c.logical_path,
+                type=c.type,
+                media_type=c.media_type,
+                sha256=c.content_hash,
+                size=c.size,
+                content=bytes(c.blob.data),
+            )
+            for c in rev.components.all()
+        ),
+        parent_revision_number=numbers.get(rev.parent_id) if rev.parent_id else None,
+        author=rev.author.get_username() if rev.author else None,
+        message=rev.message,
+        source=rev.source,
+        source_ref=rev.source_ref,
+        created_at=rev.created_at,
+        state_changed_at=rev.state_changed_at,
+        reviewed_by=rev.reviewed_by.get_username() if rev.reviewed_by else None,
+        reviewed_at=rev.reviewed_at,
+        review_comment=rev.review_comment,
+    )
+
+
+def workspace_backup(*, workspace: Workspace, on_progress: Progress = _no_progress) -> Backup:
+    """Every skill of the workspace (archived too) with every revision, as a ``Backup``."""
+    skills = list(Skill.objects.filter(workspace=workspace).order_by("slug"))
+    revisions = list(
+        SkillRevision.objects.filter(workspace=workspace)
+        .select_related("author", "reviewed_by")
+        .prefetch_related("components__blob")
+        .order_by("skill_id", "revision_number")
+    )
+    numbers = {rev.pk: rev.revision_number for rev in revisions}
+    by_skill: dict[int, list[BackupRevision]] = {}
+    for done, rev in enumerate(revisions, start=1):
+        by_skill.setdefault(rev.skill_id, []).append(_backup_revision(rev, numbers))
+        on_progress(done, len(revisions))
+    return Backup(
+        workspace_slug=workspace.slug,
+        workspace_name=workspace.name,
+        skills=tuple(
+            BackupSkill(
+                slug=skill.slug,
+                status=skill.status,
+                created_at=skill.created_at,
+                revisions=tuple(by_skill.get(skill.pk, ())),
+            )
+            for skill in skills
+        ),
+    )
+
+
+# --- restore ----------------------------------------------------------------------------------
+
+
+def restore_check(*, actor: Actor, workspace: Workspace) -> None:
+    """Who may restore into which workspace: owners/admins, an enabled, empty team."""
+    require_scope(actor, "skills:write")
+    require_role(actor, workspace, ADMIN_ROLES)
+    if not workspace.cloud_skills_enabled:
+        raise errors.FeatureDisabled(details={"workspace": workspace.slug})
+    if workspace.is_personal:
+        raise errors.ValidationFailed(
+            "A backup is restored into a team workspace: create an empty team and restore there.",
+            details={"workspace": workspace.slug},
+        )
+    if Skill.objects.filter(workspace=workspace).exists():
+        raise errors.Conflict(
+            f"'{workspace.slug}' already holds skills; restore into an empty team workspace.",
+            details={"workspace": workspace.slug},
+        )
+
+
+def _users(backup: Backup) -> dict[str, Any]:
+    names = {
+        name
+        for skill in backup.skills
+        for rev in skill.revisions
+        for name in (rev.author, rev.reviewed_by)
+        if name is not None
+    }
+    user_model = get_user_model()
+    found = {
+        user.get_username(): user
+        for user in user_model.objects.filter(**{f"{user_model.USERNAME_FIELD}__in": names})
+    }
+    missing = sorted(names - set(found))
+    if missing:
+        raise errors.ValidationFailed(
+            f"The backup names users who do not exist here: {', '.join(missing)}. Create them "
+            "first (manage.py create_user), then restore again.",
+            details={"missing_users": missing},
+        )
+    return found
+
+
+def _revision_row(
+    rev: BackupRevision, *, skill: Skill, parent: SkillRevision | None, users: dict[str, Any]
+) -> SkillRevision:
+    return SkillRevision(
+        skill=skill,
+        workspace=skill.workspace,
+        revision_number=rev.revision_number,
+        state=rev.state,
+        name=rev.name,
+        description=rev.description,
+        frontmatter=dict(rev.frontmatter),
+        instruction_body=rev.instruction_body,
+        canonical_hash=rev.canonical_hash,
+        parent=parent,
+        author=users.get(rev.author or ""),
+        message=rev.message,
+        source=rev.source,
+        source_ref=rev.source_ref,
+        created_at=rev.created_at,
+        state_changed_at=rev.state_changed_at,
+        reviewed_by=users.get(rev.reviewed_by or ""),
+        reviewed_at=rev.reviewed_at,
+        review_comment=rev.review_comment,
+    )
+
+
+def workspace_restore(
+    *, actor: Actor, workspace: Workspace, backup: Backup, on_progress: Progress = _no_progress
+) -> dict[str, Any]:
+    """Recreate every skill and revision of ``backup`` in the empty team ``workspace``."""
+    total = backup.revision_count
+    with transaction.atomic():
+        locked = Workspace.objects.select_for_update().get(pk=workspace.pk)
+        restore_check(actor=actor, workspace=locked)
+        users = _users(backup)
+        blobs = _store_blobs(
+            [
+                ComponentData(c.logical_path, c.type, c.content, c.media_type)
+                for skill in backup.skills
+                for rev in skill.revisions
+                for c in rev.components
+            ]
+        )
+        skills: list[tuple[Skill, BackupSkill]] = []
+        for item in backup.skills:
+            skill = Skill(
+                workspace=locked,
+                slug=item.slug,
+                status=item.status,
+                created_at=item.created_at,
+                updated_at=timezone.now(),
+            )
+            # raw: keep the recorded created_at instead of auto_now_add's "now".
+            skill.save_base(raw=True, force_insert=True)
+            skills.append((skill, item))
+        # Revision k of every skill in one statement, k = 1, 2, …: each one's parent (an
+        # earlier number) exists by then. Each row goes in once with its final state.
+        rows: dict[tuple[int, int], SkillRevision] = {}
+        done = 0
+        for number in range(1, max((len(i.revisions) for _, i in skills), default=0) + 1):
+            level = [
+                (skill, item.revisions[number - 1])
+                for skill, item in skills
+                if len(item.revisions) >= number
+            ]
+            created = SkillRevision.objects.bulk_create(
+                [
+                    _revision_row(
+                        rev,
+                        skill=skill,
+                        parent=rows.get((skill.pk, rev.parent_revision_number or 0)),
+                        users=users,
+                    )
+                    for skill, rev in level
+                ]
+            )
+            for (skill, rev), row in zip(level, created, strict=True):
+                rows[(skill.pk, rev.revision_number)] = row
+            done += len(level)
+            on_progress(done, total)
+        SkillComponent.objects.bulk_create(
+            [
+                SkillComponent(
+                    revision=rows[(skill.pk, rev.revision_number)],
+                    logical_path=c.logical_path,
+                    type=c.type,
+                    blob=blobs[c.sha256],
+                    content_hash=c.sha256,
+                    size=c.size,
+                    media_type=c.media_type,
+                )
+                for skill, item in skills
+                for rev in item.revisions
+                for c in rev.components
+            ],
+            batch_size=1000,
+        )
+        restored = [{"skill_id": skill.skill_id, "slug": skill.slug} for skill, _ in skills]
+        for skill_row in Skill.objects.filter(workspace=locked):
+            _refresh_pointers(skill_row)
+        audit_record(
+            actor=actor,
+            workspace=locked,
+            action="workspace.restore",
+            target_type="workspace",
+            target_id=locked.slug,
+            data={"from": backup.workspace_slug, "skills": len(restored), "revisions": total},
+        )
+    return {"skills": restored, "revision_count": total, "from_workspace": backup.workspace_slug}
