@@ -623,13 +623,13 @@ def _run_execute(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]
 
 def _run_restore(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]]:
     data = bytes(Job.objects.filter(pk=job.pk).values_list("input_data", flat=True).get() or b"")
+    restored = backup.backup_read(data)
     with side_progress(job) as progress:
         result = workspace_restore(
-            actor=actor,
-            workspace=job.workspace,
-            backup=backup.backup_read(data),
-            on_progress=progress,
+            actor=actor, workspace=job.workspace, backup=restored, on_progress=progress
         )
+    total = restored.revision_count
+    job_progress(job, done=total, total=total)
     return result, {}
 
 
