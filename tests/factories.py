@@ -10,8 +10,9 @@ from django.contrib.auth.models import User
 
 from skills_app.access import Actor
 from skills_app.domain.bundle import ComponentData, SkillBundle
-from skills_app.models import ApiToken, Membership, Workspace
+from skills_app.models import ApiToken, Invitation, Membership, Workspace
 from skills_app.services.accounts import token_create, user_create
+from skills_app.services.invitations import invitation_create
 from skills_app.services.skills import SaveResult, skill_save
 
 _counter = itertools.count(1)
@@ -53,6 +54,18 @@ def make_token(user: User, scopes: list[str] | None = None, **kwargs: Any) -> tu
         name=kwargs.pop("name", "test"),
         scopes=scopes or ALL_SCOPES,
         **kwargs,
+    )
+
+
+def make_invitation(
+    inviter: User, team: Workspace, email: str = "guest@example.com", role: str = "member"
+) -> Invitation:
+    return invitation_create(
+        actor=Actor(user=inviter, via="cli"),
+        workspace=team,
+        email=email,
+        role=role,
+        public_url="http://testserver/",
     )
 
 

@@ -134,6 +134,31 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
+# --- Accounts: sign-up, invitations, e-mail (SPEC §16) -----------------------------------------
+# Open sign-up: anybody may create an account at /signup/ (on in the embedded default only).
+XMEMO_OPEN_SIGNUP = env_bool("XMEMO_OPEN_SIGNUP", EMBEDDED)
+XMEMO_INVITATION_DAYS = int(os.environ.get("XMEMO_INVITATION_DAYS", "7"))
+# Links in e-mails: the console's public origin (e.g. https://skills.example.com); when empty,
+# the origin of the request that sent the mail.
+XMEMO_PUBLIC_URL = os.environ.get("XMEMO_PUBLIC_URL", "").rstrip("/")
+# E-mail through Django's backends: printed to the console in the embedded default, SMTP by the
+# EMAIL_* variables otherwise.
+EMAIL_BACKEND = os.environ.get(
+    "EMAIL_BACKEND",
+    "django.core.mail.backends.console.EmailBackend"
+    if EMBEDDED
+    else "django.core.mail.backends.smtp.EmailBackend",
+)
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+EMAIL_TIMEOUT = int(os.environ.get("EMAIL_TIMEOUT", "20"))
+EMAIL_FILE_PATH = os.environ.get("EMAIL_FILE_PATH", str(VAR_DIR / "mail"))
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "XMemo <noreply@localhost>")
+
 # --- I18N, static ---------------------------------------------------------------------------
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -82,6 +82,11 @@ class MemberIn(serializers.Serializer):
     role = serializers.ChoiceField(choices=list(ROLES))
 
 
+class InvitationIn(serializers.Serializer):
+    email = serializers.CharField(max_length=254)
+    role = serializers.ChoiceField(choices=list(ROLES))
+
+
 class MemberChangeIn(serializers.Serializer):
     role = serializers.ChoiceField(choices=list(ROLES))
 
@@ -272,6 +277,16 @@ class MemberOut(serializers.Serializer):
     username = serializers.CharField()
     role = _choice(list(ROLES))
     created_at = serializers.DateTimeField()
+
+
+class InvitationOut(serializers.Serializer):
+    id = serializers.CharField()
+    email = serializers.CharField()
+    role = _choice(list(ROLES))
+    state = _choice(["pending", "accepted", "revoked", "expired"])
+    invited_by = serializers.CharField(allow_null=True)
+    created_at = serializers.DateTimeField()
+    expires_at = serializers.DateTimeField()
 
 
 class TokenOut(serializers.Serializer):

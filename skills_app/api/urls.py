@@ -10,6 +10,8 @@ from rest_framework.permissions import AllowAny
 from .errors import not_found_view
 from .views.accounts import (
     AuditListView,
+    InvitationDetailView,
+    InvitationListView,
     MemberDetailView,
     MemberListView,
     TokenDetailView,
@@ -70,6 +72,16 @@ urlpatterns = [
         name="member-detail",
     ),
     path("workspaces/<str:ws>/audit", AuditListView.as_view(), name="audit-list"),
+    path(
+        "workspaces/<str:ws>/invitations",
+        InvitationListView.as_view(),
+        name="invitation-list",
+    ),
+    path(
+        "workspaces/<str:ws>/invitations/<str:invitation_id>",
+        InvitationDetailView.as_view(),
+        name="invitation-detail",
+    ),
     path("tokens", TokenListView.as_view(), name="token-list"),
     path("tokens/<str:token_id>", TokenDetailView.as_view(), name="token-detail"),
     # The OpenAPI schema and interactive docs (public: they describe, they hold no data).

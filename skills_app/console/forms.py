@@ -163,3 +163,42 @@ class AuditFilterForm(forms.Form):
         if data["until"]:
             entries = entries.filter(created_at__date__lte=data["until"])
         return entries
+
+
+class InviteForm(forms.Form):
+    email = forms.CharField(label="E-mail address", widget=forms.EmailInput)
+    role = forms.ChoiceField(choices=Membership.Role.choices, initial="member")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # Shares the members page with MemberAddForm: its own element ids keep labels unique.
+        kwargs.setdefault("auto_id", "invite_%s")
+        super().__init__(*args, **kwargs)
+
+
+class NewPasswordMixin(forms.Form):
+    """A password typed twice (the rules on the password itself live in the service)."""
+
+    password = forms.CharField(widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}))
+    password2 = forms.CharField(
+        label="Password again",
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+    )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("password") != data.get("password2"):
+            self.add_error("password2", "The two passwords differ.")
+        return data
+
+
+class InvitedSignupForm(NewPasswordMixin):
+    username = forms.CharField(
+        help_text="a-z, 0-9 and '-'; also the name of your personal workspace",
+        widget=forms.TextInput(attrs={"autocomplete": "username"}),
+    )
+    field_order = ["username", "password", "password2"]
+
+
+class SignupForm(InvitedSignupForm):
+    email = forms.CharField(label="E-mail address", widget=forms.EmailInput)
+    field_order = ["username", "email", "password", "password2"]

@@ -1,12 +1,13 @@
 from .audit import AuditEntry
 from .jobs import Job
 from .skills import Blob, Skill, SkillComponent, SkillRevision
-from .tenancy import ApiToken, Membership, Workspace
+from .tenancy import ApiToken, Invitation, Membership, Workspace
 
 __all__ = [
     "ApiToken",
     "AuditEntry",
     "Blob",
+    "Invitation",
     "Job",
     "Membership",
     "Skill",

@@ -21,3 +21,7 @@ def job_id() -> str:
 
 def token_id() -> str:
     return new_public_id("tok")
+
+
+def invitation_id() -> str:
+    return new_public_id("inv")

@@ -21,6 +21,7 @@ from skills_app.api import urls as api_urls
 from skills_app.models import (
     ApiToken,
     AuditEntry,
+    Invitation,
     Job,
     Membership,
     Skill,
@@ -28,7 +29,7 @@ from skills_app.models import (
     Workspace,
 )
 from tests.api.conftest import Api, ApiFactory
-from tests.factories import Env, component, make_token, personal_ws, publish, save
+from tests.factories import Env, component, make_invitation, make_token, personal_ws, publish, save
 
 PUBLIC = {"schema", "docs", "not-found"}
 METHODS = ("get", "post", "put", "patch", "delete")
@@ -63,6 +64,7 @@ class Victim:
     token: ApiToken
     member_username: str
     job: Job
+    invitation_id: str
 
 
 @dataclass
@@ -162,6 +164,11 @@ def _cases(v: Victim) -> dict[str, dict[str, list[Call]]]:
             "delete": [Call({"ws": team, "username": v.member_username})],
         },
         "audit-list": {"get": [Call({"ws": team}, owner_expect=200)]},
+        "invitation-list": {
+            "get": [Call({"ws": team}, owner_expect=200, absent=["guest@example.com"])],
+            "post": [Call({"ws": team}, body={"email": "stranger@example.com", "role": "owner"})],
+        },
+        "invitation-detail": {"delete": [Call({"ws": team, "invitation_id": v.invitation_id})]},
         "token-list": {
             "get": [Call(expect=200, absent=[v.token.token_id])],
             "post": [Call(body={"name": "x", "scopes": ["skills:read"], "workspace": team})],
@@ -215,6 +222,11 @@ def _snapshot(env: Env) -> dict[str, Any]:
             ApiToken.objects.filter(user=env.owner).values_list("token_id", "revoked_at")
         ),
         "audit": AuditEntry.objects.filter(workspace__in=workspaces).count(),
+        "invitations": sorted(
+            Invitation.objects.filter(workspace__in=workspaces).values_list(
+                "invitation_id", "revoked_at"
+            )
+        ),
         "jobs": sorted(Job.objects.filter(workspace__in=workspaces).values_list("job_id", "state")),
         "workspaces": sorted(
             Workspace.objects.filter(pk__in=[w.pk for w in workspaces]).values_list(
@@ -239,6 +251,7 @@ def victim(env: Env) -> Victim:
         output_data=b"PK\x05\x06" + bytes(18),
         output_name="deploy.zip",
     )
+    invitation = make_invitation(env.owner, env.team)
     return Victim(
         env=env,
         skill=published.skill,
@@ -248,6 +261,7 @@ def victim(env: Env) -> Victim:
         token=token,
         member_username=env.member.username,
         job=job,
+        invitation_id=invitation.invitation_id,
     )
 
 
