@@ -199,6 +199,9 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "WorkspaceKindEnum": ["personal", "team"],
         "ComponentTypeEnum": ["reference", "example", "template", "document", "artifact", "script"],
+        "InvitationStateEnum": ["pending", "accepted", "revoked", "expired"],
+        "RevisionStateEnum": ["draft", "proposed", "published", "deprecated"],
+        "WebhookDeliveryStateEnum": ["pending", "succeeded", "failed"],
     },
 }
 # REST hot path (skills_app/api/auth.py, skills_app/selectors/db.py, cache.py, invalidation.py):
@@ -235,6 +238,13 @@ XMEMO_IMPORT_ALLOW_PRIVATE = env_bool("XMEMO_IMPORT_ALLOW_PRIVATE", False)
 XMEMO_IMPORT_MAX_BYTES = int(os.environ.get("XMEMO_IMPORT_MAX_BYTES", str(16 * 1024 * 1024)))
 XMEMO_IMPORT_TIMEOUT_SECONDS = float(os.environ.get("XMEMO_IMPORT_TIMEOUT_SECONDS", "20"))
 XMEMO_IMPORT_DIR_ROOTS = env_list("XMEMO_IMPORT_DIR_ROOTS", "")
+# Webhooks (SPEC §16): delivery attempts with exponential backoff (base * 2**(n-1) seconds),
+# each POST bounded in time and in how much of the answer is read. Private and loopback
+# addresses are refused unless XMEMO_WEBHOOK_ALLOW_PRIVATE (tests only).
+XMEMO_WEBHOOK_ALLOW_PRIVATE = env_bool("XMEMO_WEBHOOK_ALLOW_PRIVATE", False)
+XMEMO_WEBHOOK_MAX_ATTEMPTS = int(os.environ.get("XMEMO_WEBHOOK_MAX_ATTEMPTS", "6"))
+XMEMO_WEBHOOK_BACKOFF_SECONDS = float(os.environ.get("XMEMO_WEBHOOK_BACKOFF_SECONDS", "30"))
+XMEMO_WEBHOOK_TIMEOUT_SECONDS = float(os.environ.get("XMEMO_WEBHOOK_TIMEOUT_SECONDS", "10"))
 # Sandbox (SPEC §13).
 XMEMO_BWRAP_PATH = os.environ.get("XMEMO_BWRAP_PATH", "bwrap")
 XMEMO_SANDBOX_MAX_TIMEOUT = int(os.environ.get("XMEMO_SANDBOX_MAX_TIMEOUT", "120"))

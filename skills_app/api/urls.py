@@ -32,6 +32,7 @@ from .views.skills import (
     SkillListView,
     SkillUnarchiveView,
 )
+from .views.webhooks import DeliveryListView, RedeliverView, WebhookDetailView, WebhookListView
 
 app_name = "api"
 
@@ -81,6 +82,22 @@ urlpatterns = [
         "workspaces/<str:ws>/invitations/<str:invitation_id>",
         InvitationDetailView.as_view(),
         name="invitation-detail",
+    ),
+    path("workspaces/<str:ws>/webhooks", WebhookListView.as_view(), name="webhook-list"),
+    path(
+        "workspaces/<str:ws>/webhooks/<str:webhook_id>",
+        WebhookDetailView.as_view(),
+        name="webhook-detail",
+    ),
+    path(
+        "workspaces/<str:ws>/webhooks/<str:webhook_id>/deliveries",
+        DeliveryListView.as_view(),
+        name="webhook-deliveries",
+    ),
+    path(
+        "workspaces/<str:ws>/webhooks/<str:webhook_id>/deliveries/<str:delivery_id>/redeliver",
+        RedeliverView.as_view(),
+        name="webhook-redeliver",
     ),
     path("tokens", TokenListView.as_view(), name="token-list"),
     path("tokens/<str:token_id>", TokenDetailView.as_view(), name="token-detail"),

@@ -14,6 +14,7 @@ from django import forms
 from .. import access, errors
 from ..domain.skillmd import parse_skill_md
 from ..models import Membership
+from ..services.events import EVENT_TYPES
 
 
 def add_service_error(form: forms.Form, exc: errors.XmemoError) -> None:
@@ -202,3 +203,12 @@ class InvitedSignupForm(NewPasswordMixin):
 class SignupForm(InvitedSignupForm):
     email = forms.CharField(label="E-mail address", widget=forms.EmailInput)
     field_order = ["username", "email", "password", "password2"]
+
+
+class WebhookForm(forms.Form):
+    url = forms.CharField(label="Payload URL", widget=forms.URLInput)
+    events = forms.MultipleChoiceField(
+        choices=[(event, event) for event in EVENT_TYPES],
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from .views import admin, auth, diff, editor, invitations, jobs, review, skills
+from .views import admin, auth, diff, editor, invitations, jobs, review, skills, webhooks
 
 app_name = "console"
 
@@ -72,4 +72,15 @@ urlpatterns = [
     path("w/<slug:ws>/tokens/", admin.tokens, name="tokens"),
     path("w/<slug:ws>/tokens/<str:token_id>/revoke/", admin.token_revoke, name="token_revoke"),
     path("w/<slug:ws>/audit/", admin.audit, name="audit"),
+    path("w/<slug:ws>/webhooks/", webhooks.webhook_list, name="webhooks"),
+    path(
+        "w/<slug:ws>/webhooks/<str:webhook_id>/",
+        webhooks.webhook_detail,
+        name="webhook_detail",
+    ),
+    path(
+        "w/<slug:ws>/webhooks/<str:webhook_id>/deliveries/<str:delivery_id>/redeliver/",
+        webhooks.webhook_redeliver,
+        name="webhook_redeliver",
+    ),
 ]

@@ -2,6 +2,7 @@ from .audit import AuditEntry
 from .jobs import Job
 from .skills import Blob, Skill, SkillComponent, SkillRevision
 from .tenancy import ApiToken, Invitation, Membership, Workspace
+from .webhooks import Webhook, WebhookAttempt, WebhookDelivery
 
 __all__ = [
     "ApiToken",
@@ -13,5 +14,8 @@ __all__ = [
     "Skill",
     "SkillComponent",
     "SkillRevision",
+    "Webhook",
+    "WebhookAttempt",
+    "WebhookDelivery",
     "Workspace",
 ]

@@ -25,3 +25,15 @@ def token_id() -> str:
 
 def invitation_id() -> str:
     return new_public_id("inv")
+
+
+def webhook_id() -> str:
+    return new_public_id("wh")
+
+
+def delivery_id() -> str:
+    return new_public_id("whd")
+
+
+def event_id() -> str:
+    return new_public_id("evt")

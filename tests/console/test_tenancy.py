@@ -21,9 +21,11 @@ from skills_app.models import (
     Membership,
     Skill,
     SkillRevision,
+    Webhook,
+    WebhookDelivery,
 )
 from skills_app.services.jobs import export_start
-from tests.factories import Env, actor_for, make_invitation, make_token, save
+from tests.factories import Env, actor_for, make_invitation, make_token, make_webhook, save
 
 # Pages outside any workspace: they show only the signed-in user's own things.
 NOT_TENANT_SCOPED = {
@@ -55,6 +57,8 @@ def _world(env: Env) -> dict[str, Any]:
         "audit": AuditEntry.objects.count(),
         "jobs": Job.objects.count(),
         "invitations": sorted(Invitation.objects.values_list("invitation_id", "revoked_at")),
+        "webhooks": sorted(Webhook.objects.values_list("webhook_id", "url")),
+        "deliveries": sorted(WebhookDelivery.objects.values_list("delivery_id", "state")),
     }
 
 
@@ -66,6 +70,7 @@ def victim(env: Env) -> dict[str, str]:
     job = export_start(actor=actor_for(env.owner), revision=published.revision)
     token, _ = make_token(env.owner)
     invitation = make_invitation(env.owner, env.team)
+    webhook, delivery = make_webhook(env.team)
     return {
         "ws": env.team.slug,
         "skill_id": proposed.revision.skill.skill_id,
@@ -76,6 +81,8 @@ def victim(env: Env) -> dict[str, str]:
         "username": env.member.get_username(),
         "token_id": token.token_id,
         "invitation_id": invitation.invitation_id,
+        "webhook_id": webhook.webhook_id,
+        "delivery_id": delivery.delivery_id,
     }
 
 
