@@ -104,8 +104,18 @@ def webhook_delete(*, actor: Actor, webhook: Webhook) -> None:
 def delivery_redeliver(*, actor: Actor, delivery: WebhookDelivery) -> WebhookDelivery:
     """Send a delivery again (same event id), with a fresh round of attempts."""
     _admin(actor, delivery.webhook.workspace)
-    WebhookDelivery.objects.filter(pk=delivery.pk).update(state=WebhookDelivery.State.PENDING)
-    delivery.state = WebhookDelivery.State.PENDING
+    # Only a finished delivery goes out again: two rounds at once would POST twice.
+    updated = (
+        WebhookDelivery.objects.filter(pk=delivery.pk)
+        .exclude(state=WebhookDelivery.State.PENDING)
+        .update(state=WebhookDelivery.State.PENDING)
+    )
+    if not updated:
+        raise errors.Conflict(
+            "This delivery is still being attempted; redeliver it once it has finished.",
+            details={"id": delivery.delivery_id},
+        )
+    delivery.refresh_from_db()
     audit_record(
         actor=actor,
         workspace=delivery.webhook.workspace,

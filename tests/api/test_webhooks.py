@@ -165,6 +165,8 @@ def test_the_delivery_log_and_redelivery_over_the_api(
         answer = admin.post(redeliver)
         assert answer.status_code == 202
         assert answer.json()["state"] == "pending"
+        twice = admin.post(redeliver)  # still pending: refused, not queued a second time
+        assert (twice.status_code, error_code(twice)) == (409, "CONFLICT")
         delivery_attempt(delivery_id=delivery.delivery_id, round_start=1)
         [row] = admin.get(_path(env, hook["id"], "deliveries")).json()["results"]
         assert row["state"] == "succeeded"
