@@ -83,6 +83,14 @@ class Conflict(XmemoError):
     default_message = "Someone else changed this first; reload and try again."
 
 
+class InvitationUnusable(XmemoError):
+    """An invitation link that was used, revoked or has expired (``details.reason`` says which)."""
+
+    code = "INVITATION_UNUSABLE"
+    status = 410
+    default_message = "This invitation can no longer be used. Ask the team for a new one."
+
+
 class AmbiguousSlug(XmemoError):
     code = "AMBIGUOUS_SLUG"
     status = 409

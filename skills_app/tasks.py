@@ -47,3 +47,13 @@ def _start_outbox_sweep(**kwargs: Any) -> None:
         threading.Thread(
             target=_sweep_outbox_forever, args=(interval,), name="outbox-sweep", daemon=True
         ).start()
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def deliver_webhook(delivery_id: str, round_start: int = 0) -> None:
+    """One attempt; on failure the next one is scheduled with exponential backoff."""
+    from .services.webhooks import delivery_attempt
+
+    wait = delivery_attempt(delivery_id=delivery_id, round_start=round_start)
+    if wait is not None:
+        deliver_webhook.apply_async((delivery_id, round_start), countdown=wait)

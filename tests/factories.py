@@ -10,8 +10,16 @@ from django.contrib.auth.models import User
 
 from skills_app.access import Actor
 from skills_app.domain.bundle import ComponentData, SkillBundle
-from skills_app.models import ApiToken, Membership, Workspace
+from skills_app.models import (
+    ApiToken,
+    Invitation,
+    Membership,
+    Webhook,
+    WebhookDelivery,
+    Workspace,
+)
 from skills_app.services.accounts import token_create, user_create
+from skills_app.services.invitations import invitation_create
 from skills_app.services.skills import SaveResult, skill_save
 
 _counter = itertools.count(1)
@@ -54,6 +62,29 @@ def make_token(user: User, scopes: list[str] | None = None, **kwargs: Any) -> tu
         scopes=scopes or ALL_SCOPES,
         **kwargs,
     )
+
+
+def make_invitation(
+    inviter: User, team: Workspace, email: str = "guest@example.com", role: str = "member"
+) -> Invitation:
+    return invitation_create(
+        actor=Actor(user=inviter, via="cli"),
+        workspace=team,
+        email=email,
+        role=role,
+        public_url="http://testserver/",
+    )
+
+
+def make_webhook(team: Workspace, **delivery: Any) -> tuple[Webhook, WebhookDelivery]:
+    """A webhook on skill.archived with one logged delivery (stored directly: no network)."""
+    webhook = Webhook.objects.create(
+        workspace=team, url="https://hooks.example/x", events=["skill.archived"], secret="s"
+    )
+    made = WebhookDelivery.objects.create(
+        webhook=webhook, event_id="evt_x", event_type="skill.archived", payload={}, **delivery
+    )
+    return webhook, made
 
 
 def bundle(**overrides: Any) -> SkillBundle:

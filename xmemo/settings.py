@@ -201,6 +201,31 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("XMEMO_HSTS_INCLUDE_SUBDOMAINS", True)
 SECURE_HSTS_PRELOAD = env_bool("XMEMO_HSTS_PRELOAD", True)
 SECURE_SSL_REDIRECT = env_bool("XMEMO_SSL_REDIRECT", SESSION_COOKIE_SECURE)
 
+# --- Accounts: sign-up, invitations, e-mail (SPEC §16) -----------------------------------------
+# Open sign-up: anybody may create an account at /signup/ (on in the embedded default only).
+XMEMO_OPEN_SIGNUP = env_bool("XMEMO_OPEN_SIGNUP", EMBEDDED)
+XMEMO_INVITATION_DAYS = int(os.environ.get("XMEMO_INVITATION_DAYS", "7"))
+# Links in e-mails: the console's public origin (e.g. https://skills.example.com); when empty,
+# the origin of the request that sent the mail.
+XMEMO_PUBLIC_URL = os.environ.get("XMEMO_PUBLIC_URL", "").rstrip("/")
+# E-mail through Django's backends: printed to the console in the embedded default, SMTP by the
+# EMAIL_* variables otherwise.
+EMAIL_BACKEND = os.environ.get(
+    "EMAIL_BACKEND",
+    "django.core.mail.backends.console.EmailBackend"
+    if EMBEDDED
+    else "django.core.mail.backends.smtp.EmailBackend",
+)
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+EMAIL_TIMEOUT = int(os.environ.get("EMAIL_TIMEOUT", "20"))
+EMAIL_FILE_PATH = os.environ.get("EMAIL_FILE_PATH", str(VAR_DIR / "mail"))
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "XMemo <noreply@localhost>")
+
 # --- I18N, static ---------------------------------------------------------------------------
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -243,6 +268,8 @@ SPECTACULAR_SETTINGS = {
         "JobStateEnum": ["queued", "running", "succeeded", "failed"],
         "WorkspaceKindEnum": ["personal", "team"],
         "ComponentTypeEnum": ["reference", "example", "template", "document", "artifact", "script"],
+        "InvitationStateEnum": ["pending", "accepted", "revoked", "expired"],
+        "WebhookDeliveryStateEnum": ["pending", "succeeded", "failed"],
     },
 }
 # REST hot path (skills_app/api/auth.py, skills_app/selectors/db.py, cache.py, invalidation.py):
@@ -320,6 +347,13 @@ XMEMO_IMPORT_ALLOW_PRIVATE = env_bool("XMEMO_IMPORT_ALLOW_PRIVATE", False)
 XMEMO_IMPORT_MAX_BYTES = int(os.environ.get("XMEMO_IMPORT_MAX_BYTES", str(16 * 1024 * 1024)))
 XMEMO_IMPORT_TIMEOUT_SECONDS = float(os.environ.get("XMEMO_IMPORT_TIMEOUT_SECONDS", "20"))
 XMEMO_IMPORT_DIR_ROOTS = env_list("XMEMO_IMPORT_DIR_ROOTS", "")
+# Webhooks (SPEC §16): delivery attempts with exponential backoff (base * 2**(n-1) seconds),
+# each POST bounded in time and in how much of the answer is read. Private and loopback
+# addresses are refused unless XMEMO_WEBHOOK_ALLOW_PRIVATE (tests only).
+XMEMO_WEBHOOK_ALLOW_PRIVATE = env_bool("XMEMO_WEBHOOK_ALLOW_PRIVATE", False)
+XMEMO_WEBHOOK_MAX_ATTEMPTS = int(os.environ.get("XMEMO_WEBHOOK_MAX_ATTEMPTS", "6"))
+XMEMO_WEBHOOK_BACKOFF_SECONDS = float(os.environ.get("XMEMO_WEBHOOK_BACKOFF_SECONDS", "30"))
+XMEMO_WEBHOOK_TIMEOUT_SECONDS = float(os.environ.get("XMEMO_WEBHOOK_TIMEOUT_SECONDS", "10"))
 # Sandbox (SPEC §13).
 XMEMO_BWRAP_PATH = os.environ.get("XMEMO_BWRAP_PATH", "bwrap")
 XMEMO_SANDBOX_MAX_TIMEOUT = int(os.environ.get("XMEMO_SANDBOX_MAX_TIMEOUT", "120"))

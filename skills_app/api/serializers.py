@@ -95,6 +95,16 @@ class MemberIn(serializers.Serializer):
     role = serializers.ChoiceField(choices=list(ROLES))
 
 
+class InvitationIn(serializers.Serializer):
+    email = serializers.CharField(max_length=254)
+    role = serializers.ChoiceField(choices=list(ROLES))
+
+
+class WebhookIn(serializers.Serializer):
+    url = serializers.CharField(max_length=2000)
+    events = serializers.ListField(child=serializers.CharField(max_length=40), max_length=20)
+
+
 class MemberChangeIn(serializers.Serializer):
     role = serializers.ChoiceField(choices=list(ROLES))
 
@@ -292,6 +302,45 @@ class MemberOut(serializers.Serializer):
     username = serializers.CharField()
     role = _choice(list(ROLES))
     created_at = serializers.DateTimeField()
+
+
+class InvitationOut(serializers.Serializer):
+    id = serializers.CharField()
+    email = serializers.CharField()
+    role = _choice(list(ROLES))
+    state = _choice(["pending", "accepted", "revoked", "expired"])
+    invited_by = serializers.CharField(allow_null=True)
+    created_at = serializers.DateTimeField()
+    expires_at = serializers.DateTimeField()
+
+
+class WebhookOut(serializers.Serializer):
+    id = serializers.CharField()
+    url = serializers.CharField()
+    events = serializers.ListField(child=serializers.CharField())
+    created_at = serializers.DateTimeField()
+
+
+class WebhookCreatedOut(WebhookOut):
+    secret = serializers.CharField(help_text="The signing secret. Shown only in this answer.")
+
+
+class WebhookAttemptOut(serializers.Serializer):
+    number = serializers.IntegerField()
+    status_code = serializers.IntegerField(allow_null=True)
+    latency_ms = serializers.IntegerField()
+    response_excerpt = serializers.CharField()
+    error = serializers.CharField()
+    at = serializers.DateTimeField()
+
+
+class WebhookDeliveryOut(serializers.Serializer):
+    id = serializers.CharField()
+    event_id = serializers.CharField()
+    type = serializers.CharField()
+    state = _choice(["pending", "succeeded", "failed"])
+    created_at = serializers.DateTimeField()
+    attempts = WebhookAttemptOut(many=True)
 
 
 class TokenOut(serializers.Serializer):

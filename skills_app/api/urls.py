@@ -10,6 +10,8 @@ from rest_framework.permissions import AllowAny
 from .errors import not_found_view
 from .views.accounts import (
     AuditListView,
+    InvitationDetailView,
+    InvitationListView,
     MemberDetailView,
     MemberListView,
     TokenDetailView,
@@ -37,6 +39,7 @@ from .views.skills import (
     SkillListView,
     SkillUnarchiveView,
 )
+from .views.webhooks import DeliveryListView, RedeliverView, WebhookDetailView, WebhookListView
 from .views.workspace_settings import SecretDetailView, SecretListView, WorkspaceDetailView
 
 app_name = "api"
@@ -86,6 +89,32 @@ urlpatterns = [
     ),
     path("workspaces/<str:ws>/audit", AuditListView.as_view(), name="audit-list"),
     path("workspaces/<str:ws>/restore", RestoreView.as_view(), name="workspace-restore"),
+    path(
+        "workspaces/<str:ws>/invitations",
+        InvitationListView.as_view(),
+        name="invitation-list",
+    ),
+    path(
+        "workspaces/<str:ws>/invitations/<str:invitation_id>",
+        InvitationDetailView.as_view(),
+        name="invitation-detail",
+    ),
+    path("workspaces/<str:ws>/webhooks", WebhookListView.as_view(), name="webhook-list"),
+    path(
+        "workspaces/<str:ws>/webhooks/<str:webhook_id>",
+        WebhookDetailView.as_view(),
+        name="webhook-detail",
+    ),
+    path(
+        "workspaces/<str:ws>/webhooks/<str:webhook_id>/deliveries",
+        DeliveryListView.as_view(),
+        name="webhook-deliveries",
+    ),
+    path(
+        "workspaces/<str:ws>/webhooks/<str:webhook_id>/deliveries/<str:delivery_id>/redeliver",
+        RedeliverView.as_view(),
+        name="webhook-redeliver",
+    ),
     path("tokens", TokenListView.as_view(), name="token-list"),
     path("tokens/<str:token_id>", TokenDetailView.as_view(), name="token-detail"),
     # The OpenAPI schema and interactive docs (public: they describe, they hold no data).

@@ -14,6 +14,7 @@ from django import forms
 from .. import access, errors
 from ..domain.skillmd import parse_skill_md
 from ..models import Membership
+from ..services.events import EVENT_TYPES
 
 
 def add_service_error(form: forms.Form, exc: errors.XmemoError) -> None:
@@ -190,4 +191,52 @@ class SecretForm(forms.Form):
         widget=forms.PasswordInput(render_value=False),
         strip=False,
         help_text="Write-only: it is stored encrypted and never shown again.",
+    )
+
+
+class InviteForm(forms.Form):
+    email = forms.CharField(label="E-mail address", widget=forms.EmailInput)
+    role = forms.ChoiceField(choices=Membership.Role.choices, initial="member")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # Shares the members page with MemberAddForm: its own element ids keep labels unique.
+        kwargs.setdefault("auto_id", "invite_%s")
+        super().__init__(*args, **kwargs)
+
+
+class NewPasswordMixin(forms.Form):
+    """A password typed twice (the rules on the password itself live in the service)."""
+
+    password = forms.CharField(widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}))
+    password2 = forms.CharField(
+        label="Password again",
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+    )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("password") != data.get("password2"):
+            self.add_error("password2", "The two passwords differ.")
+        return data
+
+
+class InvitedSignupForm(NewPasswordMixin):
+    username = forms.CharField(
+        help_text="a-z, 0-9 and '-'; also the name of your personal workspace",
+        widget=forms.TextInput(attrs={"autocomplete": "username"}),
+    )
+    field_order = ["username", "password", "password2"]
+
+
+class SignupForm(InvitedSignupForm):
+    email = forms.CharField(label="E-mail address", widget=forms.EmailInput)
+    field_order = ["username", "email", "password", "password2"]
+
+
+class WebhookForm(forms.Form):
+    url = forms.CharField(label="Payload URL", widget=forms.URLInput)
+    events = forms.MultipleChoiceField(
+        choices=[(event, event) for event in EVENT_TYPES],
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
     )

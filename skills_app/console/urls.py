@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from .views import admin, auth, diff, editor, jobs, review, settings, skills
+from .views import admin, auth, diff, editor, invitations, jobs, review, settings, skills, webhooks
 
 app_name = "console"
 
@@ -12,6 +12,20 @@ urlpatterns = [
     path("", auth.home, name="home"),
     path("login/", auth.LoginView.as_view(), name="login"),
     path("logout/", auth.LogoutView.as_view(), name="logout"),
+    path("signup/", invitations.signup, name="signup"),
+    path("invite/<str:token>/", invitations.invitation, name="invitation"),
+    path("password-reset/", auth.PasswordResetView.as_view(), name="password_reset"),
+    path("password-reset/sent/", auth.PasswordResetDoneView.as_view(), name="password_reset_done"),
+    path(
+        "password-reset/<uidb64>/<token>/",
+        auth.PasswordResetConfirmView.as_view(),
+        name="password_reset_confirm",
+    ),
+    path(
+        "password-reset/done/",
+        auth.PasswordResetCompleteView.as_view(),
+        name="password_reset_complete",
+    ),
     path("w/new/", admin.workspace_new, name="workspace_new"),
     # Skills
     path("w/<slug:ws>/skills/", skills.skill_list, name="skill_list"),
@@ -50,8 +64,25 @@ urlpatterns = [
     # Administration
     path("w/<slug:ws>/members/", admin.members, name="members"),
     path("w/<slug:ws>/members/<str:username>/", admin.member_change, name="member_change"),
+    path("w/<slug:ws>/invitations/", invitations.invite, name="invite"),
+    path(
+        "w/<slug:ws>/invitations/<str:invitation_id>/",
+        invitations.invitation_change,
+        name="invitation_change",
+    ),
     path("w/<slug:ws>/tokens/", admin.tokens, name="tokens"),
     path("w/<slug:ws>/tokens/<str:token_id>/revoke/", admin.token_revoke, name="token_revoke"),
     path("w/<slug:ws>/audit/", admin.audit, name="audit"),
     path("w/<slug:ws>/settings/", settings.settings, name="settings"),
+    path("w/<slug:ws>/webhooks/", webhooks.webhook_list, name="webhooks"),
+    path(
+        "w/<slug:ws>/webhooks/<str:webhook_id>/",
+        webhooks.webhook_detail,
+        name="webhook_detail",
+    ),
+    path(
+        "w/<slug:ws>/webhooks/<str:webhook_id>/deliveries/<str:delivery_id>/redeliver/",
+        webhooks.webhook_redeliver,
+        name="webhook_redeliver",
+    ),
 ]

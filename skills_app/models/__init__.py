@@ -2,18 +2,23 @@ from .audit import AuditEntry
 from .jobs import Job
 from .oauth import OAuthConnection
 from .skills import Blob, Skill, SkillComponent, SkillRevision
-from .tenancy import ApiToken, Membership, Workspace, WorkspaceSecret
+from .tenancy import ApiToken, Invitation, Membership, Workspace, WorkspaceSecret
+from .webhooks import Webhook, WebhookAttempt, WebhookDelivery
 
 __all__ = [
     "ApiToken",
     "AuditEntry",
     "Blob",
+    "Invitation",
     "Job",
     "Membership",
     "OAuthConnection",
     "Skill",
     "SkillComponent",
     "SkillRevision",
+    "Webhook",
+    "WebhookAttempt",
+    "WebhookDelivery",
     "Workspace",
     "WorkspaceSecret",
 ]

@@ -21,3 +21,19 @@ def job_id() -> str:
 
 def token_id() -> str:
     return new_public_id("tok")
+
+
+def invitation_id() -> str:
+    return new_public_id("inv")
+
+
+def webhook_id() -> str:
+    return new_public_id("wh")
+
+
+def delivery_id() -> str:
+    return new_public_id("whd")
+
+
+def event_id() -> str:
+    return new_public_id("evt")

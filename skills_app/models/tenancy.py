@@ -113,3 +113,31 @@ class WorkspaceSecret(models.Model):
 
     def __str__(self) -> str:
         return f"{self.workspace_id}:{self.name}"
+
+
+class Invitation(models.Model):
+    """An invitation of an e-mail address into a team. The link carries a random token; only
+    its SHA-256 is stored (like API tokens), so a database read cannot accept an invitation.
+    Single use: ``accepted_at`` is set once; ``revoked_at`` ends it early."""
+
+    invitation_id = models.CharField(max_length=40, unique=True, default=ids.invitation_id)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="invitations")
+    email = models.EmailField()
+    role = models.CharField(max_length=16, choices=Membership.Role.choices)
+    token_hash = models.CharField(max_length=64, unique=True)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    expires_at = models.DateTimeField()
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.invitation_id} ({self.email} → {self.workspace_id})"

@@ -4,6 +4,7 @@ from typing import Any
 
 from ..access import Actor
 from ..models import AuditEntry, Workspace
+from .events import emit_from_audit
 
 
 def audit_record(
@@ -15,8 +16,9 @@ def audit_record(
     target_id: str = "",
     data: dict[str, Any] | None = None,
 ) -> AuditEntry:
-    """Write one audit entry; call it inside the transaction of the change it describes."""
-    return AuditEntry.objects.create(
+    """Write one audit entry; call it inside the transaction of the change it describes.
+    The entry is also the hook of product events (webhooks)."""
+    entry = AuditEntry.objects.create(
         workspace=workspace,
         actor=actor.user,
         actor_label=actor.label,
@@ -27,3 +29,5 @@ def audit_record(
         ip=actor.ip,
         via=actor.via,
     )
+    emit_from_audit(entry)
+    return entry

@@ -22,10 +22,8 @@ Rules of every request, each hop of a redirect included:
 * the scheme is http or https, no credentials in the URL, and ``host`` (default port) or
   ``host:port`` is on ``allowed_hosts`` — the page URL too, although only the archive URL is
   fetched;
-* the host name is resolved once; if any address is private, loopback, link-local, multicast,
-  reserved or otherwise not global (and ``allow_private`` is off) the request is refused; the
-  connection then goes to that validated address (Host header and TLS SNI/certificate check use
-  the name), so a second DNS answer (rebinding) is never used;
+* the outbound guard (``skills_app.outbound``): no private, loopback or otherwise non-global
+  address unless ``allow_private``, and the connection is pinned to the validated address;
 * redirects are followed by hand, at most five, each Location checked like the first URL
   before anything is sent to it;
 * the body is read raw (``Accept-Encoding: identity``, no transparent decompression) and cut
@@ -40,12 +38,10 @@ an oversize body raises UnsafeArchive.
 
 from __future__ import annotations
 
-import ipaddress
 import re
-import socket
 import time
 from dataclasses import dataclass, replace
-from urllib.parse import quote, unquote, urljoin, urlsplit, urlunsplit
+from urllib.parse import quote, unquote, urljoin, urlsplit
 
 import httpx
 from django.conf import settings as django_settings
@@ -57,6 +53,7 @@ from skills_app.errors import (
     UnsupportedFormat,
     ValidationFailed,
 )
+from skills_app.outbound import DEFAULT_PORTS, Target, pin, split_url
 from skills_app.sources.archive import zip_bundles_read
 from skills_app.sources.files import SKILL_JSON, SKILL_MD
 from skills_app.sources.skilljson import skill_json_bundle_read
@@ -64,7 +61,6 @@ from skills_app.sources.skillmd import skill_md_bundle_read
 
 SOURCE = "import-url"
 MAX_REDIRECTS = 5
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 _REDIRECT_STATUSES = {301, 302, 303, 307, 308}
 _GITHUB_HOSTS = {"github.com", "www.github.com"}
 _CLAWHUB_HOSTS = {"clawhub.ai", "www.clawhub.ai"}
@@ -75,8 +71,6 @@ _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
 _USER_AGENT = "xmemo-cloud-skills-import"
 _GITHUB_SHA_MEDIA_TYPE = "application/vnd.github.sha"
 _COMMIT_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-
-Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
 @dataclass(frozen=True)
@@ -117,15 +111,6 @@ class _Plan:
     commit_url: str | None = None
 
 
-@dataclass(frozen=True)
-class _Target:
-    """One request's destination, pinned to an address that passed the checks."""
-
-    url: str  # the validated address as host
-    host_header: str
-    hostname: str
-
-
 def _refused(url: str, reason: str) -> ImportHostNotAllowed:
     return ImportHostNotAllowed(
         f"Import from {url} was refused: {reason}.", details={"url": url, "reason": reason}
@@ -140,70 +125,22 @@ def _host_port(entry: str) -> tuple[str, int | None]:
 def _allowed(host: str, port: int, scheme: str, allowed_hosts: tuple[str, ...]) -> bool:
     for entry in allowed_hosts:
         allowed_host, allowed_port = _host_port(entry)
-        if allowed_host == host and (allowed_port or _DEFAULT_PORTS[scheme]) == port:
+        if allowed_host == host and (allowed_port or DEFAULT_PORTS[scheme]) == port:
             return True
     return False
 
 
-def _is_public(address: Address) -> bool:
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
-        address = address.ipv4_mapped
-    return address.is_global and not (
-        address.is_multicast or address.is_reserved or address.is_link_local or address.is_loopback
-    )
-
-
 def _split_checked(url: str, settings: UrlImportSettings) -> tuple[str, str, int]:
     """``(scheme, host, port)`` of a URL that passes the allowlist, else ImportHostNotAllowed."""
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError as exc:
-        raise _refused(url, f"it is not a valid URL ({exc})") from exc
-    if parts.scheme not in _DEFAULT_PORTS:
-        raise _refused(url, "only http and https URLs can be imported")
-    if parts.username is not None or parts.password is not None:
-        raise _refused(url, "URLs with credentials are not accepted")
-    host = (parts.hostname or "").rstrip(".")
-    try:
-        host = host.encode("idna").decode("ascii")
-    except UnicodeError as exc:
-        raise _refused(url, "the host name is not valid") from exc
-    port = port or _DEFAULT_PORTS[parts.scheme]
-    if not host or not _allowed(host, port, parts.scheme, settings.allowed_hosts):
+    scheme, host, port = split_url(url, _refused)
+    if not _allowed(host, port, scheme, settings.allowed_hosts):
         raise _refused(url, f"{host}:{port} is not on the import allowlist")
-    return parts.scheme, host, port
+    return scheme, host, port
 
 
-def _resolve(url: str, host: str, port: int, *, allow_private: bool) -> Address:
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (OSError, UnicodeError) as exc:
-        raise ValidationFailed(
-            f"The host of {url} could not be resolved ({exc}).", details={"url": url}
-        ) from exc
-    addresses = [ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos]
-    if not allow_private:
-        for address in addresses:
-            if not _is_public(address):
-                raise _refused(url, f"{host} resolves to {address}, which is not a public address")
-    if not addresses:
-        raise ValidationFailed(f"The host of {url} has no address.", details={"url": url})
-    return next((a for a in addresses if a.version == 4), addresses[0])
-
-
-def _pin(url: str, settings: UrlImportSettings) -> _Target:
-    scheme, host, port = _split_checked(url, settings)
-    address = _resolve(url, host, port, allow_private=settings.allow_private)
-    parts = urlsplit(url)
-    literal = f"[{address}]" if address.version == 6 else str(address)
-    host_text = f"[{host}]" if ":" in host else host
-    default = port == _DEFAULT_PORTS[scheme]
-    return _Target(
-        url=urlunsplit((scheme, f"{literal}:{port}", parts.path or "/", parts.query, "")),
-        host_header=host_text if default else f"{host_text}:{port}",
-        hostname=host,
-    )
+def _pin(url: str, settings: UrlImportSettings) -> Target:
+    _split_checked(url, settings)
+    return pin(url, allow_private=settings.allow_private, refuse=_refused)
 
 
 def _timed_out(url: str, settings: UrlImportSettings) -> ValidationFailed:

@@ -22,16 +22,28 @@ from skills_app.api import urls as api_urls
 from skills_app.models import (
     ApiToken,
     AuditEntry,
+    Invitation,
     Job,
     Membership,
     Skill,
     SkillRevision,
+    Webhook,
+    WebhookDelivery,
     Workspace,
     WorkspaceSecret,
 )
 from skills_app.services.workspace_settings import workspace_secret_set
 from tests.api.conftest import Api, ApiFactory
-from tests.factories import Env, component, make_token, personal_ws, publish, save
+from tests.factories import (
+    Env,
+    component,
+    make_invitation,
+    make_token,
+    make_webhook,
+    personal_ws,
+    publish,
+    save,
+)
 
 PUBLIC = {"schema", "docs", "not-found"}
 METHODS = ("get", "post", "put", "patch", "delete")
@@ -66,6 +78,9 @@ class Victim:
     token: ApiToken
     member_username: str
     job: Job
+    invitation_id: str
+    webhook: Webhook
+    delivery: WebhookDelivery
 
 
 @dataclass
@@ -183,6 +198,30 @@ def _cases(v: Victim) -> dict[str, dict[str, list[Call]]]:
             "delete": [Call({"ws": team, "name": "VICTIM_KEY"})],
         },
         "workspace-restore": {"post": [Call({"ws": team}, body={})]},
+        "invitation-list": {
+            "get": [Call({"ws": team}, owner_expect=200, absent=["guest@example.com"])],
+            "post": [Call({"ws": team}, body={"email": "stranger@example.com", "role": "owner"})],
+        },
+        "invitation-detail": {"delete": [Call({"ws": team, "invitation_id": v.invitation_id})]},
+        "webhook-list": {
+            "get": [Call({"ws": team}, owner_expect=200, absent=[v.webhook.url])],
+            "post": [Call({"ws": team}, body={"url": "https://example.com/", "events": []})],
+        },
+        "webhook-detail": {"delete": [Call({"ws": team, "webhook_id": v.webhook.webhook_id})]},
+        "webhook-deliveries": {
+            "get": [Call({"ws": team, "webhook_id": v.webhook.webhook_id}, owner_expect=200)]
+        },
+        "webhook-redeliver": {
+            "post": [
+                Call(
+                    {
+                        "ws": team,
+                        "webhook_id": v.webhook.webhook_id,
+                        "delivery_id": v.delivery.delivery_id,
+                    }
+                )
+            ]
+        },
         "token-list": {
             "get": [Call(expect=200, absent=[v.token.token_id])],
             "post": [Call(body={"name": "x", "scopes": ["skills:read"], "workspace": team})],
@@ -236,6 +275,19 @@ def _snapshot(env: Env) -> dict[str, Any]:
             ApiToken.objects.filter(user=env.owner).values_list("token_id", "revoked_at")
         ),
         "audit": AuditEntry.objects.filter(workspace__in=workspaces).count(),
+        "deliveries": sorted(
+            WebhookDelivery.objects.filter(webhook__workspace__in=workspaces).values_list(
+                "delivery_id", "state", "attempts"
+            )
+        ),
+        "webhooks": sorted(
+            Webhook.objects.filter(workspace__in=workspaces).values_list("webhook_id", "url")
+        ),
+        "invitations": sorted(
+            Invitation.objects.filter(workspace__in=workspaces).values_list(
+                "invitation_id", "revoked_at"
+            )
+        ),
         "jobs": sorted(Job.objects.filter(workspace__in=workspaces).values_list("job_id", "state")),
         "workspaces": sorted(
             Workspace.objects.filter(pk__in=[w.pk for w in workspaces]).values_list(
@@ -273,6 +325,8 @@ def victim(env: Env) -> Victim:
         output_data=b"PK\x05\x06" + bytes(18),
         output_name="deploy.zip",
     )
+    invitation = make_invitation(env.owner, env.team)
+    webhook, delivery = make_webhook(env.team)
     return Victim(
         env=env,
         skill=published.skill,
@@ -282,6 +336,9 @@ def victim(env: Env) -> Victim:
         token=token,
         member_username=env.member.username,
         job=job,
+        invitation_id=invitation.invitation_id,
+        webhook=webhook,
+        delivery=delivery,
     )
 
 

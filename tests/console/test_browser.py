@@ -317,3 +317,43 @@ def test_skills_list_fits_360px(sign_in: Any, team: dict[str, Any]) -> None:
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 360
     _shot(page, "skills-list-360")
     assert Workspace.objects.filter(slug="acme").exists()
+
+
+def test_owner_invites_and_the_invitee_creates_an_account_from_the_email(
+    sign_in: Any, team: dict[str, Any], browser: Browser, live_server: Any
+) -> None:
+    from django.core import mail
+
+    from tests.mail import last_invite_path
+
+    owner = sign_in(team["owner"]).page
+    owner.goto(f"/w/{team['ws'].slug}/members/")
+    form = owner.get_by_test_id("invite-form")
+    form.get_by_label("E-mail address").fill("ivy@example.com")
+    form.get_by_label("Role").select_option("admin")
+    form.get_by_role("button", name="Send invitation").click()
+    expect(owner.locator(".flash")).to_contain_text("Invitation sent to ivy@example.com")
+    expect(owner.get_by_test_id("invitations")).to_contain_text("ivy@example.com")
+    [message] = mail.outbox
+    assert message.to == ["ivy@example.com"]
+
+    context = browser.new_context(base_url=live_server.url)
+    try:
+        page = context.new_page()
+        page.set_default_timeout(10_000)
+        page.goto(last_invite_path())
+        expect(page.get_by_test_id("invitation")).to_contain_text("Join Team")
+        page.get_by_label("Username").fill("ivy")
+        page.get_by_label("Password", exact=True).fill(PASSWORD)
+        page.get_by_label("Password again").fill(PASSWORD)
+        _shot(page, "invitation")
+        page.get_by_role("button", name="Create account and join").click()
+        expect(page).to_have_url(re.compile(f"/w/{team['ws'].slug}/skills/$"))
+        expect(page.locator(".flash")).to_contain_text("Welcome to Team")
+        page.goto(f"/w/{team['ws'].slug}/members/")
+        expect(page.get_by_test_id("members")).to_contain_text("ivy (you)")
+    finally:
+        context.close()
+    user = User.objects.get(username="ivy")
+    assert user.email == "ivy@example.com"
+    assert Workspace.objects.filter(slug="ivy", kind="personal").exists()

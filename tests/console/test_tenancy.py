@@ -13,12 +13,34 @@ from django.test import Client
 from django.urls import URLPattern, reverse
 
 from skills_app.console import urls as console_urls
-from skills_app.models import ApiToken, AuditEntry, Job, Membership, Skill, SkillRevision
+from skills_app.models import (
+    ApiToken,
+    AuditEntry,
+    Invitation,
+    Job,
+    Membership,
+    Skill,
+    SkillRevision,
+    Webhook,
+    WebhookDelivery,
+)
 from skills_app.services.jobs import export_start
-from tests.factories import Env, actor_for, make_token, save
+from tests.factories import Env, actor_for, make_invitation, make_token, make_webhook, save
 
 # Pages outside any workspace: they show only the signed-in user's own things.
-NOT_TENANT_SCOPED = {"home", "login", "logout", "workspace_new"}
+NOT_TENANT_SCOPED = {
+    "home",
+    "login",
+    "logout",
+    "workspace_new",
+    # Sign-up, password reset and the invitation link: public pages, keyed by a secret link.
+    "signup",
+    "invitation",
+    "password_reset",
+    "password_reset_done",
+    "password_reset_confirm",
+    "password_reset_complete",
+}
 
 
 def _patterns() -> list[URLPattern]:
@@ -34,6 +56,9 @@ def _world(env: Env) -> dict[str, Any]:
         "tokens": sorted(ApiToken.objects.values_list("token_id", "revoked_at")),
         "audit": AuditEntry.objects.count(),
         "jobs": Job.objects.count(),
+        "invitations": sorted(Invitation.objects.values_list("invitation_id", "revoked_at")),
+        "webhooks": sorted(Webhook.objects.values_list("webhook_id", "url")),
+        "deliveries": sorted(WebhookDelivery.objects.values_list("delivery_id", "state")),
     }
 
 
@@ -44,6 +69,8 @@ def victim(env: Env) -> dict[str, str]:
     proposed = save(env.member, env.team, slug="deploy", intent="publish", instruction_body="v2")
     job = export_start(actor=actor_for(env.owner), revision=published.revision)
     token, _ = make_token(env.owner)
+    invitation = make_invitation(env.owner, env.team)
+    webhook, delivery = make_webhook(env.team)
     return {
         "ws": env.team.slug,
         "skill_id": proposed.revision.skill.skill_id,
@@ -53,6 +80,9 @@ def victim(env: Env) -> dict[str, str]:
         "action": "approve",
         "username": env.member.get_username(),
         "token_id": token.token_id,
+        "invitation_id": invitation.invitation_id,
+        "webhook_id": webhook.webhook_id,
+        "delivery_id": delivery.delivery_id,
     }
 
 

@@ -20,6 +20,7 @@ from ...selectors.accounts import (
     workspace_as_dict,
     workspace_list,
 )
+from ...selectors.invitations import invitation_as_dict, invitation_for, invitation_list
 from ...services.accounts import (
     membership_add,
     membership_change,
@@ -28,8 +29,11 @@ from ...services.accounts import (
     token_revoke,
     workspace_create,
 )
+from ...services.invitations import invitation_create, invitation_revoke
 from ..serializers import (
     AuditOut,
+    InvitationIn,
+    InvitationOut,
     MemberChangeIn,
     MemberIn,
     MemberOut,
@@ -229,4 +233,62 @@ class TokenDetailView(ApiView):
         actor = self.actor
         # The post_save signal drops the token from this process's auth cache at once.
         token_revoke(actor=actor, token=token_for(actor, token_id))
+        return Response(status=204)
+
+
+class InvitationListView(ApiView):
+    @extend_schema(
+        operation_id="workspaces_invitations_list",
+        summary="The team's pending invitations (owners and admins)",
+        parameters=PAGE_PARAMS,
+        responses={200: page_of("InvitationPage", InvitationOut())},
+        tags=["workspaces"],
+    )
+    def get(self, request: Request, ws: str) -> Response:
+        actor = self.actor
+        return page_response(
+            invitation_list(
+                actor=actor,
+                workspace=workspace_for(actor, ws, require_enabled=False),
+                cursor=self.param("cursor"),
+                limit=self.limit(),
+            )
+        )
+
+    @extend_schema(
+        operation_id="workspaces_invitations_create",
+        summary="Invite an e-mail address; the single-use link goes to that address only",
+        request=InvitationIn,
+        responses={201: InvitationOut},
+        tags=["workspaces"],
+    )
+    def post(self, request: Request, ws: str) -> Response:
+        data = self.validated(InvitationIn)
+        actor = self.actor
+        invitation = invitation_create(
+            actor=actor,
+            workspace=workspace_for(actor, ws, require_enabled=False),
+            email=data["email"],
+            role=data["role"],
+            public_url=request.build_absolute_uri("/"),
+        )
+        return Response(invitation_as_dict(invitation), status=201)
+
+
+class InvitationDetailView(ApiView):
+    @extend_schema(
+        operation_id="workspaces_invitations_destroy",
+        summary="Revoke a pending invitation (its link stops working)",
+        responses={204: None},
+        tags=["workspaces"],
+    )
+    def delete(self, request: Request, ws: str, invitation_id: str) -> Response:
+        actor = self.actor
+        workspace = workspace_for(actor, ws, require_enabled=False)
+        invitation_revoke(
+            actor=actor,
+            invitation=invitation_for(
+                actor=actor, workspace=workspace, invitation_id=invitation_id
+            ),
+        )
         return Response(status=204)

@@ -12,11 +12,13 @@ from django.utils import timezone
 
 from ... import access, errors
 from ...mcp.contract import profile_names
-from ...models import ApiToken, AuditEntry, Membership
+from ...models import ApiToken, AuditEntry, Invitation, Membership
+from ...selectors.invitations import pending_invitations
 from ...services import accounts
 from ..base import Console, console_view, page_query
 from ..forms import (
     AuditFilterForm,
+    InviteForm,
     MemberAddForm,
     MemberRoleForm,
     TokenForm,
@@ -45,14 +47,23 @@ def workspace_new(request: HttpRequest, console: Console) -> HttpResponse:
     return console.render("console/admin/workspace_new.html", {"form": form})
 
 
-def _members_page(console: Console, form: MemberAddForm, status: int = 200) -> HttpResponse:
+def _members_page(
+    console: Console,
+    form: MemberAddForm,
+    status: int = 200,
+    *,
+    invite_form: InviteForm | None = None,
+) -> HttpResponse:
     members = Membership.objects.filter(workspace=console.ws).select_related("user")
+    pending = pending_invitations(console.ws) if console.is_admin else Invitation.objects.none()
     return console.render(
         "console/admin/members.html",
         {
             "members": members.order_by("user__username"),
             "form": form,
             "role_form": MemberRoleForm(),
+            "invite_form": invite_form or InviteForm(),
+            "invitations": pending.order_by("-created_at"),
         },
         status=status,
     )

@@ -1,0 +1,74 @@
+"""Webhooks of a workspace: subscribe (the secret is shown once), the delivery log, redeliver,
+delete. The rules live in ``services.webhooks``; reads in ``selectors.webhooks``."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+
+from ... import access, errors
+from ...models import Webhook, WebhookDelivery
+from ...selectors.webhooks import delivery_for, webhook_for
+from ...services import webhooks
+from ..base import Console, console_view
+from ..forms import WebhookForm, add_service_error
+
+DELIVERIES_SHOWN = 50
+
+
+@console_view(skills=False)
+def webhook_list(request: HttpRequest, console: Console) -> HttpResponse:
+    access.require_role(console.actor, console.ws, access.ADMIN_ROLES)
+    form = WebhookForm(request.POST or None)
+    secret = ""
+    status = 200
+    if request.method == "POST":
+        status = 400
+        if form.is_valid():
+            try:
+                webhook, secret = webhooks.webhook_create(
+                    actor=console.actor,
+                    workspace=console.ws,
+                    url=form.cleaned_data["url"],
+                    events=form.cleaned_data["events"],
+                )
+            except errors.XmemoError as exc:
+                add_service_error(form, exc)
+                status = exc.status
+            else:
+                status = 201
+                form = WebhookForm()
+                messages.success(request, f"Webhook for {webhook.url} added. Copy its secret now.")
+    response = console.render(
+        "console/admin/webhooks.html",
+        {"form": form, "secret": secret, "webhooks": Webhook.objects.filter(workspace=console.ws)},
+        status=status,
+    )
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@console_view(skills=False)
+def webhook_detail(request: HttpRequest, console: Console, webhook_id: str) -> HttpResponse:
+    """The delivery log (GET) or delete (POST)."""
+    webhook = webhook_for(actor=console.actor, workspace=console.ws, webhook_id=webhook_id)
+    if request.method == "POST":
+        webhooks.webhook_delete(actor=console.actor, webhook=webhook)
+        messages.success(request, f"Webhook for {webhook.url} deleted.")
+        return console.redirect("webhooks")
+    deliveries = WebhookDelivery.objects.filter(webhook=webhook).prefetch_related("attempt_log")
+    return console.render(
+        "console/admin/webhook_detail.html",
+        {"webhook": webhook, "deliveries": deliveries[:DELIVERIES_SHOWN]},
+    )
+
+
+@console_view(skills=False, post_only=True)
+def webhook_redeliver(
+    request: HttpRequest, console: Console, webhook_id: str, delivery_id: str
+) -> HttpResponse:
+    webhook = webhook_for(actor=console.actor, workspace=console.ws, webhook_id=webhook_id)
+    delivery = delivery_for(actor=console.actor, webhook=webhook, delivery_id=delivery_id)
+    webhooks.delivery_redeliver(actor=console.actor, delivery=delivery)
+    messages.success(request, f"Delivery {delivery.delivery_id} queued again.")
+    return console.redirect("webhook_detail", webhook.webhook_id)

@@ -1,0 +1,87 @@
+"""Product events for webhooks (SPEC §16), derived from the audit entries the services write.
+
+``audit_record`` hands every entry to ``emit_from_audit``: the audit trail already names each
+change once, in its transaction, so events need no second set of call sites. An event becomes
+one ``WebhookDelivery`` per subscribed webhook, in the same transaction (a rolled-back change
+announces nothing), and the deliveries are queued after commit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import current_app
+from django.db import transaction
+from django.utils import timezone
+
+from ..models import AuditEntry, Webhook, WebhookDelivery, ids
+
+EVENT_TYPES = (
+    "revision.proposed",
+    "revision.published",
+    "revision.rejected",
+    "revision.deprecated",
+    "skill.archived",
+    "import.finished",
+    "export.finished",
+)
+_BY_ACTION = {
+    "skills.revision.reject": "revision.rejected",
+    "skills.revision.deprecate": "revision.deprecated",
+    "skills.skill.archive": "skill.archived",
+    "jobs.import.finish": "import.finished",
+    "jobs.export.finish": "export.finished",
+}
+_BY_NEW_STATE = {"proposed": "revision.proposed", "published": "revision.published"}
+
+
+def event_type_of(entry: AuditEntry) -> str | None:
+    """The event an audit entry announces, if any."""
+    if entry.action in _BY_ACTION:
+        return _BY_ACTION[entry.action]
+    if entry.action.startswith("skills.revision."):
+        # A save lands in a state ("state"), a transition moves to one ("to").
+        return _BY_NEW_STATE.get(str(entry.data.get("to", entry.data.get("state", ""))))
+    return None
+
+
+def emit_from_audit(entry: AuditEntry) -> None:
+    event_type = event_type_of(entry)
+    if event_type is None:
+        return
+    webhooks = [
+        w for w in Webhook.objects.filter(workspace=entry.workspace) if event_type in w.events
+    ]
+    if not webhooks:
+        return
+    event_id = ids.event_id()
+    payload: dict[str, Any] = {
+        "id": event_id,
+        "type": event_type,
+        "created_at": timezone.now().isoformat(),
+        "workspace": entry.workspace.slug,
+        "data": {
+            f"{entry.target_type}_id": entry.target_id,
+            **entry.data,
+            "actor": entry.actor_label,
+        },
+    }
+    deliveries = WebhookDelivery.objects.bulk_create(
+        WebhookDelivery(webhook=w, event_id=event_id, event_type=event_type, payload=payload)
+        for w in webhooks
+    )
+    for delivery in deliveries:
+        delivery_enqueue_after_commit(delivery.delivery_id)
+
+
+DELIVER_TASK = "skills_app.tasks.deliver_webhook"
+
+
+def delivery_enqueue_after_commit(delivery_id: str, round_start: int = 0) -> None:
+    """Queue one delivery attempt once the transaction commits (the task is looked up by
+    name: the core does not import the worker)."""
+
+    def send() -> None:
+        current_app.tasks[DELIVER_TASK].delay(delivery_id, round_start)
+
+    transaction.on_commit(send)
