@@ -332,7 +332,16 @@ OAUTH2_PROVIDER = {
     "DCR_ENABLED": True,
     "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
     "OAUTH2_PROTECTED_RESOURCE_NAME": "XMemo Cloud Skills",
+    # `http` stays allowed for native clients' loopback callbacks (RFC 8252); every other
+    # plaintext redirect URI is refused (skills_app/oauth/redirects.py, also in the admin).
+    "APPLICATION_ADMIN_CLASS": "skills_app.oauth.admin.LoopbackOnlyApplicationAdmin",
 }
+# oauth2_provider.W008 flags `http` in ALLOWED_REDIRECT_URI_SCHEMES (RFC 9700 §2.1). It is safe
+# here: plaintext redirects are accepted for loopback hosts only (127.0.0.1, ::1), enforced by
+# skills_app.oauth.redirects on registration, its RFC 7592 update and the admin, and by
+# ConnectionValidator at the authorization endpoint; tested by
+# tests/oauth/test_redirect_schemes.py. The library has no loopback-only setting to use instead.
+SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008"]
 # URL import (SPEC §8): base URLs are settings so tests can point them at a local fake server.
 XMEMO_GITHUB_API_URL = os.environ.get("XMEMO_GITHUB_API_URL", "https://api.github.com")
 XMEMO_GITHUB_CODELOAD_URL = os.environ.get(

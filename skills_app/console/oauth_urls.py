@@ -2,7 +2,8 @@
 
 The library's own views, in its URL namespace so its metadata views find each other; only the
 authorization endpoint is the console's consent page. Registration is RFC 7591 (with the
-RFC 7592 management URL the library answers on registration). The library's
+RFC 7592 management URL the library answers on registration), behind the loopback-only rule for
+plaintext redirect URIs (``skills_app.oauth.redirects``). The library's
 application-management and device-flow pages are not mounted.
 """
 
@@ -12,6 +13,7 @@ from django.urls import path
 from oauth2_provider import urls as dot_urls
 from oauth2_provider import views as dot_views
 
+from ..oauth.redirects import RegistrationManagementView, RegistrationView
 from .views.oauth import ConsentView
 
 app_name = "oauth2_provider"
@@ -21,10 +23,10 @@ urlpatterns = [
     path("oauth/authorize/", ConsentView.as_view(), name="authorize"),
     path("oauth/token/", dot_views.TokenView.as_view(), name="token"),
     path("oauth/revoke/", dot_views.RevokeTokenView.as_view(), name="revoke-token"),
-    path("oauth/register/", dot_views.DynamicClientRegistrationView.as_view(), name="dcr-register"),
+    path("oauth/register/", RegistrationView.as_view(), name="dcr-register"),
     path(
         "oauth/register/<str:client_id>/",
-        dot_views.DynamicClientRegistrationManagementView.as_view(),
+        RegistrationManagementView.as_view(),
         name="dcr-register-management",
     ),
 ]

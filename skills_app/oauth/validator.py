@@ -10,9 +10,28 @@ from oauth2_provider.oauth2_validators import OAuth2Validator
 
 from ..models import OAuthConnection
 from ..services.oauth import refresh_replay_record
+from .redirects import plaintext_off_loopback
 
 
 class ConnectionValidator(OAuth2Validator):
+    def validate_redirect_uri(
+        self, client_id: str, redirect_uri: str, request: Any, *args: Any, **kwargs: Any
+    ) -> bool:
+        """Registration refuses plaintext redirects off loopback; a row that holds one anyway
+        (written before that rule, or by hand) is not redirected to either."""
+        if plaintext_off_loopback([redirect_uri]):
+            return False
+        return bool(
+            super().validate_redirect_uri(client_id, redirect_uri, request, *args, **kwargs)
+        )
+
+    def get_default_redirect_uri(
+        self, client_id: str, request: Any, *args: Any, **kwargs: Any
+    ) -> Any:
+        """The same rule when the request names no redirect URI and the registered one is used."""
+        uri = super().get_default_redirect_uri(client_id, request, *args, **kwargs)
+        return None if uri and plaintext_off_loopback([uri]) else uri
+
     def validate_refresh_token(
         self, refresh_token: str, client: Any, request: Any, *args: Any, **kwargs: Any
     ) -> bool:

@@ -1,0 +1,27 @@
+"""The library's Application admin with the loopback-only rule for plaintext redirect URIs
+(``OAUTH2_PROVIDER["APPLICATION_ADMIN_CLASS"]``; the rule is :mod:`skills_app.oauth.redirects`)."""
+
+from __future__ import annotations
+
+from django import forms
+from oauth2_provider.admin import ApplicationAdmin
+from oauth2_provider.forms import ApplicationForm
+
+from .redirects import plaintext_off_loopback
+
+
+class LoopbackOnlyApplicationForm(ApplicationForm):
+    def clean_redirect_uris(self) -> str:
+        value: str = self.cleaned_data["redirect_uris"]
+        refused = plaintext_off_loopback(value.split())
+        if refused:
+            raise forms.ValidationError(
+                "Plaintext http redirect URIs must be loopback: %(uris)s",
+                code="invalid_redirect_uri",
+                params={"uris": " ".join(refused)},
+            )
+        return value
+
+
+class LoopbackOnlyApplicationAdmin(ApplicationAdmin):
+    form = LoopbackOnlyApplicationForm
