@@ -138,7 +138,7 @@ def ensure_account() -> tuple[Any, Any]:
     from skills_app.models import Membership, Workspace
     from skills_app.services.accounts import token_create, user_create
 
-    user = user_create(username=USERNAME, password="bench")
+    user = user_create(username=USERNAME)  # signs in with tokens only: no password
     team, _ = Workspace.objects.get_or_create(
         slug=TEAM_SLUG, defaults={"name": "Bench team", "kind": "team", "created_by": user}
     )
