@@ -1,5 +1,6 @@
-"""Encryption at rest for workspace secrets (SPEC §2), with the ``cryptography`` library's Fernet
-(AES-128-CBC + HMAC-SHA256, authenticated, with a timestamp) behind a ``MultiFernet``.
+"""Encryption at rest for workspace secrets (SPEC §2) and webhook signing secrets, with the
+``cryptography`` library's Fernet (AES-128-CBC + HMAC-SHA256, authenticated, with a timestamp)
+behind a ``MultiFernet``.
 
 Keys come from the setting ``XMEMO_SECRETS_KEY``: one or more url-safe base64 Fernet keys,
 comma-separated (``python -c "from cryptography.fernet import Fernet;
@@ -47,10 +48,15 @@ def secret_encrypt(value: str) -> str:
     return _box().encrypt(value.encode("utf-8")).decode("ascii")
 
 
+def secret_open(ciphertext: str) -> str:
+    """The plain value (``InvalidToken`` when no configured key opens it)."""
+    return _box().decrypt(ciphertext.encode("ascii")).decode("utf-8")
+
+
 def secret_decrypt(ciphertext: str, *, name: str) -> str:
     """The plain value; ``JobFailed`` naming the secret when no configured key opens it."""
     try:
-        return _box().decrypt(ciphertext.encode("ascii")).decode("utf-8")
+        return secret_open(ciphertext)
     except InvalidToken as exc:
         raise errors.JobFailed(
             f"The workspace secret {name} cannot be decrypted with the configured keys "

@@ -23,13 +23,13 @@ def run_job(job_id: str) -> None:
 def _sweep_outbox_forever(interval: float) -> None:
     from django.db import connection
 
-    from .services.jobs import job_outbox_sweep
+    from .services.outbox import outbox_sweep
 
     while True:
         try:
-            job_outbox_sweep()
+            outbox_sweep()
         except Exception:  # the database or broker is down: try again next round
-            logger.exception("job outbox sweep failed")
+            logger.exception("outbox sweep failed")
         finally:
             connection.close()
         time.sleep(interval)
@@ -37,9 +37,9 @@ def _sweep_outbox_forever(interval: float) -> None:
 
 @worker_ready.connect
 def _start_outbox_sweep(**kwargs: Any) -> None:
-    """Every worker sweeps the job outbox at start and then periodically: jobs committed while
-    the broker was down are sent once it is back. Sends are claimed per job, so several
-    workers sweeping at once send each job once."""
+    """Every worker sweeps the outbox at start and then periodically: jobs and webhook
+    deliveries committed while the broker was down are sent once it is back. Sends are claimed
+    per row, so several workers sweeping at once send each one once."""
     from django.conf import settings
 
     interval = float(settings.XMEMO_OUTBOX_SWEEP_SECONDS)

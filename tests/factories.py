@@ -9,6 +9,7 @@ from typing import Any
 from django.contrib.auth.models import User
 
 from skills_app.access import Actor
+from skills_app.crypto import secret_encrypt
 from skills_app.domain.bundle import ComponentData, SkillBundle
 from skills_app.models import (
     ApiToken,
@@ -79,7 +80,10 @@ def make_invitation(
 def make_webhook(team: Workspace, **delivery: Any) -> tuple[Webhook, WebhookDelivery]:
     """A webhook on skill.archived with one logged delivery (stored directly: no network)."""
     webhook = Webhook.objects.create(
-        workspace=team, url="https://hooks.example/x", events=["skill.archived"], secret="s"
+        workspace=team,
+        url="https://hooks.example/x",
+        events=["skill.archived"],
+        secret_ciphertext=secret_encrypt("whsec_s"),
     )
     made = WebhookDelivery.objects.create(
         webhook=webhook, event_id="evt_x", event_type="skill.archived", payload={}, **delivery

@@ -40,7 +40,7 @@ class Job(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     # When the job was handed to the broker (the outbox mark): a queued job without it is
-    # handed over by the sweep (services.jobs.job_outbox_sweep).
+    # handed over by the sweep (services.outbox.outbox_sweep).
     enqueued_at = models.DateTimeField(null=True, blank=True)
     # Uploaded input and produced output are kept off the main row so polling stays cheap.
     input_data = models.BinaryField(null=True, blank=True)

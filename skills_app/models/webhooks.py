@@ -9,14 +9,14 @@ from .tenancy import Workspace
 
 class Webhook(models.Model):
     """A workspace's subscription: events of the listed types are POSTed to ``url``, signed
-    with ``secret`` (Standard Webhooks). The secret must be kept to sign, so it is stored;
-    the API shows it once, at creation."""
+    with its secret (Standard Webhooks). The secret must be kept to sign, so it is stored,
+    encrypted like workspace secrets (``crypto``); the API shows it once, at creation."""
 
     webhook_id = models.CharField(max_length=40, unique=True, default=ids.webhook_id)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="webhooks")
     url = models.URLField(max_length=2000)
     events = models.JSONField(default=list)
-    secret = models.CharField(max_length=100)
+    secret_ciphertext = models.TextField()
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -46,9 +46,19 @@ class WebhookDelivery(models.Model):
     state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
     attempts = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
+    # When the pending round was handed to the broker (the outbox mark, as on Job): a pending
+    # delivery without it is handed over by the sweep (services.outbox.outbox_sweep).
+    enqueued_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(
+                fields=["created_at"],
+                name="delivery_outbox_idx",
+                condition=models.Q(state="pending", enqueued_at__isnull=True),
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.delivery_id} ({self.event_type}, {self.state})"

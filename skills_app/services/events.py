@@ -3,7 +3,8 @@
 ``audit_record`` hands every entry to ``emit_from_audit``: the audit trail already names each
 change once, in its transaction, so events need no second set of call sites. An event becomes
 one ``WebhookDelivery`` per subscribed webhook, in the same transaction (a rolled-back change
-announces nothing), and the deliveries are queued after commit.
+announces nothing), and the deliveries are sent through the outbox after commit: one the broker
+could not take is sent by the workers' sweep once it is back.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..models import AuditEntry, Webhook, WebhookDelivery, ids
+from .outbox import Outbox, outbox_send
 
 EVENT_TYPES = (
     "revision.proposed",
@@ -77,11 +79,31 @@ def emit_from_audit(entry: AuditEntry) -> None:
 DELIVER_TASK = "skills_app.tasks.deliver_webhook"
 
 
-def delivery_enqueue_after_commit(delivery_id: str, round_start: int = 0) -> None:
-    """Queue one delivery attempt once the transaction commits (the task is looked up by
-    name: the core does not import the worker)."""
+def delivery_dispatch(delivery_id: str) -> bool:
+    """Hand a pending delivery to the broker through the outbox (the task is looked up by name:
+    the core does not import the worker). Answers whether it was sent.
 
-    def send() -> None:
-        current_app.tasks[DELIVER_TASK].delay(delivery_id, round_start)
+    Until it is sent no attempt of its round can have run, so the attempts logged so far are
+    where the round starts (a redelivery gets a fresh round of XMEMO_WEBHOOK_MAX_ATTEMPTS)."""
+    rows = WebhookDelivery.objects.filter(
+        delivery_id=delivery_id, state=WebhookDelivery.State.PENDING
+    )
+    round_start = rows.values_list("attempts", flat=True).first()
+    if round_start is None:
+        return False
+    return outbox_send(
+        rows,
+        lambda: current_app.tasks[DELIVER_TASK].apply_async(args=[delivery_id, round_start]),
+        label=f"webhook delivery {delivery_id}",
+    )
 
-    transaction.on_commit(send)
+
+DELIVERY_OUTBOX = Outbox(
+    waiting=lambda: WebhookDelivery.objects.filter(state=WebhookDelivery.State.PENDING),
+    key="delivery_id",
+    dispatch=delivery_dispatch,
+)
+
+
+def delivery_enqueue_after_commit(delivery_id: str) -> None:
+    transaction.on_commit(lambda: delivery_dispatch(delivery_id))

@@ -35,6 +35,7 @@ from ..sources import archive, skilljson, skillmd, url
 from ..tasks import run_job
 from .audit import audit_record
 from .backup import restore_check, workspace_backup, workspace_restore
+from .outbox import Outbox, outbox_send
 from .skills import skill_save
 
 logger = logging.getLogger(__name__)
@@ -54,37 +55,23 @@ def job_queue(kind: str) -> str:
 
 
 def job_dispatch(job_id: str, *, countdown: float | None = None, again: bool = False) -> bool:
-    """Hand a queued job to the broker, at most once (the outbox).
-
-    The job is claimed first (``enqueued_at`` set where it was empty; ``again`` for a job
-    already handed over that must be re-sent, as the concurrency cap does), then sent; when the
-    broker cannot take it (Redis down), the claim is released and the outbox sweep sends it
-    once the broker is back. Answers whether it was sent.
-    """
-    claimable = Job.objects.filter(job_id=job_id, state=Job.State.QUEUED)
-    if not again:
-        claimable = claimable.filter(enqueued_at__isnull=True)
-    kind = claimable.values_list("kind", flat=True).first()
-    if kind is None or not claimable.update(enqueued_at=timezone.now()):
+    """Hand a queued job to the broker through the outbox (``again`` for a job already handed
+    over that must be re-sent, as the concurrency cap does). Answers whether it was sent."""
+    rows = Job.objects.filter(job_id=job_id, state=Job.State.QUEUED)
+    kind = rows.values_list("kind", flat=True).first()
+    if kind is None:
         return False
-    try:
-        run_job.apply_async(args=[job_id], queue=job_queue(kind), countdown=countdown)
-    except Exception as exc:  # the broker's own errors (kombu OperationalError, redis, …)
-        logger.warning("job %s not handed to the broker yet (%s); the sweep will", job_id, exc)
-        Job.objects.filter(job_id=job_id, state=Job.State.QUEUED).update(enqueued_at=None)
-        return False
-    return True
+    return outbox_send(
+        rows,
+        lambda: run_job.apply_async(args=[job_id], queue=job_queue(kind), countdown=countdown),
+        label=f"job {job_id}",
+        again=again,
+    )
 
 
-def job_outbox_sweep() -> int:
-    """Send every job that is still queued and was never handed to the broker (committed while
-    the broker was down, or its process died between commit and send). Run periodically by
-    the workers; answers how many it sent."""
-    grace = timezone.now() - timedelta(seconds=settings.XMEMO_OUTBOX_GRACE_SECONDS)
-    pending = Job.objects.filter(
-        state=Job.State.QUEUED, enqueued_at__isnull=True, created_at__lt=grace
-    ).order_by("created_at")
-    return sum(job_dispatch(job_id) for job_id in pending.values_list("job_id", flat=True))
+JOB_OUTBOX = Outbox(
+    waiting=lambda: Job.objects.filter(state=Job.State.QUEUED), key="job_id", dispatch=job_dispatch
+)
 
 
 def _enqueue(job: Job) -> None:

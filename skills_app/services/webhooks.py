@@ -18,12 +18,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import httpx
+from cryptography.fernet import InvalidToken
 from django.conf import settings
 from django.db import transaction
 from standardwebhooks import Webhook as Signer
 
 from .. import errors, outbound
 from ..access import ADMIN_ROLES, Actor, require_role, require_scope
+from ..crypto import secret_encrypt, secret_open
 from ..models import Webhook, WebhookAttempt, WebhookDelivery, Workspace
 from .audit import audit_record
 from .events import EVENT_TYPES, delivery_enqueue_after_commit
@@ -72,7 +74,7 @@ def webhook_create(
         workspace=workspace,
         url=url,
         events=[e for e in EVENT_TYPES if e in events],
-        secret=secret,
+        secret_ciphertext=secret_encrypt(secret),
         created_by=actor.user,
     )
     audit_record(
@@ -104,11 +106,12 @@ def webhook_delete(*, actor: Actor, webhook: Webhook) -> None:
 def delivery_redeliver(*, actor: Actor, delivery: WebhookDelivery) -> WebhookDelivery:
     """Send a delivery again (same event id), with a fresh round of attempts."""
     _admin(actor, delivery.webhook.workspace)
-    # Only a finished delivery goes out again: two rounds at once would POST twice.
+    # Only a finished delivery goes out again: two rounds at once would POST twice. Unclaimed,
+    # it is sent once, by the send after commit or by the outbox sweep, whichever claims it.
     updated = (
         WebhookDelivery.objects.filter(pk=delivery.pk)
         .exclude(state=WebhookDelivery.State.PENDING)
-        .update(state=WebhookDelivery.State.PENDING)
+        .update(state=WebhookDelivery.State.PENDING, enqueued_at=None)
     )
     if not updated:
         raise errors.Conflict(
@@ -124,7 +127,7 @@ def delivery_redeliver(*, actor: Actor, delivery: WebhookDelivery) -> WebhookDel
         target_id=delivery.delivery_id,
         data={"webhook_id": delivery.webhook.webhook_id, "event_id": delivery.event_id},
     )
-    delivery_enqueue_after_commit(delivery.delivery_id, delivery.attempts)
+    delivery_enqueue_after_commit(delivery.delivery_id)
     return delivery
 
 
@@ -142,7 +145,16 @@ class _Outcome:
 def _post(webhook: Webhook, delivery: WebhookDelivery) -> _Outcome:
     body = json.dumps(delivery.payload, separators=(",", ":"), ensure_ascii=False)
     now = datetime.now(tz=UTC)
-    signature = Signer(webhook.secret).sign(delivery.event_id, now, body)
+    try:
+        secret = secret_open(webhook.secret_ciphertext)
+    except InvalidToken:
+        return _Outcome(
+            None,
+            "",
+            "The signing secret cannot be decrypted with the configured keys "
+            "(XMEMO_SECRETS_KEY); delete the webhook and create it again.",
+        )
+    signature = Signer(secret).sign(delivery.event_id, now, body)
     try:
         target = _guard(webhook.url)
     except errors.XmemoError as exc:

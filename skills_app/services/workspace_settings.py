@@ -6,13 +6,14 @@ Every change is audited; a secret's value never is: entries name the secret only
 from __future__ import annotations
 
 from django.db import transaction
+from django.db.models import Model
 
 from .. import errors
 from ..access import Actor, require_workspace_admin
 from ..crypto import secret_encrypt, secret_reencrypt
 from ..domain.limits import workspace_name_clean
 from ..domain.secrets import validate_secret_name, validate_secret_value
-from ..models import Workspace, WorkspaceSecret
+from ..models import Webhook, Workspace, WorkspaceSecret
 from .audit import audit_record
 
 WORKSPACE_SETTINGS = ("name", "require_distinct_reviewer", "allow_dangerous_scripts")
@@ -106,25 +107,36 @@ def workspace_secret_delete(*, actor: Actor, workspace: Workspace, name: str) ->
     )
 
 
+# Every encrypted column: what the rotation re-encrypts.
+ENCRYPTED_FIELDS: tuple[tuple[type[Model], str], ...] = (
+    (WorkspaceSecret, "ciphertext"),
+    (Webhook, "secret_ciphertext"),
+)
+
+
 def workspace_secrets_rotate(*, batch: int = 500) -> int:
-    """Re-encrypt every stored secret with the first ``XMEMO_SECRETS_KEY`` key (operators run it
-    through ``manage.py rotate_workspace_secrets`` after prepending a new key). Returns the count.
+    """Re-encrypt every stored secret (workspace secrets and webhook signing secrets) with the
+    first ``XMEMO_SECRETS_KEY`` key (operators run it through ``manage.py
+    rotate_workspace_secrets`` after prepending a new key). Returns the count.
 
     Each batch is its own transaction, so a long rotation never holds every row locked; running
     it again is harmless.
     """
-    rotated, last = 0, 0
-    while True:
-        with transaction.atomic():
-            rows = list(
-                WorkspaceSecret.objects.select_for_update()
-                .filter(pk__gt=last)
-                .order_by("pk")[:batch]
-            )
-            for secret in rows:
-                secret.ciphertext = secret_reencrypt(secret.ciphertext)
-            WorkspaceSecret.objects.bulk_update(rows, ["ciphertext"])
-        if not rows:
-            return rotated
-        rotated += len(rows)
-        last = rows[-1].pk
+    rotated = 0
+    for model, field in ENCRYPTED_FIELDS:
+        last = 0
+        while True:
+            with transaction.atomic():
+                rows = list(
+                    model._default_manager.select_for_update()
+                    .filter(pk__gt=last)
+                    .order_by("pk")[:batch]
+                )
+                for row in rows:
+                    setattr(row, field, secret_reencrypt(getattr(row, field)))
+                model._default_manager.bulk_update(rows, [field])
+            if not rows:
+                break
+            rotated += len(rows)
+            last = rows[-1].pk
+    return rotated

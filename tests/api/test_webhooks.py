@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from standardwebhooks import Webhook as Verifier
 
+from skills_app.crypto import secret_encrypt
 from skills_app.models import AuditEntry, Webhook, WebhookDelivery
 from skills_app.services.events import EVENT_TYPES
 from skills_app.services.jobs import export_start, import_start, job_run
@@ -18,6 +19,8 @@ from tests.api.conftest import ApiFactory, error_code
 from tests.factories import Env, actor_for, save
 from tests.sources.helpers import fixture_zip
 from tests.webhook_receiver import receiver
+
+SIGNING_SECRET = "whsec_" + "QUJD" * 8
 
 
 def _path(env: Env, *rest: str) -> str:
@@ -72,7 +75,10 @@ def test_bad_webhooks_are_refused_with_the_envelope(
 def test_every_event_type_is_emitted_from_the_services(env: Env, settings: Any) -> None:
     settings.XMEMO_WEBHOOK_ALLOW_PRIVATE = True
     Webhook.objects.create(
-        workspace=env.team, url="http://127.0.0.1:9/", events=list(EVENT_TYPES), secret="whsec_x"
+        workspace=env.team,
+        url="http://127.0.0.1:9/",
+        events=list(EVENT_TYPES),
+        secret_ciphertext=secret_encrypt("whsec_x"),
     )
     owner = actor_for(env.owner)
     first = save(env.member, env.team, slug="deploy", intent="publish").revision  # proposed
@@ -107,7 +113,7 @@ def test_attempts_are_signed_logged_retried_and_guarded(env: Env, settings: Any)
                 workspace=env.team,
                 url=rec.base_url + path,
                 events=["skill.archived"],
-                secret="whsec_" + "QUJD" * 8,
+                secret_ciphertext=secret_encrypt(SIGNING_SECRET),
             )
             for path in ("/flaky", "/moved")
         }
@@ -120,7 +126,7 @@ def test_attempts_are_signed_logged_retried_and_guarded(env: Env, settings: Any)
         [failed, ok] = rec.on("/flaky")
         assert (failed.status, ok.status) == (500, 200)
         assert failed.headers["webhook-id"] == ok.headers["webhook-id"] == flaky.event_id
-        verified = Verifier(hooks["/flaky"].secret).verify(ok.body, ok.headers)
+        verified = Verifier(SIGNING_SECRET).verify(ok.body, ok.headers)
         assert verified == flaky.payload == json.loads(ok.body)
         flaky.refresh_from_db()
         assert (flaky.state, flaky.attempts) == ("succeeded", 2)

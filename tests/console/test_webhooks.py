@@ -9,6 +9,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from skills_app.crypto import secret_open
 from skills_app.models import AuditEntry, Webhook, WebhookAttempt
 from tests.factories import Env, make_webhook
 
@@ -28,12 +29,12 @@ def test_admin_adds_a_webhook_and_sees_its_secret_once(
     settings.XMEMO_WEBHOOK_ALLOW_PRIVATE = True
     added = owner_client.post(page, {"url": "http://127.0.0.1/x", "events": ["skill.archived"]})
     assert added.status_code == 201
-    webhook = Webhook.objects.get()
-    assert webhook.secret in added.content.decode()
+    secret = secret_open(Webhook.objects.get().secret_ciphertext)
+    assert secret in added.content.decode()
     assert added["Cache-Control"] == "no-store"
     listed = owner_client.get(page).content.decode()
     assert "http://127.0.0.1/x" in listed
-    assert webhook.secret not in listed
+    assert secret not in listed
 
 
 def test_the_delivery_log_redeliver_and_delete(

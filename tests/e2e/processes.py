@@ -149,6 +149,18 @@ def redis_server(port: int) -> list[str]:
     ]
 
 
+def wait_redis(port: int) -> None:
+    """Wait until a test's own ``redis_server`` answers."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            if redis.Redis(port=port, socket_timeout=0.5).ping():
+                return
+        except redis.RedisError:
+            time.sleep(0.1)
+    raise AssertionError("the test's own Redis did not start")
+
+
 def poll_job(client: httpx.Client, job_id: str, timeout: float = 60) -> dict:
     deadline = time.monotonic() + timeout
     seen_states = []

@@ -22,21 +22,9 @@ from tests.e2e.processes import (
     require_production_services,
     running,
     unique_queue,
+    wait_redis,
 )
 from tests.factories import make_token, make_user, personal_ws, publish
-
-
-def _wait_redis(port: int) -> None:
-    import redis
-
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            if redis.Redis(port=port, socket_timeout=0.5).ping():
-                return
-        except redis.RedisError:
-            time.sleep(0.1)
-    raise AssertionError("the test's own Redis did not start")
 
 
 @pytest.mark.django_db(transaction=True)
@@ -59,7 +47,7 @@ def test_a_redis_outage_keeps_reads_and_saves_answering_and_loses_no_job(
     base = f"http://127.0.0.1:{port}"
     own_redis = running(redis_server(redis_port), env=env, log=tmp_path / "redis.log")
     with own_redis as redis_proc:
-        _wait_redis(redis_port)
+        wait_redis(redis_port)
         with (
             running(celery_worker(queue), env=env, log=tmp_path / "worker.log"),
             running(
@@ -107,7 +95,7 @@ def test_a_redis_outage_keeps_reads_and_saves_answering_and_loses_no_job(
             time.sleep(3)
             during = statuses[outage_started:]
             with running(redis_server(redis_port), env=env, log=tmp_path / "redis2.log"):
-                _wait_redis(redis_port)
+                wait_redis(redis_port)
                 time.sleep(1)
                 stop.set()
                 load.join()

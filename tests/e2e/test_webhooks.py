@@ -1,16 +1,19 @@
 """Webhooks through the production topology: gunicorn takes the API calls, a real Celery worker
 over Redis delivers every event type, signed, to a real local receiver; a receiver that fails
-twice gets its event on the third try (short backoff), and the delivery log shows each try."""
+twice gets its event on the third try (short backoff), and the delivery log shows each try. An
+event emitted while Redis is down is delivered, once, when it is back."""
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import httpx
 import pytest
 from standardwebhooks import Webhook as Verifier
 
+from skills_app.models import WebhookDelivery
 from skills_app.services.events import EVENT_TYPES
 from tests.e2e.processes import (
     celery_worker,
@@ -18,11 +21,13 @@ from tests.e2e.processes import (
     gunicorn,
     poll_job,
     process_env,
+    redis_server,
     require_production_services,
     running,
     unique_queue,
+    wait_redis,
 )
-from tests.factories import make_token, make_user
+from tests.factories import make_token, make_user, personal_ws, publish
 from tests.sources.helpers import fixture_zip
 from tests.webhook_receiver import receiver
 
@@ -119,3 +124,62 @@ def test_every_event_arrives_signed_once_and_a_flaky_receiver_gets_it_on_the_thi
             (3, 200),
         ]
         assert all(a["latency_ms"] >= 0 for a in delivery["attempts"])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_event_emitted_while_redis_is_down_is_delivered_once_it_is_back(
+    tmp_path: Path,
+) -> None:
+    require_production_services()
+    user = make_user("outage-hooks")
+    _, secret = make_token(user)
+    skill = publish(user, personal_ws(user), slug="kept").revision.skill
+    redis_port = free_port()
+    queue = unique_queue()
+    env = process_env(
+        XMEMO_TASK_QUEUE=queue,
+        REDIS_URL=f"redis://127.0.0.1:{redis_port}/0",
+        XMEMO_WEBHOOK_ALLOW_PRIVATE="1",
+        XMEMO_OUTBOX_SWEEP_SECONDS="1",
+        XMEMO_OUTBOX_GRACE_SECONDS="1",
+    )
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    with (
+        receiver() as rec,
+        running(redis_server(redis_port), env=env, log=tmp_path / "redis.log") as redis_proc,
+    ):
+        wait_redis(redis_port)
+        with (
+            running(celery_worker(queue), env=env, log=tmp_path / "worker.log"),
+            running(
+                gunicorn(port), env=env, ready_url=f"{base}/v1/schema", log=tmp_path / "web.log"
+            ),
+            httpx.Client(
+                base_url=base, headers={"Authorization": f"Bearer {secret}"}, timeout=20
+            ) as api,
+        ):
+            hook = api.post(
+                "/v1/workspaces/outage-hooks/webhooks",
+                json={"url": rec.base_url + "/hook", "events": ["skill.archived"]},
+            )
+            assert hook.status_code == 201, hook.text
+            redis_proc.terminate()
+            redis_proc.wait(timeout=10)
+            archived = api.post(f"/v1/skills/{skill.skill_id}/archive")
+            assert archived.status_code == 200, archived.text
+            delivery = WebhookDelivery.objects.get()
+            assert (delivery.state, delivery.enqueued_at) == ("pending", None)  # kept, unclaimed
+            time.sleep(3)  # sweeps run meanwhile and fail: nothing is lost or sent
+            assert rec.requests == []
+            with running(redis_server(redis_port), env=env, log=tmp_path / "redis2.log"):
+                wait_redis(redis_port)
+                rec.wait_for(lambda: len(rec.on("/hook")) >= 1)
+                time.sleep(3)  # several more sweeps: none sends it again
+    [request] = rec.requests
+    assert Verifier(hook.json()["secret"]).verify(request.body, request.headers)["type"] == (
+        "skill.archived"
+    )
+    delivery.refresh_from_db()
+    assert (delivery.state, delivery.attempts) == ("succeeded", 1)
+    assert delivery.enqueued_at is not None

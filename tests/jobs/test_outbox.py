@@ -1,5 +1,5 @@
-"""The job outbox: a job the broker could not take when it committed is sent by the sweep,
-once; executions go to their own queue; a workspace over its execution cap waits."""
+"""The outbox: a job or webhook delivery the broker could not take when it committed is sent
+by the sweep, once; executions go to their own queue; a workspace over its execution cap waits."""
 
 from __future__ import annotations
 
@@ -7,12 +7,17 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.utils import timezone
 from kombu.exceptions import OperationalError
 
+from skills_app.crypto import secret_encrypt
 from skills_app.domain.bundle import ComponentData
-from skills_app.models import Job
+from skills_app.models import Job, Webhook, WebhookDelivery
 from skills_app.services import jobs
-from tests.factories import Env, actor_for, save
+from skills_app.services.outbox import outbox_sweep
+from skills_app.services.skills import skill_set_status
+from skills_app.tasks import deliver_webhook
+from tests.factories import Env, actor_for, make_webhook, save
 
 
 @pytest.fixture
@@ -44,11 +49,11 @@ def test_a_job_committed_while_the_broker_is_down_is_sent_by_the_sweep_once(
     job = _export(env, django_capture_on_commit_callbacks)
     assert (job.state, job.enqueued_at) == ("queued", None)
     settings.XMEMO_OUTBOX_GRACE_SECONDS = 0
-    assert jobs.job_outbox_sweep() == 0  # still down: nothing sent, nothing lost
+    assert outbox_sweep() == 0  # still down: nothing sent, nothing lost
     calls: list[dict[str, Any]] = []
     monkeypatch.setattr(jobs.run_job, "apply_async", lambda **kw: calls.append(kw))
-    assert jobs.job_outbox_sweep() == 1
-    assert jobs.job_outbox_sweep() == 0
+    assert outbox_sweep() == 1
+    assert outbox_sweep() == 0
     assert calls == [{"args": [job.job_id], "queue": "xmemo", "countdown": None}]
     job.refresh_from_db()
     assert job.enqueued_at is not None
@@ -62,7 +67,7 @@ def test_a_job_sent_at_commit_is_not_sent_again_by_the_sweep(
 ) -> None:
     _export(env, django_capture_on_commit_callbacks)
     settings.XMEMO_OUTBOX_GRACE_SECONDS = 0
-    assert jobs.job_outbox_sweep() == 0
+    assert outbox_sweep() == 0
     assert len(sent) == 1
 
 
@@ -99,3 +104,55 @@ def test_executions_go_to_their_own_queue_and_wait_over_the_workspace_cap(
         "queue": "xmemo-execute",
         "countdown": settings.XMEMO_EXECUTE_CAP_RETRY_SECONDS,
     }
+
+
+def test_a_delivery_emitted_while_the_broker_is_down_is_sent_by_the_same_sweep_once(
+    env: Env,
+    monkeypatch: pytest.MonkeyPatch,
+    django_capture_on_commit_callbacks: Callable[..., Any],
+    settings: Any,
+) -> None:
+    def broker_down(*args: Any, **kwargs: Any) -> None:
+        raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    Webhook.objects.create(
+        workspace=env.team,
+        url="https://hooks.example/x",
+        events=["skill.archived"],
+        secret_ciphertext=secret_encrypt("whsec_x"),
+    )
+    monkeypatch.setattr(deliver_webhook, "apply_async", broker_down)
+    skill = save(env.member, env.team, slug="deploy").revision.skill
+    with django_capture_on_commit_callbacks(execute=True):
+        skill_set_status(actor=actor_for(env.owner), skill=skill, status="archived")
+    delivery = WebhookDelivery.objects.get()
+    assert (delivery.state, delivery.enqueued_at) == ("pending", None)  # unclaimed, not lost
+    settings.XMEMO_OUTBOX_GRACE_SECONDS = 0
+    assert outbox_sweep() == 0  # still down
+    calls: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(deliver_webhook, "apply_async", lambda *a, **kw: calls.append((a, kw)))
+    assert outbox_sweep() == 1
+    assert outbox_sweep() == 0
+    assert calls == [((), {"args": [delivery.delivery_id, 0]})]
+    delivery.refresh_from_db()
+    assert delivery.enqueued_at is not None
+
+
+def test_a_delivery_sent_at_commit_is_not_swept_again(
+    env: Env,
+    monkeypatch: pytest.MonkeyPatch,
+    django_capture_on_commit_callbacks: Callable[..., Any],
+    settings: Any,
+) -> None:
+    make_webhook(env.team)  # a delivery made before the outbox: already handed over
+    WebhookDelivery.objects.update(enqueued_at=timezone.now())
+    Webhook.objects.update(events=["skill.archived"])
+    calls: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(deliver_webhook, "apply_async", lambda *a, **kw: calls.append((a, kw)))
+    skill = save(env.member, env.team, slug="deploy").revision.skill
+    with django_capture_on_commit_callbacks(execute=True):
+        skill_set_status(actor=actor_for(env.owner), skill=skill, status="archived")
+    assert len(calls) == 1
+    settings.XMEMO_OUTBOX_GRACE_SECONDS = 0
+    assert outbox_sweep() == 0
+    assert len(calls) == 1

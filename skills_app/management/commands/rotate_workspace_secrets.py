@@ -10,8 +10,9 @@ from skills_app.services.workspace_settings import workspace_secrets_rotate
 
 class Command(BaseCommand):
     help = (
-        "Re-encrypt every workspace secret with the first XMEMO_SECRETS_KEY key; run it after "
-        "prepending a new key, then remove the old one. Prints the count."
+        "Re-encrypt every workspace secret and webhook signing secret with the first "
+        "XMEMO_SECRETS_KEY key; run it after prepending a new key, then remove the old one. "
+        "Prints the count."
     )
 
     def handle(self, *args: Any, **options: Any) -> None:
