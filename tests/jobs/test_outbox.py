@@ -12,6 +12,9 @@ from kombu.exceptions import OperationalError
 from skills_app.domain.bundle import ComponentData
 from skills_app.models import Job
 from skills_app.services import jobs
+from skills_app.services.jobs.dispatch import job_outbox_sweep
+from skills_app.services.jobs.run import job_run
+from skills_app.tasks import run_job
 from tests.factories import Env, actor_for, save
 
 
@@ -19,7 +22,7 @@ from tests.factories import Env, actor_for, save
 def sent(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     """What reached the broker (nothing runs)."""
     calls: list[dict[str, Any]] = []
-    monkeypatch.setattr(jobs.run_job, "apply_async", lambda **kw: calls.append(kw))
+    monkeypatch.setattr(run_job, "apply_async", lambda **kw: calls.append(kw))
     return calls
 
 
@@ -40,15 +43,15 @@ def test_a_job_committed_while_the_broker_is_down_is_sent_by_the_sweep_once(
     def broker_down(**kwargs: Any) -> None:
         raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
 
-    monkeypatch.setattr(jobs.run_job, "apply_async", broker_down)
+    monkeypatch.setattr(run_job, "apply_async", broker_down)
     job = _export(env, django_capture_on_commit_callbacks)
     assert (job.state, job.enqueued_at) == ("queued", None)
     settings.XMEMO_OUTBOX_GRACE_SECONDS = 0
-    assert jobs.job_outbox_sweep() == 0  # still down: nothing sent, nothing lost
+    assert job_outbox_sweep() == 0  # still down: nothing sent, nothing lost
     calls: list[dict[str, Any]] = []
-    monkeypatch.setattr(jobs.run_job, "apply_async", lambda **kw: calls.append(kw))
-    assert jobs.job_outbox_sweep() == 1
-    assert jobs.job_outbox_sweep() == 0
+    monkeypatch.setattr(run_job, "apply_async", lambda **kw: calls.append(kw))
+    assert job_outbox_sweep() == 1
+    assert job_outbox_sweep() == 0
     assert calls == [{"args": [job.job_id], "queue": "xmemo", "countdown": None}]
     job.refresh_from_db()
     assert job.enqueued_at is not None
@@ -62,7 +65,7 @@ def test_a_job_sent_at_commit_is_not_sent_again_by_the_sweep(
 ) -> None:
     _export(env, django_capture_on_commit_callbacks)
     settings.XMEMO_OUTBOX_GRACE_SECONDS = 0
-    assert jobs.job_outbox_sweep() == 0
+    assert job_outbox_sweep() == 0
     assert len(sent) == 1
 
 
@@ -73,7 +76,7 @@ def test_executions_go_to_their_own_queue_and_wait_over_the_workspace_cap(
     settings: Any,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setitem(jobs.run_job.app.conf, "task_always_eager", False)
+    monkeypatch.setitem(run_job.app.conf, "task_always_eager", False)
     settings.XMEMO_EXECUTE_WORKSPACE_CONCURRENCY = 1
     rev = save(
         env.owner,
@@ -91,7 +94,7 @@ def test_executions_go_to_their_own_queue_and_wait_over_the_workspace_cap(
     assert [c["queue"] for c in sent] == ["xmemo-execute", "xmemo-execute"]
     Job.objects.filter(pk=first.pk).update(state="running", attempts=1)
     with django_capture_on_commit_callbacks(execute=True):
-        jobs.job_run(job_id=second.job_id)
+        job_run(job_id=second.job_id)
     second.refresh_from_db()
     assert (second.state, second.attempts) == ("queued", 0)  # waited, holding no slot
     assert sent[-1] == {

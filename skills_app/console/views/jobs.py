@@ -6,6 +6,7 @@ from django.http import HttpRequest, HttpResponse
 
 from ... import access, errors
 from ...models import Job
+from ...selectors.jobs import job_as_read
 from ...services import jobs as job_services
 from ..base import Console, console_view
 from ..forms import ExportForm, ImportForm, RestoreForm, add_service_error
@@ -134,7 +135,7 @@ def _export(console: Console, form: ExportForm) -> Job:
 
 
 def _job_context(console: Console, job_id: str) -> dict[str, object]:
-    job = job_services.job_fail_stale(console.job(job_id))
+    job = job_as_read(console.job(job_id))
     imported = []
     kinds = (Job.Kind.IMPORT, Job.Kind.RESTORE)
     if job.kind in kinds and job.state == Job.State.SUCCEEDED and job.result:
