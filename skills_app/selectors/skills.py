@@ -16,13 +16,14 @@ from ..access import (
     skill_for,
     workspace_for,
 )
+from ..domain import lifecycle
 from ..domain.diff import ComponentSnapshot, RevisionSnapshot, diff_snapshots
 from ..domain.paths import is_text
 from ..models import Skill, SkillComponent, SkillRevision
 from .pagination import Page, paginate
 from .recall import ComponentContent, component_content
 
-STATES = tuple(SkillRevision.State.values)
+STATES = lifecycle.STATES
 STATUSES = tuple(Skill.Status.values)
 
 # Revision columns a list never needs (the big ones).

@@ -17,7 +17,7 @@ from ...services import skills as skill_services
 from ..base import Console, console_view, page_query
 from ..queries import search_skill_ids
 
-STATE_FILTERS = tuple(SkillRevision.State.values)
+STATE_FILTERS = lifecycle.STATES
 STATUS_FILTERS = ("active", "archived", "all")
 PAGE_SIZE = 50
 
@@ -103,13 +103,12 @@ def skill_detail(request: HttpRequest, console: Console, skill_id: str) -> HttpR
     if wanted and shown is None:
         raise errors.NotFound(f"Revision '{wanted}' is not a revision of this skill.")
     shown = shown or skill.current_revision or (revisions[0] if revisions else None)
+    decisions = {t.action for t in lifecycle.TRANSITIONS if t.review_decision}
     timeline = [
         {
             "revision": revision,
-            "actions": [
-                a for a in revision_actions(console, revision) if a not in ("approve", "reject")
-            ],
-            "reviewable": {"approve", "reject"} & set(revision_actions(console, revision)),
+            "actions": [a for a in revision_actions(console, revision) if a not in decisions],
+            "reviewable": decisions & set(revision_actions(console, revision)),
             "previous": revisions[index + 1] if index + 1 < len(revisions) else None,
         }
         for index, revision in enumerate(revisions)
@@ -124,6 +123,9 @@ def skill_detail(request: HttpRequest, console: Console, skill_id: str) -> HttpR
             "components": list(shown.components.all()) if shown else [],
             "timeline": timeline,
             "latest": revisions[0] if revisions else None,
+            "skill_actions": lifecycle.skill_actions_available(
+                status=skill.status, role=console.role
+            ),
         },
     )
 
