@@ -8,9 +8,9 @@ from typing import Any
 from django.utils import timezone
 
 from .. import errors
-from ..access import Actor, job_for, require_scope
+from ..access import Actor, job_for, job_readable, require_scope
 from ..domain.jobs import stale_verdict
-from ..models import Job
+from ..models import Job, Workspace
 
 
 def job_as_read(job: Job, *, now: datetime | None = None) -> Job:
@@ -32,6 +32,19 @@ def job_get(*, actor: Actor, job_id: str) -> Job:
     """A job of a workspace the actor may read, as it reads now (``job_as_read``)."""
     require_scope(actor, "skills:read")
     return job_as_read(job_for(actor, job_id))
+
+
+def job_list_recent(*, actor: Actor, workspace: Workspace, kind: str, limit: int) -> list[Job]:
+    """The workspace's latest jobs of ``kind`` the actor may open (the access gate's rule: a
+    member does not see the admins' workspace exports), newest first, as they read now."""
+    require_scope(actor, "skills:read")
+    jobs = (
+        Job.objects.filter(workspace=workspace, kind=kind)
+        .defer("input_data", "output_data")
+        .select_related("created_by", "workspace")
+        .order_by("-created_at")[: limit * 2]
+    )
+    return [job_as_read(job) for job in jobs if job_readable(actor, job)][:limit]
 
 
 def job_as_dict(job: Job) -> dict[str, Any]:
