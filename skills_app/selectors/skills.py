@@ -18,11 +18,11 @@ from ..access import (
     workspace_for,
 )
 from ..domain import lifecycle
-from ..domain.diff import ComponentSnapshot, RevisionSnapshot, diff_snapshots
-from ..domain.paths import is_text
+from ..domain.diff import RevisionSnapshot, diff_snapshots, snapshot_of
 from ..models import Skill, SkillComponent, SkillRevision
 from .pagination import Page, paginate
 from .recall import ComponentContent, component_content
+from .revisions import revision_bundle
 from .search import search_skills
 
 STATES = lifecycle.STATES
@@ -311,22 +311,10 @@ def component_file(*, actor: Actor, revision_id: str, logical_path: str) -> Comp
 
 
 def _snapshot(revision: SkillRevision) -> RevisionSnapshot:
-    components = {}
-    for path, ctype, sha, size, data in SkillComponent.objects.filter(
-        revision=revision
-    ).values_list("logical_path", "type", "content_hash", "size", "blob__data"):
-        raw = bytes(data)
-        components[path] = ComponentSnapshot(
-            type=ctype, sha256=sha, size=size, text=raw.decode("utf-8") if is_text(raw) else None
-        )
-    return RevisionSnapshot(
+    return snapshot_of(
+        revision_bundle(revision),
         revision_id=revision.revision_id,
-        revision_number=revision.revision_number,
-        name=revision.name,
-        description=revision.description,
-        frontmatter=revision.frontmatter,
-        instruction_body=revision.instruction_body,
-        components=components,
+        number=revision.revision_number,
     )
 
 

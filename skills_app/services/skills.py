@@ -8,7 +8,7 @@ published revision. The database constraints and triggers back each rule up.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import psycopg
@@ -22,6 +22,7 @@ from ..domain.bundle import ComponentData, SkillBundle
 from ..domain.canonical import canonical_hash, sha256_hex
 from ..domain.limits import validate_bundle, validate_slug
 from ..models import Blob, Job, Skill, SkillComponent, SkillRevision, Workspace
+from ..selectors.revisions import revision_bundle
 from .audit import audit_record
 
 State = SkillRevision.State
@@ -406,12 +407,9 @@ def revision_restore(*, actor: Actor, revision: SkillRevision, message: str = ""
         role=role,
         is_author=True,
     )
-    bundle = SkillBundle(
-        name=revision.name,
-        description=revision.description,
-        instruction_body=revision.instruction_body,
-        frontmatter=revision.frontmatter,
-        components=None,
+    # No components: the save carries the restored revision's own over (``source_revision``).
+    bundle = replace(
+        revision_bundle(revision, with_components=False),
         source=SkillRevision.Source.RESTORE,
         source_ref=revision.revision_id,
     )

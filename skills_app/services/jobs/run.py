@@ -25,11 +25,13 @@ from ... import backup, capsule, errors
 from ...access import ADMIN_ROLES, Actor, require_role
 from ...capsule import CapsuleComponent, CapsuleRevision
 from ...domain.bundle import SkillBundle
+from ...domain.canonical import sha256_hex
 from ...domain.jobs import STALE_RULES, stale_verdict
 from ...domain.limits import slug_from_name
 from ...infra.queue import tasks_run_eagerly
 from ...models import Job, SkillRevision, Workspace
 from ...sandbox import resolve_timeout, run_script
+from ...selectors.revisions import revision_bundle
 from ...selectors.secrets import script_environment
 from ...sources import url
 from ...sources.detect import upload_bundles_read
@@ -289,16 +291,17 @@ def _run_import(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]]
 
 
 def _capsule_revision(revision: SkillRevision) -> CapsuleRevision:
+    bundle = revision_bundle(revision)
     components = [
         CapsuleComponent(
             logical_path=c.logical_path,
             type=c.type,
             media_type=c.media_type,
-            sha256=c.content_hash,
-            size=c.size,
-            content=bytes(c.blob.data),
+            sha256=sha256_hex(c.content),
+            size=len(c.content),
+            content=c.content,
         )
-        for c in revision.components.select_related("blob").order_by("logical_path")
+        for c in bundle.components or ()
     ]
     return CapsuleRevision(
         skill_id=revision.skill.skill_id,
@@ -307,10 +310,10 @@ def _capsule_revision(revision: SkillRevision) -> CapsuleRevision:
         revision_id=revision.revision_id,
         revision_number=revision.revision_number,
         state=revision.state,
-        name=revision.name,
-        description=revision.description,
-        frontmatter=revision.frontmatter,
-        instruction_body=revision.instruction_body,
+        name=bundle.name,
+        description=bundle.description,
+        frontmatter=bundle.frontmatter,
+        instruction_body=bundle.instruction_body,
         canonical_hash=revision.canonical_hash,
         components=components,
     )
