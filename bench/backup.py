@@ -32,7 +32,8 @@ def main() -> None:
     from skills_app.domain.bundle import ComponentData, SkillBundle
     from skills_app.models import Job, Membership, Workspace
     from skills_app.services.accounts import user_create
-    from skills_app.services.jobs import export_start, job_run, restore_start
+    from skills_app.services.jobs import export_start, restore_start
+    from skills_app.services.jobs.run import job_run
     from skills_app.services.skills import skill_save
     from xmemo.celery import app
 

@@ -76,7 +76,8 @@ def main() -> None:
     from skills_app.access import Actor
     from skills_app.models import Job, SkillRevision, Workspace
     from skills_app.services.accounts import user_create
-    from skills_app.services.jobs import export_start, import_start, job_run
+    from skills_app.services.jobs import export_start, import_start
+    from skills_app.services.jobs.run import job_run
     from xmemo.celery import app
 
     app.conf.task_always_eager = True

@@ -14,14 +14,16 @@ from typing import TYPE_CHECKING
 from django.db.models import QuerySet
 
 from . import errors
+from .domain import lifecycle
 from .models import ApiToken, Job, Membership, Skill, SkillRevision, Workspace
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
-SCOPES = ("skills:read", "skills:write", "skills:review", "skills:execute", "workspace:admin")
-ROLES = ("owner", "admin", "member")
-ADMIN_ROLES = ("owner", "admin")
+# Defined once, by the lifecycle table; named here too for the gate's many callers.
+SCOPES = lifecycle.SCOPES
+ROLES = lifecycle.ROLES
+ADMIN_ROLES = lifecycle.ADMIN_ROLES
 
 
 @dataclass

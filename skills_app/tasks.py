@@ -10,46 +10,51 @@ from typing import Any
 from celery import shared_task
 from celery.signals import worker_ready
 
+from .infra.queue import DELIVER_WEBHOOK, RUN_JOB
+
 logger = logging.getLogger(__name__)
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+@shared_task(name=RUN_JOB, acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def run_job(job_id: str) -> None:
-    from .services.jobs import job_run
+    from .services.jobs.run import job_run
 
     job_run(job_id=job_id)
 
 
-def _sweep_outbox_forever(interval: float) -> None:
+def _sweep_forever(interval: float) -> None:
     from django.db import connection
 
+    from .services.jobs.run import jobs_fail_stale
     from .services.outbox import outbox_sweep
 
     while True:
         try:
+            jobs_fail_stale()
             outbox_sweep()
         except Exception:  # the database or broker is down: try again next round
-            logger.exception("outbox sweep failed")
+            logger.exception("worker sweep failed")
         finally:
             connection.close()
         time.sleep(interval)
 
 
 @worker_ready.connect
-def _start_outbox_sweep(**kwargs: Any) -> None:
-    """Every worker sweeps the outbox at start and then periodically: jobs and webhook
-    deliveries committed while the broker was down are sent once it is back. Sends are claimed
-    per row, so several workers sweeping at once send each one once."""
+def _start_sweep(**kwargs: Any) -> None:
+    """Every worker sweeps at start and then periodically: stale jobs are failed (what a poll
+    already reads), and jobs and webhook deliveries committed while the broker was down are sent
+    once it is back. All are conditional updates, so several workers sweeping at once act once
+    per row."""
     from django.conf import settings
 
     interval = float(settings.XMEMO_OUTBOX_SWEEP_SECONDS)
     if interval > 0:
         threading.Thread(
-            target=_sweep_outbox_forever, args=(interval,), name="outbox-sweep", daemon=True
+            target=_sweep_forever, args=(interval,), name="worker-sweep", daemon=True
         ).start()
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+@shared_task(name=DELIVER_WEBHOOK, acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def deliver_webhook(delivery_id: str, round_start: int = 0) -> None:
     """One attempt; on failure the next one is scheduled with exponential backoff."""
     from .services.webhooks import delivery_attempt

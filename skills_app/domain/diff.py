@@ -14,6 +14,9 @@ from typing import Any
 
 from diff_match_patch import diff_match_patch
 
+from skills_app.domain.bundle import SkillBundle
+from skills_app.domain.canonical import sha256_hex
+from skills_app.domain.paths import is_text
 from skills_app.domain.skillmd import frontmatter_yaml
 
 EQUAL = "equal"
@@ -76,6 +79,27 @@ class RevisionSnapshot:
     frontmatter: dict[str, Any]
     instruction_body: str
     components: dict[str, ComponentSnapshot]
+
+
+def snapshot_of(bundle: SkillBundle, *, revision_id: str, number: int) -> RevisionSnapshot:
+    """What the diff compares of a skill's content (a stored revision's or unsaved content)."""
+    return RevisionSnapshot(
+        revision_id=revision_id,
+        revision_number=number,
+        name=bundle.name,
+        description=bundle.description,
+        frontmatter=bundle.frontmatter,
+        instruction_body=bundle.instruction_body,
+        components={
+            c.logical_path: ComponentSnapshot(
+                type=c.type,
+                sha256=sha256_hex(c.content),
+                size=len(c.content),
+                text=c.content.decode("utf-8") if is_text(c.content) else None,
+            )
+            for c in bundle.components or ()
+        },
+    )
 
 
 def _ops(pairs: list[tuple[str, str]]) -> list[dict[str, str]]:

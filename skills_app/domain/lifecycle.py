@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from skills_app.errors import InvalidTransition, PermissionDenied, XmemoError
+from skills_app.errors import InvalidTransition, PermissionDenied, ValidationFailed, XmemoError
 
 DRAFT = "draft"
 PROPOSED = "proposed"
@@ -44,6 +44,16 @@ OWNER = "owner"
 ADMIN = "admin"
 MEMBER = "member"
 ROLES = (OWNER, ADMIN, MEMBER)
+# The roles that administer a workspace (members, settings, archive/delete, workspace exports).
+ADMIN_ROLES = (OWNER, ADMIN)
+
+# What a token may do (SPEC §2); roles are checked apart, by the rows below.
+READ = "skills:read"
+WRITE = "skills:write"
+REVIEW = "skills:review"
+EXECUTE = "skills:execute"
+WORKSPACE_ADMIN = "workspace:admin"
+SCOPES = (READ, WRITE, REVIEW, EXECUTE, WORKSPACE_ADMIN)
 
 SAVE_DRAFT = "save_draft"
 SAVE_PUBLISH = "save_publish"
@@ -72,6 +82,12 @@ class Transition:
     # Barred to the author when the workspace sets ``require_distinct_reviewer``.
     distinct_reviewer: bool = False
     comment_required: bool = False
+    # The token scope the action needs.
+    scope: str = WRITE
+    # The action is a review decision: it records the reviewer, the time and the comment.
+    review_decision: bool = False
+    # The action stores a new revision (a save, a restore) rather than moving an existing one.
+    creates_revision: bool = False
 
     def roles_for(self, workspace_kind: str) -> frozenset[str] | None:
         return self.personal_roles if workspace_kind == PERSONAL else self.team_roles
@@ -87,19 +103,51 @@ _REVIEWERS = frozenset({OWNER, ADMIN})
 _EVERYONE = frozenset(ROLES)
 
 TRANSITIONS: tuple[Transition, ...] = (
-    Transition(SAVE_DRAFT, frozenset({NEW}), DRAFT, _OWNER_ONLY, _EVERYONE),
+    Transition(SAVE_DRAFT, frozenset({NEW}), DRAFT, _OWNER_ONLY, _EVERYONE, creates_revision=True),
     Transition(
-        SAVE_PUBLISH, frozenset({NEW}), PUBLISHED, _OWNER_ONLY, _EVERYONE, team_to_state=PROPOSED
+        SAVE_PUBLISH,
+        frozenset({NEW}),
+        PUBLISHED,
+        _OWNER_ONLY,
+        _EVERYONE,
+        team_to_state=PROPOSED,
+        creates_revision=True,
     ),
     Transition(PROPOSE, frozenset({DRAFT}), PROPOSED, None, _REVIEWERS, author_allowed=True),
     Transition(WITHDRAW, frozenset({PROPOSED}), DRAFT, None, frozenset(), author_allowed=True),
-    Transition(APPROVE, frozenset({PROPOSED}), PUBLISHED, None, _REVIEWERS, distinct_reviewer=True),
-    Transition(REJECT, frozenset({PROPOSED}), DRAFT, None, _REVIEWERS, comment_required=True),
-    Transition(PUBLISH, frozenset({DRAFT}), PUBLISHED, _OWNER_ONLY, None),
-    Transition(DEPRECATE, frozenset({DRAFT, PUBLISHED}), DEPRECATED, _OWNER_ONLY, _REVIEWERS),
+    Transition(
+        APPROVE,
+        frozenset({PROPOSED}),
+        PUBLISHED,
+        None,
+        _REVIEWERS,
+        distinct_reviewer=True,
+        scope=REVIEW,
+        review_decision=True,
+    ),
+    Transition(
+        REJECT,
+        frozenset({PROPOSED}),
+        DRAFT,
+        None,
+        _REVIEWERS,
+        comment_required=True,
+        scope=REVIEW,
+        review_decision=True,
+    ),
+    Transition(PUBLISH, frozenset({DRAFT}), PUBLISHED, _OWNER_ONLY, None, scope=REVIEW),
+    Transition(
+        DEPRECATE, frozenset({DRAFT, PUBLISHED}), DEPRECATED, _OWNER_ONLY, _REVIEWERS, scope=REVIEW
+    ),
     # Restore makes a new revision with revision k's content, then acts as save_publish.
     Transition(
-        RESTORE, frozenset(STATES), PUBLISHED, _OWNER_ONLY, _EVERYONE, team_to_state=PROPOSED
+        RESTORE,
+        frozenset(STATES),
+        PUBLISHED,
+        _OWNER_ONLY,
+        _EVERYONE,
+        team_to_state=PROPOSED,
+        creates_revision=True,
     ),
 )
 TRANSITIONS_BY_ACTION = {transition.action: transition for transition in TRANSITIONS}
@@ -114,9 +162,33 @@ _NOT_IN_KIND_HINTS = {
 }
 
 
+# What ``comment_required`` asks for, by action (the reason a reviewer gives the author).
+_COMMENT_NEEDED = {REJECT: "A rejection needs a comment for the author."}
+
+
 def require_comment(action: str) -> bool:
-    """True when the action needs a non-empty comment (reject); the service enforces it."""
+    """True when the action needs a non-empty comment (reject); ``check_transition`` enforces
+    it."""
     return action in COMMENT_REQUIRED_ACTIONS
+
+
+def transition_for(action: str, *, moves_only: bool = False) -> Transition:
+    """The table's row of ``action``, or InvalidTransition for an action it does not have.
+    ``moves_only``: only actions that move an existing revision (not saves or restore), the
+    ones ``services.skills.revision_transition`` applies."""
+    transition = TRANSITIONS_BY_ACTION.get(action)
+    known = [a for a in ACTIONS if not (moves_only and TRANSITIONS_BY_ACTION[a].creates_revision)]
+    if transition is None or action not in known:
+        raise InvalidTransition(
+            f"{action!r} is not a lifecycle action; use one of {', '.join(known)}.",
+            details={"action": action},
+        )
+    return transition
+
+
+def publish_action(workspace_kind: str) -> str:
+    """How a revision that exists gets published: directly (personal) or through review."""
+    return PUBLISH if workspace_kind == PERSONAL else PROPOSE
 
 
 def _who(transition: Transition, roles: frozenset[str]) -> str:
@@ -186,8 +258,10 @@ def check_transition(
     role: str | None,
     is_author: bool,
     require_distinct_reviewer: bool = False,
+    comment: str = "",
 ) -> str:
-    """The state the revision moves to, or raise InvalidTransition / PermissionDenied.
+    """The state the revision moves to, or raise InvalidTransition / PermissionDenied, then
+    ValidationFailed (field ``comment``) when the action needs a comment and has none.
 
     ``state`` is the revision's current state (``None`` for a save, whose revision is new; for
     restore, the state of the revision being restored). ``role`` is the caller's role in the
@@ -203,6 +277,10 @@ def check_transition(
     )
     if isinstance(outcome, XmemoError):
         raise outcome
+    if outcome.comment_required and not comment.strip():
+        raise ValidationFailed(
+            _COMMENT_NEEDED.get(action, f"{action} needs a comment."), details={"field": "comment"}
+        )
     return outcome.target(workspace_kind)
 
 
@@ -229,4 +307,79 @@ def actions_available(
             ),
             Transition,
         )
+    ]
+
+
+# --- skill-level actions --------------------------------------------------------------------
+
+ACTIVE = "active"
+ARCHIVED = "archived"
+SKILL_STATUSES = (ACTIVE, ARCHIVED)
+
+ARCHIVE = "archive"
+UNARCHIVE = "unarchive"
+DELETE = "delete"
+
+
+@dataclass(frozen=True)
+class SkillAction:
+    """One row of the skill table: who may do what to a whole skill, from which status.
+
+    The caller's role is checked before the status (the order the services always had): a
+    member asking to delete learns they may not, whatever the skill's status."""
+
+    action: str
+    from_statuses: frozenset[str]
+    # The status the skill ends in; ``None``: the skill is gone.
+    to_status: str | None
+    roles: tuple[str, ...]
+    scope: str = WRITE
+    # Why the action is refused from another status.
+    refusal: str = ""
+
+
+SKILL_ACTIONS: tuple[SkillAction, ...] = (
+    # Archiving an archived skill (or unarchiving an active one) is a no-op, not an error.
+    SkillAction(ARCHIVE, frozenset(SKILL_STATUSES), ARCHIVED, ADMIN_ROLES),
+    SkillAction(UNARCHIVE, frozenset(SKILL_STATUSES), ACTIVE, ADMIN_ROLES),
+    SkillAction(
+        DELETE,
+        frozenset({ARCHIVED}),
+        None,
+        ADMIN_ROLES,
+        refusal="Archive the skill before deleting it for good.",
+    ),
+)
+SKILL_ACTIONS_BY_NAME = {row.action: row for row in SKILL_ACTIONS}
+
+
+def skill_action(action: str) -> SkillAction:
+    """The skill table's row of ``action``."""
+    row = SKILL_ACTIONS_BY_NAME.get(action)
+    if row is None:
+        raise InvalidTransition(
+            f"{action!r} is not a skill action; use one of {', '.join(SKILL_ACTIONS_BY_NAME)}.",
+            details={"action": action},
+        )
+    return row
+
+
+def check_skill_status(*, action: str, status: str) -> str | None:
+    """The status the skill ends in (``None``: deleted), or InvalidTransition when ``status``
+    is not a from-status of the action. The role is checked by the caller with the row's
+    ``roles`` (``access.require_role``), before this."""
+    row = skill_action(action)
+    if status not in row.from_statuses:
+        raise InvalidTransition(
+            row.refusal or f"Cannot {action} a skill that is {status}.",
+            details={"status": status},
+        )
+    return row.to_status
+
+
+def skill_actions_available(*, status: str, role: str | None) -> list[str]:
+    """The skill actions the role may take from ``status``, in table order (the console's
+    buttons)."""
+    return [
+        row.action for row in SKILL_ACTIONS if role in row.roles and status in row.from_statuses
     ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from skills_app.domain.lifecycle import ADMIN_ROLES, OWNER, ROLES
 from skills_app.errors import PermissionDenied, ValidationFailed
 
 DEFAULT_SCRIPT_CLASS = "safe"
@@ -15,9 +16,9 @@ SCRIPT_CLASSES = ("safe", "mutating", "dangerous")
 
 # The roles that may run each class. "dangerous" additionally needs the workspace to allow it.
 _ROLES_BY_CLASS: dict[str, frozenset[str]] = {
-    "safe": frozenset({"owner", "admin", "member"}),
-    "mutating": frozenset({"owner", "admin"}),
-    "dangerous": frozenset({"owner"}),
+    "safe": frozenset(ROLES),
+    "mutating": frozenset(ADMIN_ROLES),
+    "dangerous": frozenset({OWNER}),
 }
 _WHO = {"safe": "members", "mutating": "admins and owners", "dangerous": "owners"}
 

@@ -2,17 +2,49 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
-from ..access import Actor, job_for, require_scope
-from ..models import Job
-from ..services.jobs import job_fail_stale
+from django.utils import timezone
+
+from .. import errors
+from ..access import Actor, job_for, job_readable, require_scope
+from ..domain.jobs import stale_verdict
+from ..models import Job, Workspace
+
+
+def job_as_read(job: Job, *, now: datetime | None = None) -> Job:
+    """``job`` as it reads at ``now``: one whose worker vanished (or that no worker took) reads
+    as failed. Only the returned object changes; the workers write the same verdict
+    (``services.jobs.run.jobs_fail_stale``)."""
+    now = now or timezone.now()
+    message = stale_verdict(
+        state=job.state, started_at=job.started_at, created_at=job.created_at, now=now
+    )
+    if message is not None:
+        job.state = Job.State.FAILED
+        job.error = errors.JobFailed(message).as_dict()
+        job.finished_at = now
+    return job
 
 
 def job_get(*, actor: Actor, job_id: str) -> Job:
-    """A job of a workspace the actor may read; a job whose worker vanished reads as failed."""
+    """A job of a workspace the actor may read, as it reads now (``job_as_read``)."""
     require_scope(actor, "skills:read")
-    return job_fail_stale(job_for(actor, job_id))
+    return job_as_read(job_for(actor, job_id))
+
+
+def job_list_recent(*, actor: Actor, workspace: Workspace, kind: str, limit: int) -> list[Job]:
+    """The workspace's latest jobs of ``kind`` the actor may open (the access gate's rule: a
+    member does not see the admins' workspace exports), newest first, as they read now."""
+    require_scope(actor, "skills:read")
+    jobs = (
+        Job.objects.filter(workspace=workspace, kind=kind)
+        .defer("input_data", "output_data")
+        .select_related("created_by", "workspace")
+        .order_by("-created_at")[: limit * 2]
+    )
+    return [job_as_read(job) for job in jobs if job_readable(actor, job)][:limit]
 
 
 def job_as_dict(job: Job) -> dict[str, Any]:
@@ -33,8 +65,6 @@ def job_as_dict(job: Job) -> dict[str, Any]:
 
 def job_output(*, actor: Actor, job_id: str) -> tuple[str, bytes]:
     """The file a finished export produced: (filename, bytes)."""
-    from .. import errors
-
     job = job_get(actor=actor, job_id=job_id)
     if job.kind != Job.Kind.EXPORT:
         raise errors.NotFound("Only export jobs have a download.", details={"job_id": job_id})

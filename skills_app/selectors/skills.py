@@ -14,16 +14,20 @@ from ..access import (
     require_scope,
     revision_for,
     skill_for,
+    skills_for,
     workspace_for,
 )
-from ..domain.diff import ComponentSnapshot, RevisionSnapshot, diff_snapshots
-from ..domain.paths import is_text
+from ..domain import lifecycle
+from ..domain.diff import RevisionSnapshot, diff_snapshots, snapshot_of
 from ..models import Skill, SkillComponent, SkillRevision
 from .pagination import Page, paginate
 from .recall import ComponentContent, component_content
+from .revisions import revision_bundle
+from .search import search_skills
 
-STATES = tuple(SkillRevision.State.values)
+STATES = lifecycle.STATES
 STATUSES = tuple(Skill.Status.values)
+SEARCH_LIMIT = 50  # the Level 0 maximum
 
 # Revision columns a list never needs (the big ones).
 _HEAVY_REVISION_FIELDS = ("instruction_body", "frontmatter")
@@ -84,6 +88,69 @@ def skill_as_dict(skill: Skill) -> dict[str, Any]:
     }
 
 
+def _skills_filtered(
+    qs: QuerySet[Skill], *, state: str | None, status: str | None
+) -> QuerySet[Skill]:
+    """``qs`` narrowed to skills with a revision in ``state`` and of ``status`` (each optional),
+    the filters validated once for every door."""
+    if state:
+        if state not in STATES:
+            raise errors.ValidationFailed(
+                f"state must be one of {', '.join(STATES)}.", details={"field": "state"}
+            )
+        # EXISTS, not a join + DISTINCT: frontmatter is json, which has no equality operator.
+        qs = qs.filter(Exists(SkillRevision.objects.filter(skill_id=OuterRef("pk"), state=state)))
+    if status:
+        if status not in STATUSES:
+            raise errors.ValidationFailed(
+                f"status must be one of {', '.join(STATUSES)}.", details={"field": "status"}
+            )
+        qs = qs.filter(status=status)
+    return qs
+
+
+def skill_rows(
+    *,
+    actor: Actor,
+    workspace: str,
+    query: str = "",
+    state: str | None = None,
+    status: str | None = None,
+) -> list[Skill]:
+    """The skills of one workspace as the console lists them: filtered like ``skill_list``,
+    ranked by Level 0 search when ``query`` is given (else by slug), each with
+    ``has_proposal`` and its latest and published revisions loaded."""
+    require_scope(actor, "skills:read")
+    ws = workspace_for(actor, workspace, require_enabled=False)
+    skills = _skills_filtered(skills_for(actor).filter(workspace=ws), state=state, status=status)
+    proposed = SkillRevision.objects.filter(
+        skill=OuterRef("pk"), state=SkillRevision.State.PROPOSED
+    )
+    skills = skills.annotate(has_proposal=Exists(proposed)).select_related(
+        "latest_revision", "published_revision"
+    )
+    if not query:
+        return list(skills.order_by("slug"))
+    ranked = [
+        result["skill_id"]
+        for result in search_skills(actor=actor, text=query, workspace=ws, limit=SEARCH_LIMIT)
+    ]
+    by_id = {skill.skill_id: skill for skill in skills.filter(skill_id__in=ranked)}
+    return [by_id[skill_id] for skill_id in ranked if skill_id in by_id]
+
+
+def revisions_proposed(*, actor: Actor, skill: Skill) -> list[SkillRevision]:
+    """The proposals of a skill the actor reads, oldest first (the review banner)."""
+    require_scope(actor, "skills:read")
+    return list(
+        SkillRevision.objects.filter(
+            skill=skill_for(actor, skill.skill_id), state=SkillRevision.State.PROPOSED
+        )
+        .select_related("author")
+        .order_by("revision_number")
+    )
+
+
 def skill_list(
     *,
     actor: Actor,
@@ -99,18 +166,7 @@ def skill_list(
         qs = Skill.objects.filter(workspace=workspace_for(actor, workspace))
     else:
         qs = Skill.objects.filter(workspace__in=readable_workspaces(actor))
-    if state:
-        if state not in STATES:
-            raise errors.ValidationFailed(
-                f"state must be one of {', '.join(STATES)}.", details={"field": "state"}
-            )
-        qs = qs.filter(Exists(SkillRevision.objects.filter(skill_id=OuterRef("pk"), state=state)))
-    if status:
-        if status not in STATUSES:
-            raise errors.ValidationFailed(
-                f"status must be one of {', '.join(STATUSES)}.", details={"field": "status"}
-            )
-        qs = qs.filter(status=status)
+    qs = _skills_filtered(qs, state=state, status=status)
     page = paginate(
         _skill_queryset(qs),
         kind="skills",
@@ -255,22 +311,10 @@ def component_file(*, actor: Actor, revision_id: str, logical_path: str) -> Comp
 
 
 def _snapshot(revision: SkillRevision) -> RevisionSnapshot:
-    components = {}
-    for path, ctype, sha, size, data in SkillComponent.objects.filter(
-        revision=revision
-    ).values_list("logical_path", "type", "content_hash", "size", "blob__data"):
-        raw = bytes(data)
-        components[path] = ComponentSnapshot(
-            type=ctype, sha256=sha, size=size, text=raw.decode("utf-8") if is_text(raw) else None
-        )
-    return RevisionSnapshot(
+    return snapshot_of(
+        revision_bundle(revision),
         revision_id=revision.revision_id,
-        revision_number=revision.revision_number,
-        name=revision.name,
-        description=revision.description,
-        frontmatter=revision.frontmatter,
-        instruction_body=revision.instruction_body,
-        components=components,
+        number=revision.revision_number,
     )
 
 

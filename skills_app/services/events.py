@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from celery import current_app
 from django.db import transaction
 from django.utils import timezone
 
+from ..infra.queue import DELIVER_WEBHOOK, send_task
 from ..models import AuditEntry, Webhook, WebhookDelivery, ids
 from .outbox import Outbox, outbox_send
 
@@ -76,9 +76,6 @@ def emit_from_audit(entry: AuditEntry) -> None:
         delivery_enqueue_after_commit(delivery.delivery_id)
 
 
-DELIVER_TASK = "skills_app.tasks.deliver_webhook"
-
-
 def delivery_dispatch(delivery_id: str) -> bool:
     """Hand a pending delivery to the broker through the outbox (the task is looked up by name:
     the core does not import the worker). Answers whether it was sent.
@@ -93,7 +90,7 @@ def delivery_dispatch(delivery_id: str) -> bool:
         return False
     return outbox_send(
         rows,
-        lambda: current_app.tasks[DELIVER_TASK].apply_async(args=[delivery_id, round_start]),
+        lambda: send_task(DELIVER_WEBHOOK, args=[delivery_id, round_start]),
         label=f"webhook delivery {delivery_id}",
     )
 

@@ -56,7 +56,7 @@ def outbox_sweep() -> int:
     Answers how many it sent."""
     # The outboxes are built on this module, so they are imported here, not above.
     from .events import DELIVERY_OUTBOX
-    from .jobs import JOB_OUTBOX
+    from .jobs.dispatch import JOB_OUTBOX
 
     grace = timezone.now() - timedelta(seconds=settings.XMEMO_OUTBOX_GRACE_SECONDS)
     sent = 0

@@ -3,7 +3,10 @@
 
 The payload is untrusted JSON: every field is checked for its type here (a wrong type is a
 ``ValidationFailed`` naming the field, never a 500); the product rules (limits, paths, slug,
-frontmatter dialects, lifecycle, tenancy) are left to ``skill_save`` and the domain.
+frontmatter dialects, lifecycle, tenancy) are left to ``skill_save`` and the domain. This is
+the only validator of the payload: the MCP tool runs no JSON-Schema pass of its own, and the
+contract's input schema is pinned to ``save_input_shape`` (built from the tables below) by a
+test, so the schema agents read and the checks both doors run cannot drift apart.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..access import Actor, require_scope, workspace_for
-from ..domain.bundle import ComponentData, SkillBundle
+from ..domain.bundle import COMPONENT_TYPES, ComponentData, SkillBundle
 from ..domain.paths import guess_media_type
 from ..domain.text import unstorable_field
 from ..errors import ValidationFailed
@@ -24,7 +27,40 @@ from .skills import SaveResult, skill_save
 REQUIRED_TEXT = ("workspace", "slug", "name", "description", "instruction_body")
 OPTIONAL_FIELDS = ("frontmatter", "components", "intent", "base_revision_id", "message")
 COMPONENT_FIELDS = ("logical_path", "type", "content", "encoding")
+COMPONENT_REQUIRED = ("logical_path", "type", "content")
 ENCODINGS = ("utf-8", "base64")
+INTENTS = ("draft", "publish")  # checked by ``skill_save``, which imports share
+
+
+def save_input_shape() -> dict[str, Any]:
+    """The JSON Schema of the payload without its prose: what the checks below accept (the
+    contract's ``save_cloud_skill`` input schema adds descriptions for agents)."""
+    component = {
+        "type": "object",
+        "properties": {
+            "logical_path": {"type": "string"},
+            "type": {"type": "string", "enum": list(COMPONENT_TYPES)},
+            "content": {"type": "string"},
+            "encoding": {"type": "string", "enum": list(ENCODINGS), "default": ENCODINGS[0]},
+        },
+        "required": list(COMPONENT_REQUIRED),
+        "additionalProperties": False,
+    }
+    properties: dict[str, Any] = {field: {"type": "string"} for field in REQUIRED_TEXT}
+    properties.update(
+        frontmatter={"type": "object"},
+        components={"type": "array", "items": component},
+        intent={"type": "string", "enum": list(INTENTS), "default": INTENTS[0]},
+        base_revision_id={"type": "string"},
+        message={"type": "string"},
+    )
+    assert tuple(properties) == REQUIRED_TEXT + OPTIONAL_FIELDS
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(REQUIRED_TEXT),
+        "additionalProperties": False,
+    }
 
 
 def _invalid(field: str, problem: str) -> ValidationFailed:
@@ -61,11 +97,13 @@ def _component(item: Any, index: int) -> ComponentData:
     if not isinstance(item, Mapping):
         raise _invalid(where, "must be an object with logical_path, type, content and encoding")
     _unknown_field(item, COMPONENT_FIELDS, f"{where}.")
-    for field in ("logical_path", "type", "content"):
+    for field in COMPONENT_REQUIRED:
         if field not in item:
             raise _invalid(f"{where}.{field}", "is required")
     path = _text(item["logical_path"], f"{where}.logical_path")
     ctype = _text(item["type"], f"{where}.type")
+    if ctype not in COMPONENT_TYPES:
+        raise _invalid(f"{where}.type", f"must be one of {', '.join(COMPONENT_TYPES)}")
     encoding = item.get("encoding", "utf-8")
     if encoding not in ENCODINGS:
         raise _invalid(f"{where}.encoding", "must be 'utf-8' or 'base64'")
@@ -129,7 +167,7 @@ def save_from_payload(
         frontmatter = {}
     if not isinstance(frontmatter, Mapping):
         raise _invalid("frontmatter", "must be an object")
-    intent = _text(payload.get("intent", "draft"), "intent")
+    intent = _text(payload.get("intent", INTENTS[0]), "intent")
     # Empty means "not given", as for every optional id.
     base_revision_id = payload.get("base_revision_id") or None
     if base_revision_id is not None:

@@ -8,7 +8,7 @@ published revision. The database constraints and triggers back each rule up.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import psycopg
@@ -16,25 +16,16 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from .. import errors
-from ..access import ADMIN_ROLES, Actor, require_role, require_scope
+from ..access import Actor, require_role, require_scope
 from ..domain import lifecycle
 from ..domain.bundle import ComponentData, SkillBundle
 from ..domain.canonical import canonical_hash, sha256_hex
 from ..domain.limits import validate_bundle, validate_slug
 from ..models import Blob, Job, Skill, SkillComponent, SkillRevision, Workspace
+from ..selectors.revisions import revision_bundle
 from .audit import audit_record
 
 State = SkillRevision.State
-
-# Which scope a lifecycle action needs on a token (SPEC §2 scopes; roles are checked apart).
-ACTION_SCOPES = {
-    "propose": "skills:write",
-    "withdraw": "skills:write",
-    "approve": "skills:review",
-    "reject": "skills:review",
-    "publish": "skills:review",
-    "deprecate": "skills:review",
-}
 
 
 @dataclass(frozen=True)
@@ -194,7 +185,8 @@ def skill_save(
     ``publish`` that revision is then published (personal) or proposed (team) if its state
     allows. ``base_revision_id`` that is not the latest revision raises ``Conflict``.
     """
-    require_scope(actor, "skills:write")
+    action = lifecycle.SAVE_PUBLISH if intent == "publish" else lifecycle.SAVE_DRAFT
+    require_scope(actor, lifecycle.transition_for(action).scope)
     if intent not in ("draft", "publish"):
         raise errors.ValidationFailed(
             "intent must be 'draft' or 'publish'.", details={"field": "intent"}
@@ -202,7 +194,6 @@ def skill_save(
     if not workspace.cloud_skills_enabled:
         raise errors.FeatureDisabled(details={"workspace": workspace.slug})
     role = _role_for_lifecycle(actor, workspace)
-    action = "save_publish" if intent == "publish" else "save_draft"
     target_state = lifecycle.check_transition(
         action=action, state=None, workspace_kind=workspace.kind, role=role, is_author=True
     )
@@ -346,7 +337,7 @@ def _save_locked(
 
 def _publish_intent_on_existing(*, actor: Actor, revision: SkillRevision) -> None:
     """Intent ``publish`` on unchanged content: publish (personal) or propose (team) if allowed."""
-    action = "publish" if revision.workspace.is_personal else "propose"
+    action = lifecycle.publish_action(revision.workspace.kind)
     try:
         _transition_locked(actor=actor, revision=revision, action=action, comment="")
     except (errors.InvalidTransition, errors.PermissionDenied):
@@ -363,18 +354,15 @@ def _transition_locked(*, actor: Actor, revision: SkillRevision, action: str, co
         role=role,
         is_author=actor.user is not None and revision.author_id == actor.user.pk,
         require_distinct_reviewer=workspace.require_distinct_reviewer,
+        comment=comment,
     )
-    if action == "reject" and not comment.strip():
-        raise errors.ValidationFailed(
-            "A rejection needs a comment for the author.", details={"field": "comment"}
-        )
     from_state = revision.state
     _set_state(
         revision,
         actor=actor,
         to_state=target,
         comment=comment,
-        review=action in ("approve", "reject"),
+        review=lifecycle.transition_for(action).review_decision,
     )
     audit_record(
         actor=actor,
@@ -396,12 +384,9 @@ def _transition_locked(*, actor: Actor, revision: SkillRevision, action: str, co
 def revision_transition(
     *, actor: Actor, revision: SkillRevision, action: str, comment: str = ""
 ) -> SkillRevision:
-    """Apply one lifecycle action (propose, withdraw, approve, reject, publish, deprecate)."""
-    if action not in ACTION_SCOPES:
-        raise errors.InvalidTransition(
-            f"Unknown lifecycle action '{action}'.", details={"action": action}
-        )
-    require_scope(actor, ACTION_SCOPES[action])
+    """Apply one lifecycle action that moves an existing revision (propose, withdraw, approve,
+    reject, publish, deprecate: the table's rows that create no revision)."""
+    require_scope(actor, lifecycle.transition_for(action, moves_only=True).scope)
     with transaction.atomic():
         skill = _lock_skill(revision.skill_id)
         locked = SkillRevision.objects.select_related("workspace").get(pk=revision.pk)
@@ -412,22 +397,19 @@ def revision_transition(
 
 def revision_restore(*, actor: Actor, revision: SkillRevision, message: str = "") -> SaveResult:
     """A new revision with ``revision``'s content, then handled as a save with intent publish."""
-    require_scope(actor, "skills:write")
+    require_scope(actor, lifecycle.transition_for(lifecycle.RESTORE).scope)
     workspace = revision.workspace
     role = _role_for_lifecycle(actor, workspace)
     target_state = lifecycle.check_transition(
-        action="restore",
+        action=lifecycle.RESTORE,
         state=revision.state,
         workspace_kind=workspace.kind,
         role=role,
         is_author=True,
     )
-    bundle = SkillBundle(
-        name=revision.name,
-        description=revision.description,
-        instruction_body=revision.instruction_body,
-        frontmatter=revision.frontmatter,
-        components=None,
+    # No components: the save carries the restored revision's own over (``source_revision``).
+    bundle = replace(
+        revision_bundle(revision, with_components=False),
         source=SkillRevision.Source.RESTORE,
         source_ref=revision.revision_id,
     )
@@ -450,24 +432,25 @@ def revision_restore(*, actor: Actor, revision: SkillRevision, message: str = ""
 
 
 def skill_set_status(*, actor: Actor, skill: Skill, status: str) -> Skill:
-    """Archive or unarchive (owner/admin)."""
-    require_scope(actor, "skills:write")
-    if status not in (Skill.Status.ACTIVE, Skill.Status.ARCHIVED):
+    """Archive or unarchive (who may: the lifecycle table's skill rows)."""
+    actions = {lifecycle.ARCHIVED: lifecycle.ARCHIVE, lifecycle.ACTIVE: lifecycle.UNARCHIVE}
+    row = lifecycle.skill_action(actions.get(status, lifecycle.ARCHIVE))
+    require_scope(actor, row.scope)
+    if status not in actions:
         raise errors.ValidationFailed(
             "status must be 'active' or 'archived'.", details={"field": "status"}
         )
-    require_role(actor, skill.workspace, ADMIN_ROLES)
+    require_role(actor, skill.workspace, row.roles)
     with transaction.atomic():
         locked = _lock_skill(skill.pk)
+        lifecycle.check_skill_status(action=row.action, status=locked.status)
         if locked.status != status:
             locked.status = status
             locked.save(update_fields=["status", "updated_at"])
             audit_record(
                 actor=actor,
                 workspace=locked.workspace,
-                action="skills.skill.archive"
-                if status == Skill.Status.ARCHIVED
-                else "skills.skill.unarchive",
+                action=f"skills.skill.{row.action}",
                 target_type="skill",
                 target_id=locked.skill_id,
                 data={"slug": locked.slug},
@@ -523,14 +506,12 @@ def _job_copies_erase(skill: Skill, *, revision_ids: set[str]) -> list[str]:
 
 def skill_delete(*, actor: Actor, skill: Skill) -> None:
     """Delete an archived skill and all its revisions for good; the audit log keeps a tombstone."""
-    require_scope(actor, "skills:write")
-    require_role(actor, skill.workspace, ADMIN_ROLES)
+    row = lifecycle.skill_action(lifecycle.DELETE)
+    require_scope(actor, row.scope)
+    require_role(actor, skill.workspace, row.roles)
     with transaction.atomic():
         locked = _lock_skill(skill.pk)
-        if locked.status != Skill.Status.ARCHIVED:
-            raise errors.InvalidTransition(
-                "Archive the skill before deleting it for good.", details={"status": locked.status}
-            )
+        lifecycle.check_skill_status(action=row.action, status=locked.status)
         revisions = list(
             SkillRevision.objects.filter(skill=locked)
             .order_by("revision_number")

@@ -12,7 +12,8 @@ from standardwebhooks import Webhook as Verifier
 from skills_app.crypto import secret_encrypt
 from skills_app.models import AuditEntry, Webhook, WebhookDelivery
 from skills_app.services.events import EVENT_TYPES
-from skills_app.services.jobs import export_start, import_start, job_run
+from skills_app.services.jobs import export_start, import_start
+from skills_app.services.jobs.run import job_run
 from skills_app.services.skills import revision_transition, skill_set_status
 from skills_app.services.webhooks import delivery_attempt
 from tests.api.conftest import ApiFactory, error_code

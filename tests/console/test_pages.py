@@ -17,7 +17,8 @@ from skills_app.console.errors import handler404, handler500
 from skills_app.domain.bundle import ComponentData
 from skills_app.models import ApiToken, AuditEntry, Job, Membership, Skill, SkillRevision
 from skills_app.services.backup import workspace_backup
-from tests.factories import Env, make_team, personal_ws, save
+from skills_app.services.jobs import export_start, import_start
+from tests.factories import Env, actor_for, make_team, personal_ws, save
 
 pytestmark = pytest.mark.django_db
 
@@ -473,6 +474,23 @@ def test_export_skill_and_download(
     assert download["Content-Type"] == "application/zip"
     assert zipfile.ZipFile(io.BytesIO(download.content)).namelist()
     assert response["Location"] == url("job_detail", env.personal.slug, job.job_id)
+
+
+def test_job_download_answers_like_the_api(owner_client: Client, env: Env) -> None:
+    """An export that has not finished is a 409 (poll until it succeeds), a job that is not an
+    export a 404 — the API's answers, from the same selector."""
+    revision = save(env.owner, env.personal, slug="exp").revision
+    export = export_start(actor=actor_for(env.owner), revision=revision)  # queued, not run
+    pending = owner_client.get(url("job_download", env.personal.slug, export.job_id))
+    assert pending.status_code == 409
+    assert b"poll the job until it has succeeded" in pending.content
+    not_export = import_start(
+        actor=actor_for(env.owner), workspace=env.personal, data=b"---\n", filename="a.md"
+    )
+    assert (
+        owner_client.get(url("job_download", env.personal.slug, not_export.job_id)).status_code
+        == 404
+    )
 
 
 def test_export_needs_a_target(owner_client: Client, env: Env) -> None:

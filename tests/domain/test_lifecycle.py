@@ -6,15 +6,20 @@ import itertools
 
 import pytest
 
+from skills_app.domain import lifecycle
 from skills_app.domain.lifecycle import (
     ACTIONS,
     REVISION_ACTIONS,
     STATES,
     actions_available,
+    check_skill_status,
     check_transition,
     require_comment,
+    skill_actions_available,
+    transition_for,
 )
-from skills_app.errors import InvalidTransition, PermissionDenied, XmemoError
+from skills_app.errors import InvalidTransition, PermissionDenied, ValidationFailed, XmemoError
+from skills_app.models import Membership, Skill, SkillRevision
 
 ROLES = (None, "owner", "admin", "member")
 ALL_STATES = (None, *STATES)  # None: the revision is new (a save)
@@ -90,6 +95,7 @@ def test_every_move_matches_the_spec(
             role=role,
             is_author=is_author,
             require_distinct_reviewer=distinct,
+            comment="a reason for the author",  # the comment rule has its own test below
         )
 
     if isinstance(expected, str):
@@ -125,7 +131,12 @@ def test_allowed_moves(
     action: str, state: str, kind: str, role: str, is_author: bool, target: str
 ) -> None:
     result = check_transition(
-        action=action, state=state, workspace_kind=kind, role=role, is_author=is_author
+        action=action,
+        state=state,
+        workspace_kind=kind,
+        role=role,
+        is_author=is_author,
+        comment="a reason",
     )
     assert result == target
 
@@ -265,3 +276,97 @@ def test_actions_available_agrees_with_check_transition(
     for action in ACTIONS:
         expected = expected_outcome(action, state, kind, role, is_author, distinct)
         assert (action in available) is isinstance(expected, str)
+
+
+@pytest.mark.parametrize("comment", ["", "   "])
+def test_a_rejection_without_a_comment_is_refused_after_the_state_and_role_checks(
+    comment: str,
+) -> None:
+    def reject(state: str, role: str, text: str) -> str:
+        return check_transition(
+            action="reject",
+            state=state,
+            workspace_kind="team",
+            role=role,
+            is_author=False,
+            comment=text,
+        )
+
+    with pytest.raises(InvalidTransition):  # the state first …
+        reject("draft", "admin", comment)
+    with pytest.raises(PermissionDenied):  # … then the role …
+        reject("proposed", "member", comment)
+    with pytest.raises(ValidationFailed) as missing:  # … then the comment
+        reject("proposed", "admin", comment)
+    assert missing.value.details == {"field": "comment"}
+    assert missing.value.message == "A rejection needs a comment for the author."
+    assert reject("proposed", "admin", "why") == "draft"
+
+
+# action → the token scope it needs (SPEC §2), transcribed independently of the module's table.
+SCOPE_TABLE = {
+    "save_draft": "skills:write",
+    "save_publish": "skills:write",
+    "propose": "skills:write",
+    "withdraw": "skills:write",
+    "restore": "skills:write",
+    "approve": "skills:review",
+    "reject": "skills:review",
+    "publish": "skills:review",
+    "deprecate": "skills:review",
+}
+
+
+@pytest.mark.parametrize("action", ACTIONS)
+def test_every_action_names_its_scope(action: str) -> None:
+    assert transition_for(action).scope == SCOPE_TABLE[action]
+    assert transition_for(action).review_decision is (action in ("approve", "reject"))
+
+
+@pytest.mark.parametrize("action", ["save_draft", "save_publish", "restore", "nope"])
+def test_only_moves_of_an_existing_revision_are_moves(action: str) -> None:
+    with pytest.raises(InvalidTransition) as refused:
+        transition_for(action, moves_only=True)
+    assert refused.value.details == {"action": action}
+    assert "propose" in refused.value.message
+
+
+def test_publish_action_per_workspace_kind() -> None:
+    assert lifecycle.publish_action("personal") == "publish"
+    assert lifecycle.publish_action("team") == "propose"
+
+
+def test_the_models_store_the_tables_states_roles_and_statuses() -> None:
+    assert tuple(SkillRevision.State.values) == lifecycle.STATES
+    assert tuple(Membership.Role.values) == lifecycle.ROLES
+    assert tuple(Skill.Status.values) == lifecycle.SKILL_STATUSES
+
+
+# (action, status) → allowed for owner/admin; members never.
+SKILL_TABLE = {
+    ("archive", "active"): "archived",
+    ("archive", "archived"): "archived",
+    ("unarchive", "archived"): "active",
+    ("unarchive", "active"): "active",
+    ("delete", "archived"): None,
+}
+
+
+@pytest.mark.parametrize(
+    ("action", "status"),
+    list(itertools.product(("archive", "unarchive", "delete"), ("active", "archived"))),
+)
+def test_skill_actions_match_the_table(action: str, status: str) -> None:
+    if (action, status) in SKILL_TABLE:
+        assert check_skill_status(action=action, status=status) == SKILL_TABLE[action, status]
+    else:
+        with pytest.raises(InvalidTransition) as refused:
+            check_skill_status(action=action, status=status)
+        assert refused.value.message == "Archive the skill before deleting it for good."
+    assert lifecycle.skill_action(action).roles == ("owner", "admin")
+    assert lifecycle.skill_action(action).scope == "skills:write"
+    for role in ("owner", "admin", "member", None):
+        available = skill_actions_available(status=status, role=role)
+        assert (action in available) is (
+            role in ("owner", "admin") and (action, status) in SKILL_TABLE
+        )

@@ -58,7 +58,7 @@ def _caseless(text: str) -> str:
 
 
 @given(st.text(alphabet=st.characters(codec="utf-8", exclude_characters="/\\"), min_size=1))
-@example("ı")  # dotless i: its upper case folds to a different letter
+@example("\u0131")  # dotless i: its upper case folds to a different letter
 def test_normalization_and_case_twins_always_collide(name: str) -> None:
     path = f"docs/{name}.md"
     variants = (path, path.upper(), path.lower())
@@ -68,7 +68,7 @@ def test_normalization_and_case_twins_always_collide(name: str) -> None:
     twins.discard(path)
     for twin in twins:
         if _caseless(twin) != _caseless(path):
-            continue  # e.g. "ı".upper() is "I", whose case folding is "i": not a twin
+            continue  # e.g. dotless i: upper() gives "I", whose case folding is "i": not a twin
         with pytest.raises(InvalidPath):
             check_unique_paths([path, twin])
 

@@ -8,10 +8,14 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.core.management import call_command
 from django.utils import timezone
 
+from skills_app.domain.jobs import QUEUED_STALE_AFTER, STALE_AFTER
 from skills_app.models import Job, Skill, SkillRevision
+from skills_app.selectors.jobs import job_get
 from skills_app.services import jobs
+from skills_app.services.jobs import run
 from tests.factories import Env, actor_for
 
 
@@ -33,7 +37,7 @@ def _queued_import(env: Env) -> Job:
 def test_a_crash_midway_through_an_import_stores_nothing(
     env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real_save = jobs.skill_save
+    real_save = run.skill_save
     calls = []
 
     def crashing_save(**kwargs: Any) -> Any:
@@ -42,9 +46,9 @@ def test_a_crash_midway_through_an_import_stores_nothing(
             raise RuntimeError("worker lost its database connection")
         return real_save(**kwargs)
 
-    monkeypatch.setattr(jobs, "skill_save", crashing_save)
+    monkeypatch.setattr(run, "skill_save", crashing_save)
     job = _queued_import(env)
-    jobs.job_run(job_id=job.job_id)
+    run.job_run(job_id=job.job_id)
     job.refresh_from_db()
     assert calls == ["one", "two"]
     assert job.state == "failed"
@@ -57,7 +61,7 @@ def test_a_redelivered_job_that_was_running_runs_again(env: Env) -> None:
     job = _queued_import(env)
     # The worker that took it died after marking it running.
     Job.objects.filter(pk=job.pk).update(state="running", attempts=1, started_at=timezone.now())
-    jobs.job_run(job_id=job.job_id)
+    run.job_run(job_id=job.job_id)
     job.refresh_from_db()
     assert job.state == "succeeded", job.error
     assert job.attempts == 2
@@ -66,32 +70,47 @@ def test_a_redelivered_job_that_was_running_runs_again(env: Env) -> None:
 
 def test_a_job_redelivered_too_often_fails(env: Env) -> None:
     job = _queued_import(env)
-    Job.objects.filter(pk=job.pk).update(state="running", attempts=jobs.MAX_ATTEMPTS)
-    jobs.job_run(job_id=job.job_id)
+    Job.objects.filter(pk=job.pk).update(state="running", attempts=run.MAX_ATTEMPTS)
+    run.job_run(job_id=job.job_id)
     job.refresh_from_db()
     assert job.state == "failed"
     assert "repeatedly" in job.error["message"]
     assert not Skill.objects.exists()
 
 
-def test_a_stale_running_job_is_failed_when_polled(env: Env) -> None:
+def _state(job: Job) -> str:
+    return Job.objects.values_list("state", flat=True).get(pk=job.pk)
+
+
+def test_a_stale_running_job_reads_failed_and_the_sweep_writes_it(env: Env) -> None:
     job = _queued_import(env)
-    long_ago = timezone.now() - jobs.STALE_AFTER - timedelta(seconds=1)
+    long_ago = timezone.now() - STALE_AFTER - timedelta(seconds=1)
     Job.objects.filter(pk=job.pk).update(state="running", started_at=long_ago)
-    job.refresh_from_db()
-    assert jobs.job_fail_stale(job).state == "failed"
+    read = job_get(actor=actor_for(env.owner), job_id=job.job_id)
+    assert read.state == "failed"
+    assert _state(job) == "running"  # the read wrote nothing
     fresh = _queued_import(env)
     Job.objects.filter(pk=fresh.pk).update(state="running", started_at=timezone.now())
-    fresh.refresh_from_db()
-    assert jobs.job_fail_stale(fresh).state == "running"
-
-
-def test_a_job_no_worker_took_is_failed_when_polled(env: Env) -> None:
-    job = _queued_import(env)
-    assert jobs.job_fail_stale(job).state == "queued"
-    long_ago = timezone.now() - jobs.QUEUED_STALE_AFTER - timedelta(seconds=1)
-    Job.objects.filter(pk=job.pk).update(created_at=long_ago)
+    assert job_get(actor=actor_for(env.owner), job_id=fresh.job_id).state == "running"
+    assert run.jobs_fail_stale() == 1
     job.refresh_from_db()
-    failed = jobs.job_fail_stale(job)
+    assert (job.state, job.error) == ("failed", read.error)  # written as it was read
+    assert _state(fresh) == "running"
+
+
+def test_a_job_no_worker_took_reads_failed_and_the_sweep_writes_it(env: Env) -> None:
+    job = _queued_import(env)
+    assert job_get(actor=actor_for(env.owner), job_id=job.job_id).state == "queued"
+    assert run.jobs_fail_stale() == 0
+    long_ago = timezone.now() - QUEUED_STALE_AFTER - timedelta(seconds=1)
+    Job.objects.filter(pk=job.pk).update(created_at=long_ago)
+    failed = job_get(actor=actor_for(env.owner), job_id=job.job_id)
     assert failed.state == "failed"
     assert "No worker" in failed.error["message"]
+    assert _state(job) == "queued"
+    call_command("fail_stale_jobs", stdout=io.StringIO())
+    job.refresh_from_db()
+    assert (job.state, job.error) == ("failed", failed.error)
+    run.job_run(job_id=job.job_id)  # a worker that takes it late leaves it failed
+    assert _state(job) == "failed"
+    assert not Skill.objects.exists()

@@ -1,5 +1,6 @@
-"""Job state on PostgreSQL: whatever the bytes, a job ends with its real error; the stale sweep
-and a job's own finish never overwrite each other; progress is visible while a job runs."""
+"""Job state on PostgreSQL: whatever the bytes, a job ends with its real error; a job ends as a
+poll read it (the stale verdict and a job's own finish never contradict each other); progress
+is visible while a job runs."""
 
 from __future__ import annotations
 
@@ -15,8 +16,11 @@ from django.db import connection, connections
 from django.utils import timezone
 
 from skills_app.domain.bundle import ComponentData
+from skills_app.domain.jobs import STALE_AFTER
 from skills_app.models import Job, Skill
+from skills_app.selectors.jobs import job_as_read
 from skills_app.services import jobs
+from skills_app.services.jobs import run, start
 from tests.factories import Env, actor_for, build_env, save
 from tests.support import require_service
 
@@ -108,53 +112,68 @@ def _running_long_ago(env: Env) -> Job:
     job = jobs.import_start(
         actor=actor_for(env.owner), workspace=env.personal, data=_pack(("one",)), filename="p.zip"
     )
-    long_ago = timezone.now() - jobs.STALE_AFTER - timedelta(seconds=5)
+    long_ago = timezone.now() - STALE_AFTER - timedelta(seconds=5)
     Job.objects.filter(pk=job.pk).update(state="running", attempts=1, started_at=long_ago)
     job.refresh_from_db()
     return job
 
 
-def test_the_sweep_does_not_overwrite_a_job_that_finished_after_it_was_read(env: Env) -> None:
-    job = _running_long_ago(env)
-    seen_by_sweep = Job.objects.get(pk=job.pk)  # the sweep read "running" long ago …
-    jobs.job_run(job_id=job.job_id)  # … the redelivered job then ran to the end …
+def test_the_sweep_does_not_overwrite_a_job_that_finished(env: Env) -> None:
+    job = jobs.import_start(
+        actor=actor_for(env.owner), workspace=env.personal, data=_pack(("one",)), filename="p.zip"
+    )
+    run.job_run(job_id=job.job_id)
+    long_ago = timezone.now() - STALE_AFTER - timedelta(seconds=5)
+    Job.objects.filter(pk=job.pk).update(started_at=long_ago)  # it ran long ago …
+    assert run.jobs_fail_stale() == 0  # … and ended: the sweep leaves it
     job.refresh_from_db()
     assert job.state == "succeeded", job.error
-    swept = jobs.job_fail_stale(seen_by_sweep)  # … and the sweep acts on what it read.
-    assert swept.state == "succeeded"
-    job.refresh_from_db()
-    assert job.state == "succeeded"
     assert job.error is None
     assert job.result["skills"][0]["slug"] == "one"
 
 
-def test_a_finish_does_not_overwrite_a_job_the_sweep_failed_meanwhile(
+def test_a_redelivered_job_that_reads_failed_stays_failed(env: Env) -> None:
+    job = _running_long_ago(env)
+    read = job_as_read(Job.objects.get(pk=job.pk))
+    assert read.state == "failed"
+    run.job_run(job_id=job.job_id)  # the late redelivery …
+    job.refresh_from_db()
+    assert (job.state, job.error) == ("failed", read.error)  # … ends as the poller read it
+    assert not Skill.objects.exists()
+
+
+def test_a_finish_does_not_overwrite_a_job_that_read_failed_meanwhile(
     env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    job = _running_long_ago(env)
-    real = jobs.HANDLERS[Job.Kind.IMPORT]
+    job = jobs.import_start(
+        actor=actor_for(env.owner), workspace=env.personal, data=_pack(("one",)), filename="p.zip"
+    )
+    real = run.HANDLERS[Job.Kind.IMPORT]
+    reads: list[Job] = []
 
     def slow_import(running: Job, actor: Any) -> Any:
         # While the handler works, its start looks older than STALE_AFTER to a poller.
-        long_ago = timezone.now() - jobs.STALE_AFTER - timedelta(seconds=5)
+        long_ago = timezone.now() - STALE_AFTER - timedelta(seconds=5)
         Job.objects.filter(pk=running.pk).update(started_at=long_ago)
-        assert jobs.job_fail_stale(Job.objects.get(pk=running.pk)).state == "failed"
+        reads.append(job_as_read(Job.objects.get(pk=running.pk)))
         return real(running, actor)
 
-    monkeypatch.setitem(jobs.HANDLERS, Job.Kind.IMPORT, slow_import)
-    jobs.job_run(job_id=job.job_id)
+    monkeypatch.setitem(run.HANDLERS, Job.Kind.IMPORT, slow_import)
+    run.job_run(job_id=job.job_id)
     job.refresh_from_db()
+    assert reads[0].state == "failed"
     assert job.state == "failed"
-    assert job.error["code"] == "JOB_FAILED"
+    assert job.error == reads[0].error  # what the poller read is what stays
     assert job.result is None
     assert not Skill.objects.exists()  # a job that did not succeed stored nothing
 
 
-def test_the_sweep_leaves_a_job_that_restarted_after_it_was_read(env: Env) -> None:
+def test_the_sweep_leaves_a_job_that_restarted(env: Env) -> None:
     job = _running_long_ago(env)
-    seen_by_sweep = Job.objects.get(pk=job.pk)
     Job.objects.filter(pk=job.pk).update(started_at=timezone.now(), attempts=2)
-    assert jobs.job_fail_stale(seen_by_sweep).state == "running"
+    assert run.jobs_fail_stale() == 0
+    job.refresh_from_db()
+    assert job.state == "running"
 
 
 # --- progress -------------------------------------------------------------------------------
@@ -170,14 +189,14 @@ def test_import_progress_is_visible_while_the_import_runs(
     committed_env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     env = committed_env
-    monkeypatch.setattr(jobs, "_enqueue", lambda job: None)  # run below, in this thread
+    monkeypatch.setattr(start, "_enqueue", lambda job: None)  # run below, in this thread
     job = jobs.import_start(
         actor=actor_for(env.owner),
         workspace=env.personal,
         data=_pack(("one", "two", "three")),
         filename="p.zip",
     )
-    real_save = jobs.skill_save
+    real_save = run.skill_save
     seen: list[tuple[int, int, str]] = []
 
     def observed_save(**kwargs: Any) -> Any:
@@ -196,8 +215,8 @@ def test_import_progress_is_visible_while_the_import_runs(
         poller.join()
         return real_save(**kwargs)
 
-    monkeypatch.setattr(jobs, "skill_save", observed_save)
-    jobs.job_run(job_id=job.job_id)
+    monkeypatch.setattr(run, "skill_save", observed_save)
+    run.job_run(job_id=job.job_id)
     job.refresh_from_db()
     assert seen == [(0, 3, "running"), (1, 3, "running"), (2, 3, "running")], (job.state, job.error)
     job.refresh_from_db()

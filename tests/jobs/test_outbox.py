@@ -14,9 +14,10 @@ from skills_app.crypto import secret_encrypt
 from skills_app.domain.bundle import ComponentData
 from skills_app.models import Job, Webhook, WebhookDelivery
 from skills_app.services import jobs
+from skills_app.services.jobs.run import job_run
 from skills_app.services.outbox import outbox_sweep
 from skills_app.services.skills import skill_set_status
-from skills_app.tasks import deliver_webhook
+from skills_app.tasks import deliver_webhook, run_job
 from tests.factories import Env, actor_for, make_webhook, save
 
 
@@ -24,7 +25,7 @@ from tests.factories import Env, actor_for, make_webhook, save
 def sent(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     """What reached the broker (nothing runs)."""
     calls: list[dict[str, Any]] = []
-    monkeypatch.setattr(jobs.run_job, "apply_async", lambda **kw: calls.append(kw))
+    monkeypatch.setattr(run_job, "apply_async", lambda **kw: calls.append(kw))
     return calls
 
 
@@ -45,13 +46,13 @@ def test_a_job_committed_while_the_broker_is_down_is_sent_by_the_sweep_once(
     def broker_down(**kwargs: Any) -> None:
         raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
 
-    monkeypatch.setattr(jobs.run_job, "apply_async", broker_down)
+    monkeypatch.setattr(run_job, "apply_async", broker_down)
     job = _export(env, django_capture_on_commit_callbacks)
     assert (job.state, job.enqueued_at) == ("queued", None)
     settings.XMEMO_OUTBOX_GRACE_SECONDS = 0
     assert outbox_sweep() == 0  # still down: nothing sent, nothing lost
     calls: list[dict[str, Any]] = []
-    monkeypatch.setattr(jobs.run_job, "apply_async", lambda **kw: calls.append(kw))
+    monkeypatch.setattr(run_job, "apply_async", lambda **kw: calls.append(kw))
     assert outbox_sweep() == 1
     assert outbox_sweep() == 0
     assert calls == [{"args": [job.job_id], "queue": "xmemo", "countdown": None}]
@@ -78,7 +79,7 @@ def test_executions_go_to_their_own_queue_and_wait_over_the_workspace_cap(
     settings: Any,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setitem(jobs.run_job.app.conf, "task_always_eager", False)
+    monkeypatch.setitem(run_job.app.conf, "task_always_eager", False)
     settings.XMEMO_EXECUTE_WORKSPACE_CONCURRENCY = 1
     rev = save(
         env.owner,
@@ -96,7 +97,7 @@ def test_executions_go_to_their_own_queue_and_wait_over_the_workspace_cap(
     assert [c["queue"] for c in sent] == ["xmemo-execute", "xmemo-execute"]
     Job.objects.filter(pk=first.pk).update(state="running", attempts=1)
     with django_capture_on_commit_callbacks(execute=True):
-        jobs.job_run(job_id=second.job_id)
+        job_run(job_id=second.job_id)
     second.refresh_from_db()
     assert (second.state, second.attempts) == ("queued", 0)  # waited, holding no slot
     assert sent[-1] == {

@@ -71,7 +71,7 @@ def _library(user: User) -> dict[str, Any]:
     return {"ws": ws, "team": team, "first": first, "latest": latest, "team_rev": team_rev}
 
 
-def _payload(workspace: str, slug: str = "release", **overrides: Any) -> dict[str, Any]:
+def _payload(workspace: str, slug: Any = "release", **overrides: Any) -> dict[str, Any]:
     payload: dict[str, Any] = {
         "workspace": workspace,
         "slug": slug,
@@ -270,6 +270,43 @@ def test_save_errors_are_the_rest_errors_and_store_nothing(live_url: str) -> Non
     assert (
         results[0].structured_content["error"]["details"]["latest_revision_id"] == base.revision_id
     )
+    assert _revision_count() == before
+
+
+def _without(payload: dict[str, Any], field: str) -> dict[str, Any]:
+    return {key: value for key, value in payload.items() if key != field}
+
+
+def test_bad_save_payloads_are_refused_alike_by_both_doors(live_url: str) -> None:
+    """One validator of the save payload: REST and MCP answer every malformed payload with the
+    same envelope, byte for byte, and store nothing."""
+    user = make_user()
+    secret = _token(user)
+    good = _payload(user.username)
+    component = {"logical_path": "a.md", "type": "reference", "content": "x"}
+    cases = [
+        _without(good, "instruction_body"),
+        _payload(user.username, slug=5),
+        _payload(user.username, colour="blue"),
+        _payload(user.username, frontmatter=["not", "an", "object"]),
+        _payload(user.username, components={"a.md": "x"}),
+        _payload(user.username, components=["a.md"]),
+        _payload(user.username, components=[{**component, "type": "picture"}]),
+        _payload(user.username, components=[_without(component, "content")]),
+        _payload(user.username, components=[{**component, "encoding": "rot13"}]),
+        _payload(user.username, components=[{**component, "encoding": "base64", "content": "%"}]),
+        _payload(user.username, components=[{**component, "size": 1}]),
+        _payload(user.username, intent="yolo"),
+        _payload(user.username, message=7),
+        _payload(user.username, frontmatter={"license": "M\x00IT"}),
+    ]
+    before = _revision_count()
+    results = with_mcp(live_url, secret, lambda client: _calls(client, SAVE, cases))
+    for payload, result in zip(cases, results, strict=True):
+        _assert_same(result, rest(live_url, secret, "POST", "/v1/skills/save", json=payload))
+    assert {result.structured_content["error"]["code"] for result in results} == {
+        "VALIDATION_ERROR"
+    }
     assert _revision_count() == before
 
 

@@ -29,7 +29,7 @@ from skills_app.domain.bundle import SkillBundle
 from skills_app.models import SkillRevision, Workspace
 from skills_app.selectors.recall import recall
 from skills_app.services.accounts import user_create
-from skills_app.services.jobs import _capsule_revision
+from skills_app.services.jobs.run import _capsule_revision
 from skills_app.services.skills import skill_save
 from skills_app.sources.archive import zip_bundles_read
 

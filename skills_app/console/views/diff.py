@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 
 from ... import errors
+from ...selectors import skills as skill_selectors
 from ..base import Console, console_view
-from ..queries import revision_diff
 from .skills import skill_context
 
 MODES = ("inline", "side")
@@ -34,6 +34,13 @@ def skill_diff(request: HttpRequest, console: Console, skill_id: str) -> HttpRes
             "old": old,
             "new": new,
             "mode": mode if mode in MODES else "inline",
-            "diff": revision_diff(console, old, new) if old and new else None,
+            "diff": skill_selectors.skill_diff(
+                actor=console.actor,
+                skill_id=skill.skill_id,
+                from_revision_id=old.revision_id,
+                to_revision_id=new.revision_id,
+            )
+            if old and new
+            else None,
         },
     )

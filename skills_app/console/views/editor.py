@@ -15,6 +15,7 @@ from ...domain.render import render_body
 from ...domain.skillmd import frontmatter_yaml
 from ...markdown import render_markdown
 from ...models import Skill, SkillRevision
+from ...selectors.diff import bundle_diff
 from ...services.skills import skill_save
 from ..base import Console, console_view
 from ..components import (
@@ -25,7 +26,6 @@ from ..components import (
     rows_from_revision,
 )
 from ..forms import SkillForm, add_service_error, frontmatter_from_text
-from ..queries import bundle_diff
 from .skills import skill_context
 
 SAVED_AS: dict[str, str] = {

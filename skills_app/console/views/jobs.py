@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 
-from ... import access, errors
+from ... import errors
 from ...models import Job
+from ...selectors.jobs import job_as_read, job_list_recent, job_output
 from ...services import jobs as job_services
 from ..base import Console, console_view
 from ..forms import ExportForm, ImportForm, RestoreForm, add_service_error
@@ -14,14 +15,7 @@ RECENT_JOBS = 10
 
 
 def _recent(console: Console, kind: str) -> list[Job]:
-    """The workspace's latest jobs of ``kind`` that the viewer may open (the access gate's rule:
-    a member does not see the admins' workspace exports)."""
-    jobs = (
-        Job.objects.filter(workspace=console.ws, kind=kind)
-        .defer("input_data", "output_data")
-        .select_related("created_by", "workspace")[: RECENT_JOBS * 2]
-    )
-    return [job for job in jobs if access.job_readable(console.actor, job)][:RECENT_JOBS]
+    return job_list_recent(actor=console.actor, workspace=console.ws, kind=kind, limit=RECENT_JOBS)
 
 
 @console_view()
@@ -134,7 +128,7 @@ def _export(console: Console, form: ExportForm) -> Job:
 
 
 def _job_context(console: Console, job_id: str) -> dict[str, object]:
-    job = job_services.job_fail_stale(console.job(job_id))
+    job = job_as_read(console.job(job_id))
     imported = []
     kinds = (Job.Kind.IMPORT, Job.Kind.RESTORE)
     if job.kind in kinds and job.state == Job.State.SUCCEEDED and job.result:
@@ -163,11 +157,10 @@ def job_progress(request: HttpRequest, console: Console, job_id: str) -> HttpRes
 
 @console_view()
 def job_download(request: HttpRequest, console: Console, job_id: str) -> HttpResponse:
-    job = console.job(job_id)
-    row = Job.objects.filter(pk=job.pk).values_list("output_data", "output_name").get()
-    data, name = row
-    if job.state != Job.State.SUCCEEDED or data is None:
-        raise errors.NotFound("This job has nothing to download.")
-    response = HttpResponse(bytes(data), content_type="application/zip")
-    response["Content-Disposition"] = f'attachment; filename="{name or job.job_id + ".zip"}"'
+    """The export's file, answered like the API: 404 for a job that is not an export (or whose
+    file is gone), 409 for an export that has not succeeded."""
+    console.job(job_id)  # in this workspace
+    name, data = job_output(actor=console.actor, job_id=job_id)
+    response = HttpResponse(data, content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response

@@ -11,9 +11,11 @@ from ...domain import lifecycle
 from ...domain.skillmd import frontmatter_yaml
 from ...markdown import render_markdown
 from ...models import SkillRevision
+from ...selectors.diff import bundle_diff
+from ...selectors.revisions import revision_bundle
+from ...selectors.skills import skill_diff
 from ...services.skills import revision_restore, revision_transition
 from ..base import Console, console_view
-from ..queries import bundle_diff, revision_bundle, revision_diff
 from .skills import revision_actions, skill_context
 
 DONE = {
@@ -53,7 +55,12 @@ def review(request: HttpRequest, console: Console, revision_id: str) -> HttpResp
             "revision": revision,
             "baseline": baseline,
             "diff": (
-                revision_diff(console, baseline, revision)
+                skill_diff(
+                    actor=console.actor,
+                    skill_id=skill.skill_id,
+                    from_revision_id=baseline.revision_id,
+                    to_revision_id=revision.revision_id,
+                )
                 if baseline
                 else bundle_diff(None, revision_bundle(revision), number=revision.revision_number)
             ),

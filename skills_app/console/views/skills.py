@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.db.models import Exists, OuterRef, QuerySet
 from django.http import HttpRequest, HttpResponse
 
 from ... import errors
@@ -13,22 +12,13 @@ from ...domain.paths import is_text
 from ...domain.skillmd import frontmatter_yaml
 from ...markdown import render_markdown
 from ...models import Skill, SkillComponent, SkillRevision
+from ...selectors.skills import revisions_proposed, skill_rows
 from ...services import skills as skill_services
 from ..base import Console, console_view, page_query
-from ..queries import search_skill_ids
 
-STATE_FILTERS = tuple(SkillRevision.State.values)
+STATE_FILTERS = lifecycle.STATES
 STATUS_FILTERS = ("active", "archived", "all")
 PAGE_SIZE = 50
-
-
-def _with_pending(skills: QuerySet[Skill]) -> QuerySet[Skill]:
-    proposed = SkillRevision.objects.filter(
-        skill=OuterRef("pk"), state=SkillRevision.State.PROPOSED
-    )
-    return skills.annotate(has_proposal=Exists(proposed)).select_related(
-        "latest_revision", "published_revision"
-    )
 
 
 @console_view()
@@ -39,22 +29,13 @@ def skill_list(request: HttpRequest, console: Console) -> HttpResponse:
     state = state if state in STATE_FILTERS else ""
     status = status if status in STATUS_FILTERS else "active"
 
-    skills = console.skills()
-    if status != "all":
-        skills = skills.filter(status=status)
-    if state:
-        # EXISTS, not a join + DISTINCT: frontmatter is json, which has no equality operator.
-        skills = skills.filter(
-            Exists(SkillRevision.objects.filter(skill=OuterRef("pk"), state=state))
-        )
-    skills = _with_pending(skills)
-    rows: list[Skill]
-    if query:
-        ranked = search_skill_ids(console, query)
-        by_id = {skill.skill_id: skill for skill in skills.filter(skill_id__in=ranked)}
-        rows = [by_id[skill_id] for skill_id in ranked if skill_id in by_id]
-    else:
-        rows = list(skills.order_by("slug"))
+    rows = skill_rows(
+        actor=console.actor,
+        workspace=console.ws.slug,
+        query=query,
+        state=state or None,
+        status=None if status == "all" else status,
+    )
     page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
     return console.render(
         "console/skills/list.html",
@@ -84,12 +65,7 @@ def revision_actions(console: Console, revision: SkillRevision) -> list[str]:
 
 def skill_context(console: Console, skill: Skill) -> dict[str, object]:
     """What every page of one skill shows: its header and the review banner."""
-    pending = list(
-        skill.revisions.filter(state=SkillRevision.State.PROPOSED)
-        .select_related("author")
-        .order_by("revision_number")
-    )
-    return {"skill": skill, "pending": pending}
+    return {"skill": skill, "pending": revisions_proposed(actor=console.actor, skill=skill)}
 
 
 @console_view()
@@ -103,13 +79,12 @@ def skill_detail(request: HttpRequest, console: Console, skill_id: str) -> HttpR
     if wanted and shown is None:
         raise errors.NotFound(f"Revision '{wanted}' is not a revision of this skill.")
     shown = shown or skill.current_revision or (revisions[0] if revisions else None)
+    decisions = {t.action for t in lifecycle.TRANSITIONS if t.review_decision}
     timeline = [
         {
             "revision": revision,
-            "actions": [
-                a for a in revision_actions(console, revision) if a not in ("approve", "reject")
-            ],
-            "reviewable": {"approve", "reject"} & set(revision_actions(console, revision)),
+            "actions": [a for a in revision_actions(console, revision) if a not in decisions],
+            "reviewable": decisions & set(revision_actions(console, revision)),
             "previous": revisions[index + 1] if index + 1 < len(revisions) else None,
         }
         for index, revision in enumerate(revisions)
@@ -124,6 +99,9 @@ def skill_detail(request: HttpRequest, console: Console, skill_id: str) -> HttpR
             "components": list(shown.components.all()) if shown else [],
             "timeline": timeline,
             "latest": revisions[0] if revisions else None,
+            "skill_actions": lifecycle.skill_actions_available(
+                status=skill.status, role=console.role
+            ),
         },
     )
 

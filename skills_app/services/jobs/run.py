@@ -1,10 +1,9 @@
-"""Background jobs: import, export, workspace restore and sandboxed execution.
+"""Running jobs: import, export, workspace restore and sandboxed execution.
 
-A ``*_start`` service checks permissions, creates the Job row and enqueues ``tasks.run_job``
-after commit; the worker calls ``job_run``, which dispatches on the kind. Every job ends
-``succeeded`` or ``failed`` with the error envelope's ``{code, message, details}``; a job whose
-worker died is retried (``acks_late``) or, past its attempts or deadline, marked failed — never
-left "running" forever. An import stores its skills in one transaction: all or nothing.
+The worker calls ``job_run``, which dispatches on the kind. Every job ends ``succeeded`` or
+``failed`` with the error envelope's ``{code, message, details}``; a job whose worker died is
+retried (``acks_late``) or, past its attempts or deadline, marked failed — never left "running"
+forever. An import stores its skills in one transaction: all or nothing.
 """
 
 from __future__ import annotations
@@ -15,218 +14,35 @@ import queue
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import timedelta
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
-from .. import backup, capsule, errors
-from ..access import ADMIN_ROLES, Actor, require_role, require_scope
-from ..capsule import CapsuleComponent, CapsuleRevision
-from ..domain.arguments import arguments_check
-from ..domain.bundle import SkillBundle
-from ..domain.limits import slug_from_name, validate_slug
-from ..models import Job, Skill, SkillRevision, Workspace
-from ..sandbox import DEFAULT_SCRIPT_CLASS, check_execution_allowed, resolve_timeout, run_script
-from ..selectors.secrets import script_environment
-from ..sources import archive, skilljson, skillmd, url
-from ..tasks import run_job
-from .audit import audit_record
-from .backup import restore_check, workspace_backup, workspace_restore
-from .outbox import Outbox, outbox_send
-from .skills import skill_save
+from ... import backup, capsule, errors
+from ...access import ADMIN_ROLES, Actor, require_role
+from ...capsule import CapsuleComponent, CapsuleRevision
+from ...domain.bundle import SkillBundle
+from ...domain.canonical import sha256_hex
+from ...domain.jobs import STALE_RULES, stale_verdict
+from ...domain.limits import slug_from_name
+from ...infra.queue import tasks_run_eagerly
+from ...models import Job, SkillRevision, Workspace
+from ...sandbox import resolve_timeout, run_script
+from ...selectors.revisions import revision_bundle
+from ...selectors.secrets import script_environment
+from ...sources import url
+from ...sources.detect import upload_bundles_read
+from ..audit import audit_record
+from ..backup import workspace_backup, workspace_restore
+from ..skills import skill_save
+from .dispatch import job_dispatch
 
 logger = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 3
-STALE_AFTER = timedelta(minutes=15)
-QUEUED_STALE_AFTER = timedelta(hours=1)
-MAX_UPLOAD_BYTES = 16 * 1024 * 1024
-MAX_BACKUP_BYTES = 512 * 1024 * 1024  # a whole workspace, not one skill
-
-
-def job_queue(kind: str) -> str:
-    """The Celery queue of a job kind: executions have their own (SPEC §13)."""
-    if kind == Job.Kind.EXECUTE:
-        return str(settings.XMEMO_EXECUTE_QUEUE)
-    return str(settings.CELERY_TASK_DEFAULT_QUEUE)
-
-
-def job_dispatch(job_id: str, *, countdown: float | None = None, again: bool = False) -> bool:
-    """Hand a queued job to the broker through the outbox (``again`` for a job already handed
-    over that must be re-sent, as the concurrency cap does). Answers whether it was sent."""
-    rows = Job.objects.filter(job_id=job_id, state=Job.State.QUEUED)
-    kind = rows.values_list("kind", flat=True).first()
-    if kind is None:
-        return False
-    return outbox_send(
-        rows,
-        lambda: run_job.apply_async(args=[job_id], queue=job_queue(kind), countdown=countdown),
-        label=f"job {job_id}",
-        again=again,
-    )
-
-
-JOB_OUTBOX = Outbox(
-    waiting=lambda: Job.objects.filter(state=Job.State.QUEUED), key="job_id", dispatch=job_dispatch
-)
-
-
-def _enqueue(job: Job) -> None:
-    transaction.on_commit(lambda: job_dispatch(job.job_id))
-
-
-def _new_job(
-    *, actor: Actor, workspace: Workspace, kind: str, params: dict[str, Any], **extra: Any
-) -> Job:
-    with transaction.atomic():
-        job = Job.objects.create(
-            workspace=workspace, kind=kind, params=params, created_by=actor.user, **extra
-        )
-        audit_record(
-            actor=actor,
-            workspace=workspace,
-            action=f"jobs.{kind}.start",
-            target_type="job",
-            target_id=job.job_id,
-            data={k: v for k, v in params.items() if k != "args"},
-        )
-        _enqueue(job)
-    return job
-
-
-# --- starting -------------------------------------------------------------------------------
-
-
-def import_start(
-    *,
-    actor: Actor,
-    workspace: Workspace,
-    data: bytes | None = None,
-    filename: str = "",
-    url: str | None = None,
-    slug: str | None = None,
-    intent: str = "draft",
-) -> Job:
-    """Queue an import of an uploaded file (SKILL.md, ZIP, skill.json) or of a URL."""
-    require_scope(actor, "skills:write")
-    require_role(actor, workspace)
-    if (data is None) == (url is None):
-        raise errors.ValidationFailed("Give either a file or a url.", details={"field": "file"})
-    if intent not in ("draft", "publish"):
-        raise errors.ValidationFailed(
-            "intent must be 'draft' or 'publish'.", details={"field": "intent"}
-        )
-    if slug:
-        validate_slug(slug)
-    if data is not None and len(data) > MAX_UPLOAD_BYTES:
-        raise errors.UnsafeArchive(
-            f"The upload is larger than {MAX_UPLOAD_BYTES} bytes.",
-            details={"limit": MAX_UPLOAD_BYTES},
-        )
-    params: dict[str, Any] = {"intent": intent, "slug": slug or None}
-    if url is not None:
-        params["url"] = url
-    else:
-        params["filename"] = filename
-    return _new_job(
-        actor=actor,
-        workspace=workspace,
-        kind=Job.Kind.IMPORT,
-        params=params,
-        input_data=data,
-        input_name=filename,
-    )
-
-
-def export_start(
-    *,
-    actor: Actor,
-    revision: SkillRevision | None = None,
-    skill: Skill | None = None,
-    workspace: Workspace | None = None,
-) -> Job:
-    """Queue a Source Capsule export of one revision, one skill's revisions, or a workspace."""
-    require_scope(actor, "skills:read")
-    targets = [t for t in (revision, skill, workspace) if t is not None]
-    if len(targets) != 1:
-        raise errors.ValidationFailed(
-            "Give exactly one of revision_id, skill_id or workspace.", details={"field": "target"}
-        )
-    if revision is not None:
-        ws, params = revision.workspace, {"revision_id": revision.revision_id}
-    elif skill is not None:
-        ws, params = skill.workspace, {"skill_id": skill.skill_id}
-    else:
-        assert workspace is not None
-        require_role(actor, workspace, ADMIN_ROLES)
-        ws, params = workspace, {"workspace": workspace.slug}
-    require_role(actor, ws)
-    return _new_job(actor=actor, workspace=ws, kind=Job.Kind.EXPORT, params=params)
-
-
-def restore_start(*, actor: Actor, workspace: Workspace, data: bytes, filename: str = "") -> Job:
-    """Queue the restore of a workspace backup into ``workspace`` (an empty team)."""
-    restore_check(actor=actor, workspace=workspace)
-    if len(data) > MAX_BACKUP_BYTES:
-        raise errors.UnsafeArchive(
-            f"The backup is larger than {MAX_BACKUP_BYTES} bytes.",
-            details={"limit": MAX_BACKUP_BYTES},
-        )
-    return _new_job(
-        actor=actor,
-        workspace=workspace,
-        kind=Job.Kind.RESTORE,
-        params={"filename": filename},
-        input_data=data,
-        input_name=filename,
-    )
-
-
-def execute_start(
-    *, actor: Actor, revision: SkillRevision, resource: str, args: dict[str, Any]
-) -> Job:
-    """Queue one script component of a pinned revision for the sandbox (SPEC §13)."""
-    require_scope(actor, "skills:execute")
-    role = require_role(actor, revision.workspace)
-    component = revision.components.filter(logical_path=resource).first()
-    if component is None:
-        raise errors.NotFound(
-            f"No component '{resource}' in this revision.", details={"resource": resource}
-        )
-    if component.type != "script":
-        raise errors.ValidationFailed(
-            f"'{resource}' is a {component.type}, not a script.", details={"resource": resource}
-        )
-    check_execution_allowed(
-        script_class=str((revision.frontmatter or {}).get("class", DEFAULT_SCRIPT_CLASS)),
-        role=role,
-        has_execute_scope=True,
-        workspace_allows_dangerous=revision.workspace.allow_dangerous_scripts,
-    )
-    if not isinstance(args, dict):
-        raise errors.ValidationFailed("args must be a JSON object.", details={"field": "args"})
-    schema = (revision.frontmatter or {}).get("schema")
-    if isinstance(schema, dict):
-        # Checked here, before the job exists, so bad args never reach a queue or a sandbox.
-        arguments_check(
-            schema,
-            args,
-            against="the script's schema",
-            prefix="args",
-            schema_field="frontmatter.schema",
-        )
-    return _new_job(
-        actor=actor,
-        workspace=revision.workspace,
-        kind=Job.Kind.EXECUTE,
-        params={"revision_id": revision.revision_id, "resource": resource, "args": args},
-    )
-
-
-# --- running --------------------------------------------------------------------------------
 
 
 def job_progress(job: Job, *, done: int, total: int) -> None:
@@ -303,7 +119,7 @@ def _finish(
     **extra: Any,
 ) -> bool:
     """End the job, only if it is still in one of ``from_states`` and on the same attempt: a
-    stale-job sweep or a later delivery of the same job may have moved it meanwhile, and
+    stale verdict or a later delivery of the same job may have moved it meanwhile, and
     neither may be overwritten. Answers whether this call ended the job."""
     fields: dict[str, Any] = {"finished_at": timezone.now(), **extra}
     if error is None:
@@ -313,6 +129,9 @@ def _finish(
     current = Job.objects.filter(pk=job.pk, state__in=from_states, attempts=job.attempts)
     try:
         with transaction.atomic():
+            # A job that ran past its deadline already reads as failed (``domain.jobs``): that
+            # verdict is written first, so the outcome below never contradicts what was read.
+            jobs_fail_stale(pk=job.pk)
             return bool(current.update(**fields))
     except DatabaseError:
         # Whatever the database refused, the job must still end, and end failed.
@@ -325,33 +144,20 @@ def _finish(
         )
 
 
-def job_fail_stale(job: Job) -> Job:
-    """Mark a job whose worker vanished (or that was never picked up) as failed, so nobody
-    polls it forever. The update says what staleness means, so a job that finished or was
-    restarted since ``job`` was read is left alone."""
-    now = timezone.now()
-    lost = job.state == Job.State.RUNNING and job.started_at and now - job.started_at > STALE_AFTER
-    never_taken = job.state == Job.State.QUEUED and now - job.created_at > QUEUED_STALE_AFTER
-    if lost or never_taken:
-        message = (
-            "The worker running this job stopped; start it again."
-            if lost
-            else "No worker picked this job up; check that the workers are running."
+def jobs_fail_stale(*, now: datetime | None = None, pk: int | None = None) -> int:
+    """Write the verdict ``domain.jobs`` reads: fail every job whose worker vanished or that no
+    worker took (only the job ``pk`` when given). The conditions are in the update itself, so a
+    job that finished or restarted meanwhile is left alone. Idempotent; run by the workers
+    (before a job is picked up and when it ends, and periodically) and by ``fail_stale_jobs``.
+    Answers how many jobs it failed."""
+    now = now or timezone.now()
+    rows = Job.objects.all() if pk is None else Job.objects.filter(pk=pk)
+    failed = 0
+    for rule in STALE_RULES:
+        failed += rows.filter(state=rule.state, **{f"{rule.since}__lt": now - rule.after}).update(
+            state=Job.State.FAILED, error=errors.JobFailed(rule.message).as_dict(), finished_at=now
         )
-        stale = (
-            Job.objects.filter(pk=job.pk, state=Job.State.RUNNING, started_at__lt=now - STALE_AFTER)
-            if lost
-            else Job.objects.filter(
-                pk=job.pk, state=Job.State.QUEUED, created_at__lt=now - QUEUED_STALE_AFTER
-            )
-        )
-        stale.update(
-            state=Job.State.FAILED,
-            error=errors.JobFailed(message).as_dict(),
-            finished_at=now,
-        )
-        job.refresh_from_db()
-    return job
+    return failed
 
 
 def job_run(*, job_id: str) -> None:
@@ -359,6 +165,9 @@ def job_run(*, job_id: str) -> None:
     with transaction.atomic():
         job = Job.objects.select_for_update().filter(job_id=job_id).first()
         if job is None or job.state in (Job.State.SUCCEEDED, Job.State.FAILED):
+            return
+        if jobs_fail_stale(pk=job.pk):
+            # It already reads as failed to anyone polling it: it stays failed.
             return
         if job.kind == Job.Kind.EXECUTE and _over_workspace_cap(job):
             # Wait without holding this worker slot: back on the queue, tried again shortly.
@@ -395,7 +204,7 @@ def job_run(*, job_id: str) -> None:
 def _over_workspace_cap(job: Job) -> bool:
     """Whether the job's workspace already runs its cap of executions. The workspace row is
     locked (until the caller's transaction ends) so that concurrent starts count one by one."""
-    if job.state != Job.State.QUEUED or run_job.app.conf.task_always_eager:
+    if job.state != Job.State.QUEUED or tasks_run_eagerly():
         # A redelivered running job is one of the running ones already; in-process (the
         # embedded default) jobs run one at a time anyway.
         return False
@@ -412,21 +221,12 @@ Handler = Callable[[Job, Actor], tuple[dict[str, Any], dict[str, Any]]]
 
 
 def _read_bundles(job: Job) -> list[SkillBundle]:
+    """The skills of an import: fetched from its URL, or read from the stored upload."""
     params = job.params
     if params.get("url"):
         return url.url_bundles_read(params["url"], settings=url.UrlImportSettings.from_django())
     data = bytes(Job.objects.filter(pk=job.pk).values_list("input_data", flat=True).get() or b"")
-    name = (params.get("filename") or "").rsplit("/", 1)[-1]
-    if data[:4] == b"PK\x03\x04" or name.lower().endswith(".zip"):
-        return archive.zip_bundles_read(data, source="import-zip", source_ref=name)
-    if name.lower().endswith(".json"):
-        return [skilljson.skill_json_bundle_read(data, filename=name)]
-    if name.lower().endswith(".md") or data.lstrip()[:3] == b"---":
-        return [skillmd.skill_md_bundle_read(data, filename=name or "SKILL.md")]
-    raise errors.UnsupportedFormat(
-        f"'{name or 'the upload'}' is not a SKILL.md, a ZIP or a skill.json.",
-        details={"filename": name},
-    )
+    return upload_bundles_read(data, params.get("filename") or "")
 
 
 def _run_import(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -464,9 +264,12 @@ def _run_import(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]]
         still_ours = Job.objects.select_for_update().filter(
             pk=job.pk, state=Job.State.RUNNING, attempts=job.attempts
         )
-        if not still_ours.exists():
-            # Failed meanwhile by the stale sweep, or taken over by a later delivery: a job
-            # that does not end succeeded stores nothing.
+        ours = still_ours.values_list("state", "started_at", "created_at").first()
+        if ours is None or stale_verdict(
+            state=ours[0], started_at=ours[1], created_at=ours[2], now=timezone.now()
+        ):
+            # Failed meanwhile (or reading as failed: past its deadline), or taken over by a
+            # later delivery: a job that does not end succeeded stores nothing.
             raise errors.JobFailed("The job was stopped before its skills were stored.")
         audit_record(
             actor=actor,
@@ -488,16 +291,17 @@ def _run_import(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]]
 
 
 def _capsule_revision(revision: SkillRevision) -> CapsuleRevision:
+    bundle = revision_bundle(revision)
     components = [
         CapsuleComponent(
             logical_path=c.logical_path,
             type=c.type,
             media_type=c.media_type,
-            sha256=c.content_hash,
-            size=c.size,
-            content=bytes(c.blob.data),
+            sha256=sha256_hex(c.content),
+            size=len(c.content),
+            content=c.content,
         )
-        for c in revision.components.select_related("blob").order_by("logical_path")
+        for c in bundle.components or ()
     ]
     return CapsuleRevision(
         skill_id=revision.skill.skill_id,
@@ -506,10 +310,10 @@ def _capsule_revision(revision: SkillRevision) -> CapsuleRevision:
         revision_id=revision.revision_id,
         revision_number=revision.revision_number,
         state=revision.state,
-        name=revision.name,
-        description=revision.description,
-        frontmatter=revision.frontmatter,
-        instruction_body=revision.instruction_body,
+        name=bundle.name,
+        description=bundle.description,
+        frontmatter=bundle.frontmatter,
+        instruction_body=bundle.instruction_body,
         canonical_hash=revision.canonical_hash,
         components=components,
     )

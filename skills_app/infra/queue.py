@@ -1,0 +1,40 @@
+"""Hand work to Celery by task name, so that the services never import ``tasks`` (the worker
+door) and the worker door can import the services freely.
+
+The task is looked up in the application's registry rather than sent with ``send_task``: a
+registered task honours ``CELERY_TASK_ALWAYS_EAGER``, which the embedded default (no Redis)
+relies on to run jobs in-process.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import current_app
+
+RUN_JOB = "skills_app.tasks.run_job"
+DELIVER_WEBHOOK = "skills_app.tasks.deliver_webhook"
+
+
+def _task(name: str) -> Any:
+    app = current_app
+    if name not in app.tasks:
+        # A web process never ran the worker's start-up imports: import the task modules the
+        # way the worker does (Celery's autodiscovery of every installed app's ``tasks``).
+        app.loader.import_default_modules()
+    return app.tasks[name]
+
+
+def send_task(name: str, *, args: list[Any], **options: Any) -> None:
+    """Send one task message to the broker (or run it now when tasks run eagerly). Raises the
+    broker's own error when it cannot take the message."""
+    _task(name).apply_async(args=args, **options)
+
+
+def send_job(job_id: str, *, queue: str, countdown: float | None = None) -> None:
+    send_task(RUN_JOB, args=[job_id], queue=queue, countdown=countdown)
+
+
+def tasks_run_eagerly() -> bool:
+    """Whether tasks run in the calling process (the embedded default) rather than on workers."""
+    return bool(current_app.conf.task_always_eager)

@@ -1,0 +1,27 @@
+"""Diffs the API does not serve as such: a stored revision against content that is not a
+stored pair of revisions (unsaved content on the console's 409 screen, a first revision under
+review). Two stored revisions are diffed by ``selectors.skills.skill_diff``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..domain.bundle import SkillBundle
+from ..domain.diff import diff_snapshots, snapshot_of
+from ..models import SkillRevision
+from .revisions import revision_bundle
+
+_NOTHING = SkillBundle(name="", description="", instruction_body="", components=())
+
+
+def bundle_diff(old: SkillRevision | None, new: SkillBundle, *, number: int) -> dict[str, Any]:
+    """A saved revision (None: nothing yet) against ``new`` (numbered ``number``)."""
+    before = revision_bundle(old) if old is not None else _NOTHING
+    return diff_snapshots(
+        snapshot_of(
+            before,
+            revision_id=old.revision_id if old is not None else "",
+            number=old.revision_number if old is not None else 0,
+        ),
+        snapshot_of(new, revision_id="", number=number),
+    )

@@ -1,0 +1,170 @@
+"""Starting jobs: each ``*_start`` checks permissions and input, creates the Job row and hands
+it to the broker after commit (``dispatch.job_dispatch``); ``run.job_run`` does the work."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from ... import errors
+from ...access import ADMIN_ROLES, Actor, require_role, require_scope
+from ...domain.arguments import arguments_check
+from ...domain.limits import validate_slug
+from ...models import Job, Skill, SkillRevision, Workspace
+from ...sandbox import DEFAULT_SCRIPT_CLASS, check_execution_allowed
+from ..audit import audit_record
+from ..backup import restore_check
+from .dispatch import job_dispatch
+
+MAX_UPLOAD_BYTES = 16 * 1024 * 1024
+MAX_BACKUP_BYTES = 512 * 1024 * 1024  # a whole workspace, not one skill
+
+
+def _enqueue(job: Job) -> None:
+    transaction.on_commit(lambda: job_dispatch(job.job_id))
+
+
+def _new_job(
+    *, actor: Actor, workspace: Workspace, kind: str, params: dict[str, Any], **extra: Any
+) -> Job:
+    with transaction.atomic():
+        job = Job.objects.create(
+            workspace=workspace, kind=kind, params=params, created_by=actor.user, **extra
+        )
+        audit_record(
+            actor=actor,
+            workspace=workspace,
+            action=f"jobs.{kind}.start",
+            target_type="job",
+            target_id=job.job_id,
+            data={k: v for k, v in params.items() if k != "args"},
+        )
+        _enqueue(job)
+    return job
+
+
+def import_start(
+    *,
+    actor: Actor,
+    workspace: Workspace,
+    data: bytes | None = None,
+    filename: str = "",
+    url: str | None = None,
+    slug: str | None = None,
+    intent: str = "draft",
+) -> Job:
+    """Queue an import of an uploaded file (SKILL.md, ZIP, skill.json) or of a URL."""
+    require_scope(actor, "skills:write")
+    require_role(actor, workspace)
+    if (data is None) == (url is None):
+        raise errors.ValidationFailed("Give either a file or a url.", details={"field": "file"})
+    if intent not in ("draft", "publish"):
+        raise errors.ValidationFailed(
+            "intent must be 'draft' or 'publish'.", details={"field": "intent"}
+        )
+    if slug:
+        validate_slug(slug)
+    if data is not None and len(data) > MAX_UPLOAD_BYTES:
+        raise errors.UnsafeArchive(
+            f"The upload is larger than {MAX_UPLOAD_BYTES} bytes.",
+            details={"limit": MAX_UPLOAD_BYTES},
+        )
+    params: dict[str, Any] = {"intent": intent, "slug": slug or None}
+    if url is not None:
+        params["url"] = url
+    else:
+        params["filename"] = filename
+    return _new_job(
+        actor=actor,
+        workspace=workspace,
+        kind=Job.Kind.IMPORT,
+        params=params,
+        input_data=data,
+        input_name=filename,
+    )
+
+
+def export_start(
+    *,
+    actor: Actor,
+    revision: SkillRevision | None = None,
+    skill: Skill | None = None,
+    workspace: Workspace | None = None,
+) -> Job:
+    """Queue a Source Capsule export of one revision, one skill's revisions, or a workspace."""
+    require_scope(actor, "skills:read")
+    targets = [t for t in (revision, skill, workspace) if t is not None]
+    if len(targets) != 1:
+        raise errors.ValidationFailed(
+            "Give exactly one of revision_id, skill_id or workspace.", details={"field": "target"}
+        )
+    if revision is not None:
+        ws, params = revision.workspace, {"revision_id": revision.revision_id}
+    elif skill is not None:
+        ws, params = skill.workspace, {"skill_id": skill.skill_id}
+    else:
+        assert workspace is not None
+        require_role(actor, workspace, ADMIN_ROLES)
+        ws, params = workspace, {"workspace": workspace.slug}
+    require_role(actor, ws)
+    return _new_job(actor=actor, workspace=ws, kind=Job.Kind.EXPORT, params=params)
+
+
+def restore_start(*, actor: Actor, workspace: Workspace, data: bytes, filename: str = "") -> Job:
+    """Queue the restore of a workspace backup into ``workspace`` (an empty team)."""
+    restore_check(actor=actor, workspace=workspace)
+    if len(data) > MAX_BACKUP_BYTES:
+        raise errors.UnsafeArchive(
+            f"The backup is larger than {MAX_BACKUP_BYTES} bytes.",
+            details={"limit": MAX_BACKUP_BYTES},
+        )
+    return _new_job(
+        actor=actor,
+        workspace=workspace,
+        kind=Job.Kind.RESTORE,
+        params={"filename": filename},
+        input_data=data,
+        input_name=filename,
+    )
+
+
+def execute_start(
+    *, actor: Actor, revision: SkillRevision, resource: str, args: dict[str, Any]
+) -> Job:
+    """Queue one script component of a pinned revision for the sandbox (SPEC §13)."""
+    require_scope(actor, "skills:execute")
+    role = require_role(actor, revision.workspace)
+    component = revision.components.filter(logical_path=resource).first()
+    if component is None:
+        raise errors.NotFound(
+            f"No component '{resource}' in this revision.", details={"resource": resource}
+        )
+    if component.type != "script":
+        raise errors.ValidationFailed(
+            f"'{resource}' is a {component.type}, not a script.", details={"resource": resource}
+        )
+    check_execution_allowed(
+        script_class=str((revision.frontmatter or {}).get("class", DEFAULT_SCRIPT_CLASS)),
+        role=role,
+        has_execute_scope=True,
+        workspace_allows_dangerous=revision.workspace.allow_dangerous_scripts,
+    )
+    if not isinstance(args, dict):
+        raise errors.ValidationFailed("args must be a JSON object.", details={"field": "args"})
+    schema = (revision.frontmatter or {}).get("schema")
+    if isinstance(schema, dict):
+        # Checked here, before the job exists, so bad args never reach a queue or a sandbox.
+        arguments_check(
+            schema,
+            args,
+            against="the script's schema",
+            prefix="args",
+            schema_field="frontmatter.schema",
+        )
+    return _new_job(
+        actor=actor,
+        workspace=revision.workspace,
+        kind=Job.Kind.EXECUTE,
+        params={"revision_id": revision.revision_id, "resource": resource, "args": args},
+    )
