@@ -52,16 +52,12 @@ IMPURE_THIRD_PARTY = (
 Edge = tuple[str, str]
 
 KNOWN_VIOLATIONS: set[Edge] = {
-    # Plan step 2 (gateway/errors.py; project-wide handlers dispatched in xmemo/handlers.py).
-    ("skills_app.console.errors", "skills_app.api.errors"),
     # Plan step 3 (skills_app/profiles.py holds the client profiles and DEFAULT_PROFILE).
     ("skills_app.console.views.admin", "skills_app.mcp.contract"),
     ("skills_app.services.accounts", "skills_app.mcp.contract"),
     # Plan step 4 (gateway/auth.py: one token authentication for every door).
     ("skills_app.management.commands.mcp_stdio", "skills_app.api.auth"),
     ("skills_app.mcp.http", "skills_app.api.auth"),
-    # Plan step 2 (gateway/errors.py: the envelope, ``describe`` and one JSON encoding).
-    ("skills_app.mcp.http", "skills_app.api.errors"),
     # Plan step 5 (gateway/ratelimit.py, configured by XMEMO_RATE_LIMIT).
     ("skills_app.mcp.tools", "skills_app.api.throttling"),
     # Plan step 8 (jobs are enqueued by task name through infra/queue.py; tasks call the runner).

@@ -43,7 +43,7 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
 # /v1/ paths answer the JSON error envelope for a CSRF refusal too.
-CSRF_FAILURE_VIEW = "skills_app.console.errors.csrf_failure"
+CSRF_FAILURE_VIEW = "xmemo.handlers.csrf_failure"
 
 INSTALLED_APPS = [
     "django.contrib.admin",

@@ -20,7 +20,6 @@ them as ``ctx.request``.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -36,12 +35,14 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..access import Actor
 from ..api.auth import authenticate_secret
-from ..api.errors import describe, envelope
+from ..domain.wire import encode_json
 from ..errors import AuthenticationRequired, XmemoError
+from ..gateway.errors import describe, envelope
 from ..oauth.resource import bearer_challenge
 from .server import build_server, in_db_thread
 
 MCP_PATHS = ("/mcp", "/mcp/")
+JSON = "application/json"
 ACTOR_SCOPE_KEY = "xmemo.actor"
 _HAS_PORT = re.compile(r":(\d+|\*)$")
 
@@ -73,12 +74,7 @@ def _error_response(exc: XmemoError, challenge: str | None = None) -> Response:
     status, body, headers = describe(exc)
     if challenge is not None:
         headers = {**headers, "WWW-Authenticate": challenge}
-    return Response(
-        json.dumps(body, ensure_ascii=False, separators=(",", ":")),
-        status_code=status,
-        headers=headers,
-        media_type="application/json",
-    )
+    return Response(encode_json(body), status_code=status, headers=headers, media_type=JSON)
 
 
 def _origin(request: Request) -> str:
@@ -194,9 +190,9 @@ async def _method_not_allowed(scope: Scope, receive: Receive, send: Send) -> Non
         "This MCP server sends no server-initiated messages, so it offers no event stream on "
         "GET; send JSON-RPC requests with POST.",
     )
-    await Response(
-        json.dumps(body), status_code=405, headers={"Allow": "POST"}, media_type="application/json"
-    )(scope, receive, send)
+    await Response(encode_json(body), status_code=405, headers={"Allow": "POST"}, media_type=JSON)(
+        scope, receive, send
+    )
 
 
 async def _unavailable(scope: Scope, receive: Receive, send: Send) -> None:
@@ -205,6 +201,4 @@ async def _unavailable(scope: Scope, receive: Receive, send: Send) -> None:
         "MCP is served only by an ASGI server that runs the lifespan protocol "
         "(uvicorn xmemo.asgi:application).",
     )
-    await Response(json.dumps(body), status_code=503, media_type="application/json")(
-        scope, receive, send
-    )
+    await Response(encode_json(body), status_code=503, media_type=JSON)(scope, receive, send)

@@ -13,11 +13,11 @@ from django.urls import reverse
 
 from skills_app.backup import backup_write
 from skills_app.console.base import CONTENT_SECURITY_POLICY
-from skills_app.console.errors import handler404, handler500
 from skills_app.domain.bundle import ComponentData
 from skills_app.models import ApiToken, AuditEntry, Job, Membership, Skill, SkillRevision
 from skills_app.services.backup import workspace_backup
 from tests.factories import Env, make_team, personal_ws, save
+from xmemo.handlers import handler404, handler500
 
 pytestmark = pytest.mark.django_db
 

@@ -22,9 +22,9 @@ from drf_spectacular.utils import (
 from rest_framework.request import Request
 
 from ... import errors
+from ...gateway.errors import envelope, error_response, json_response
 from ...selectors.recall import SEARCH_MAX_LIMIT, recall_encoded
 from ..auth import authenticate_lean
-from ..errors import envelope, error_response, json_response
 from ..serializers import ErrorEnvelope, RecallResourceOut, RecallRootOut, RecallSearchOut
 from ..throttling import check_rate
 from .base import MAX_PARAM_LENGTH, ApiView, if_none_match, not_modified
