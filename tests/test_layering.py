@@ -52,9 +52,6 @@ IMPURE_THIRD_PARTY = (
 Edge = tuple[str, str]
 
 KNOWN_VIOLATIONS: set[Edge] = {
-    # Plan step 3 (skills_app/profiles.py holds the client profiles and DEFAULT_PROFILE).
-    ("skills_app.console.views.admin", "skills_app.mcp.contract"),
-    ("skills_app.services.accounts", "skills_app.mcp.contract"),
     # Plan step 4 (gateway/auth.py: one token authentication for every door).
     ("skills_app.management.commands.mcp_stdio", "skills_app.api.auth"),
     ("skills_app.mcp.http", "skills_app.api.auth"),

@@ -15,6 +15,7 @@ from rest_framework import serializers
 from ..access import ROLES, SCOPES
 from ..domain.bundle import COMPONENT_TYPES
 from ..models import Skill, SkillRevision, Workspace
+from ..profiles import DEFAULT_PROFILE
 
 STATES = list(SkillRevision.State.values)
 
@@ -113,7 +114,7 @@ class TokenIn(serializers.Serializer):
     name = _text(max_length=1000)
     scopes = serializers.ListField(child=serializers.ChoiceField(choices=list(SCOPES)))
     workspace = serializers.CharField(max_length=64, required=False, allow_null=True, default=None)
-    profile = serializers.CharField(max_length=40, required=False, default="ordinary-full")
+    profile = serializers.CharField(max_length=40, required=False, default=DEFAULT_PROFILE)
     expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
 
 

@@ -27,7 +27,7 @@ from mcp.shared.exceptions import MCPError
 from ..access import Actor
 from ..domain.wire import encode_json
 from ..errors import XmemoError
-from .contract import contract, exposed_tools, tool_spec
+from ..profiles import contract, exposed_tools, tool_spec
 from .tools import SERVED_TOOLS, tool_run
 
 ActorResolver = Callable[[ServerRequestContext[Any, Any]], Awaitable[Actor]]
