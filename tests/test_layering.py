@@ -52,9 +52,6 @@ IMPURE_THIRD_PARTY = (
 Edge = tuple[str, str]
 
 KNOWN_VIOLATIONS: set[Edge] = {
-    # Plan step 4 (gateway/auth.py: one token authentication for every door).
-    ("skills_app.management.commands.mcp_stdio", "skills_app.api.auth"),
-    ("skills_app.mcp.http", "skills_app.api.auth"),
     # Plan step 5 (gateway/ratelimit.py, configured by XMEMO_RATE_LIMIT).
     ("skills_app.mcp.tools", "skills_app.api.throttling"),
     # Plan step 8 (jobs are enqueued by task name through infra/queue.py; tasks call the runner).

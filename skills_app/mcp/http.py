@@ -4,7 +4,7 @@ Every request passes, in order:
 
 1. the Host/Origin allowlist (DNS-rebinding protection, the SDK's own check) built from
    ``XMEMO_MCP_ALLOWED_HOSTS`` (loopback by default) and ``XMEMO_MCP_ALLOWED_ORIGINS``;
-2. bearer-token authentication with exactly the REST rules (``api.auth.authenticate_secret``):
+2. bearer-token authentication with exactly the REST rules (``gateway.auth``):
    a missing, unknown, revoked or expired token is answered 401 with the REST error envelope
    and ``WWW-Authenticate: Bearer resource_metadata=…`` (the OAuth discovery of SPEC §12)
    before any MCP message is read; an OAuth access token bound to this server is accepted;
@@ -34,9 +34,10 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..access import Actor
-from ..api.auth import authenticate_secret
+from ..domain.tokens import bearer_secret
 from ..domain.wire import encode_json
 from ..errors import AuthenticationRequired, XmemoError
+from ..gateway.auth import actor_for_secret
 from ..gateway.errors import describe, envelope
 from ..oauth.resource import bearer_challenge
 from .server import build_server, in_db_thread
@@ -82,14 +83,15 @@ def _origin(request: Request) -> str:
 
 
 async def _authenticate(request: Request) -> Actor:
-    scheme, _, secret = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not secret.strip():
+    secret = bearer_secret(request.headers.get("authorization", ""))
+    if secret is None:
         raise AuthenticationRequired()
-    user, token = await in_db_thread(
-        authenticate_secret, secret=secret.strip(), origin=_origin(request)
-    )
-    return Actor(
-        user=user, token=token, via="mcp", ip=request.client.host if request.client else None
+    return await in_db_thread(
+        actor_for_secret,
+        secret=secret,
+        via="mcp",
+        origin=_origin(request),
+        ip=request.client.host if request.client else None,
     )
 
 

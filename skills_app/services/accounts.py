@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 from datetime import datetime
 
@@ -24,15 +23,10 @@ from ..access import (
     require_unrestricted,
 )
 from ..domain.limits import SLUG_MAX, slug_from_name, validate_slug, workspace_name_clean
+from ..domain.tokens import TOKEN_PREFIX, token_hash
 from ..models import ApiToken, Membership, Workspace
 from ..profiles import DEFAULT_PROFILE, exposed_tools, profile_names
 from .audit import audit_record
-
-TOKEN_PREFIX = "xm_"
-
-
-def token_hash(secret: str) -> str:
-    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
 @transaction.atomic

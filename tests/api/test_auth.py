@@ -10,9 +10,10 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from skills_app.api import auth
+from skills_app.domain.tokens import token_hash
+from skills_app.gateway import auth
 from skills_app.models import ApiToken, SkillRevision
-from skills_app.services.accounts import token_hash, token_revoke
+from skills_app.services.accounts import token_revoke
 from tests.api.conftest import Api, ApiFactory, error_code
 from tests.factories import Env, actor_for, publish, save
 
@@ -217,3 +218,12 @@ def test_tokens_share_one_count_across_views(env: Env, api_for: ApiFactory, sett
     assert api.get("/v1/skills").status_code == 200
     assert api.get("/v1/recall", {"query": "x"}).status_code == 200
     assert api.get("/v1/workspaces").status_code == 429
+
+
+def test_the_bearer_scheme_is_case_insensitive_on_both_rest_paths(
+    env: Env, api_for: ApiFactory
+) -> None:
+    api = api_for(env.owner)
+    header = f"bEaReR   {api.secret} "
+    assert api.get("/v1/skills", Authorization=header).status_code == 200
+    assert api.get("/v1/recall", {"query": "x"}, Authorization=header).status_code == 200
