@@ -52,8 +52,6 @@ IMPURE_THIRD_PARTY = (
 Edge = tuple[str, str]
 
 KNOWN_VIOLATIONS: set[Edge] = {
-    # Plan step 5 (gateway/ratelimit.py, configured by XMEMO_RATE_LIMIT).
-    ("skills_app.mcp.tools", "skills_app.api.throttling"),
     # Plan step 8 (jobs are enqueued by task name through infra/queue.py; tasks call the runner).
     ("skills_app.services.jobs", "skills_app.tasks"),
     # Plan step 8 (the stale-job verdict is computed on read; only the worker/sweeper writes it).

@@ -240,6 +240,10 @@ WHITENOISE_USE_FINDERS = True
 DATA_UPLOAD_MAX_MEMORY_SIZE = 32 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
 
+# Per-token request rate shared by REST and MCP tool calls (skills_app.gateway.ratelimit);
+# empty for no limit.
+XMEMO_RATE_LIMIT = os.environ.get("XMEMO_RATE_LIMIT", "6000/min")
+
 # --- REST framework -------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -249,7 +253,6 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "skills_app.api.errors.exception_handler",
-    "DEFAULT_THROTTLE_RATES": {"token": os.environ.get("XMEMO_RATE_LIMIT", "6000/min")},
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
 SPECTACULAR_SETTINGS = {

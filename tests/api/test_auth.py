@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from datetime import timedelta
 from typing import Any
 
@@ -189,9 +188,7 @@ def test_session_auth_for_the_console(env: Env) -> None:
 
 @pytest.fixture
 def three_per_minute(settings: Any) -> None:
-    rest = copy.deepcopy(settings.REST_FRAMEWORK)
-    rest["DEFAULT_THROTTLE_RATES"] = {"token": "3/min"}
-    settings.REST_FRAMEWORK = rest
+    settings.XMEMO_RATE_LIMIT = "3/min"
 
 
 @pytest.mark.usefixtures("three_per_minute")
@@ -211,9 +208,7 @@ def test_throttling_answers_429_with_retry_after(env: Env, api_for: ApiFactory, 
 
 
 def test_tokens_share_one_count_across_views(env: Env, api_for: ApiFactory, settings: Any) -> None:
-    rest = copy.deepcopy(settings.REST_FRAMEWORK)
-    rest["DEFAULT_THROTTLE_RATES"] = {"token": "2/min"}
-    settings.REST_FRAMEWORK = rest
+    settings.XMEMO_RATE_LIMIT = "2/min"
     api = api_for(env.owner)
     assert api.get("/v1/skills").status_code == 200
     assert api.get("/v1/recall", {"query": "x"}).status_code == 200

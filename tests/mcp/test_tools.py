@@ -101,10 +101,7 @@ def test_the_contract_scope_is_checked_before_the_arguments(env: Env) -> None:
 
 
 def test_tool_calls_share_the_rest_rate_limit(env: Env, settings: Any) -> None:
-    settings.REST_FRAMEWORK = {
-        **settings.REST_FRAMEWORK,
-        "DEFAULT_THROTTLE_RATES": {"token": "2/min"},
-    }
+    settings.XMEMO_RATE_LIMIT = "2/min"
     actor = _actor(env)
     for _ in range(2):
         tool_run(name="recall_cloud_skill", actor=actor, arguments={"query": "deploy"})

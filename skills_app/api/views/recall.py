@@ -23,10 +23,10 @@ from rest_framework.request import Request
 
 from ... import errors
 from ...gateway.errors import envelope, error_response, json_response
+from ...gateway.ratelimit import check_rate
 from ...selectors.recall import SEARCH_MAX_LIMIT, recall_encoded
 from ..auth import authenticate_lean
 from ..serializers import ErrorEnvelope, RecallResourceOut, RecallRootOut, RecallSearchOut
-from ..throttling import check_rate
 from .base import MAX_PARAM_LENGTH, ApiView, if_none_match, not_modified
 
 ALLOWED = "GET, HEAD"
