@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 
 from ... import access, errors
+from ...gateway.downloads import download_response
 from ...models import Job
 from ...services import jobs as job_services
 from ..base import Console, console_view
@@ -168,6 +169,6 @@ def job_download(request: HttpRequest, console: Console, job_id: str) -> HttpRes
     data, name = row
     if job.state != Job.State.SUCCEEDED or data is None:
         raise errors.NotFound("This job has nothing to download.")
-    response = HttpResponse(bytes(data), content_type="application/zip")
-    response["Content-Disposition"] = f'attachment; filename="{name or job.job_id + ".zip"}"'
-    return response
+    return download_response(
+        bytes(data), filename=name or job.job_id + ".zip", content_type="application/zip"
+    )
