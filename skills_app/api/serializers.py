@@ -27,16 +27,6 @@ def _text(**kwargs: Any) -> serializers.CharField:
     return serializers.CharField(trim_whitespace=False, **kwargs)
 
 
-def _has_nul(value: Any) -> bool:
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_nul(item) for item in value)
-    return False
-
-
 # --- input ----------------------------------------------------------------------------------------
 
 
@@ -66,11 +56,6 @@ class SaveIn(serializers.Serializer):
         max_length=64, required=False, allow_null=True, default=None
     )
     message = _text(required=False, default="")
-
-    def validate_frontmatter(self, value: dict[str, Any]) -> dict[str, Any]:
-        if _has_nul(value):
-            raise serializers.ValidationError("Frontmatter text must not contain NUL characters.")
-        return value
 
 
 class WorkspaceIn(serializers.Serializer):
