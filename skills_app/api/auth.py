@@ -14,6 +14,7 @@ from .. import errors
 from ..access import Actor
 from ..domain.tokens import bearer_secret
 from ..gateway.auth import actor_for_secret, authenticate_secret, client_ip
+from ..gateway.errors import WWW_AUTHENTICATE
 from ..models import ApiToken
 from ..oauth.resource import request_origin
 
@@ -74,4 +75,4 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
             raise exceptions.AuthenticationFailed(exc.message) from exc
 
     def authenticate_header(self, request: Request) -> str:
-        return f'{self.keyword} realm="xmemo"'
+        return WWW_AUTHENTICATE
