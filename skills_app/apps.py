@@ -11,6 +11,9 @@ class SkillsAppConfig(AppConfig):
         from django.contrib.auth import get_user_model
         from django.db.models.signals import post_save, pre_delete
 
+        # The verified-token cache connects its invalidation signals on import: every process
+        # that authenticates (REST, an MCP-only uvicorn worker, the stdio command) needs them.
+        from .gateway import auth  # noqa: F401
         from .models import SkillRevision
         from .services.accounts import personal_workspace_on_user_save
         from .services.skills import revision_purge_on_delete

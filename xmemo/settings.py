@@ -43,7 +43,7 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
 # /v1/ paths answer the JSON error envelope for a CSRF refusal too.
-CSRF_FAILURE_VIEW = "skills_app.console.errors.csrf_failure"
+CSRF_FAILURE_VIEW = "xmemo.handlers.csrf_failure"
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -240,6 +240,10 @@ WHITENOISE_USE_FINDERS = True
 DATA_UPLOAD_MAX_MEMORY_SIZE = 32 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
 
+# Per-token request rate shared by REST and MCP tool calls (skills_app.gateway.ratelimit);
+# empty for no limit.
+XMEMO_RATE_LIMIT = os.environ.get("XMEMO_RATE_LIMIT", "6000/min")
+
 # --- REST framework -------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -249,7 +253,6 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "skills_app.api.errors.exception_handler",
-    "DEFAULT_THROTTLE_RATES": {"token": os.environ.get("XMEMO_RATE_LIMIT", "6000/min")},
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
 SPECTACULAR_SETTINGS = {
@@ -272,7 +275,7 @@ SPECTACULAR_SETTINGS = {
         "WebhookDeliveryStateEnum": ["pending", "succeeded", "failed"],
     },
 }
-# REST hot path (skills_app/api/auth.py, skills_app/selectors/db.py, cache.py, invalidation.py):
+# REST hot path (skills_app/gateway/auth.py, skills_app/selectors/db.py, cache.py, invalidation.py):
 # how long a verified token is trusted without a database look-up where LISTEN/NOTIFY
 # invalidation is unavailable (the bound on revocation in other worker processes), server-side
 # prepared statements on PostgreSQL, caching of recall resolutions under LISTEN/NOTIFY

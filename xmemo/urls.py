@@ -9,8 +9,8 @@ urlpatterns = [
 ]
 
 # API paths answer the JSON error envelope; console paths get the console's error pages
-# (skills_app.console.errors hands /v1/ paths on to skills_app.api.errors).
-handler400 = "skills_app.api.errors.handler400"
-handler403 = "skills_app.console.errors.handler403"
-handler404 = "skills_app.console.errors.handler404"
-handler500 = "skills_app.console.errors.handler500"
+# (xmemo/handlers.py dispatches by path).
+handler400 = "xmemo.handlers.handler400"
+handler403 = "xmemo.handlers.handler403"
+handler404 = "xmemo.handlers.handler404"
+handler500 = "xmemo.handlers.handler500"

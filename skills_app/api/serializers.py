@@ -15,6 +15,7 @@ from rest_framework import serializers
 from ..access import ROLES, SCOPES
 from ..domain.bundle import COMPONENT_TYPES
 from ..models import Skill, SkillRevision, Workspace
+from ..profiles import DEFAULT_PROFILE
 
 STATES = list(SkillRevision.State.values)
 
@@ -24,16 +25,6 @@ def _text(**kwargs: Any) -> serializers.CharField:
     what is required and names the field)."""
     kwargs.setdefault("allow_blank", True)
     return serializers.CharField(trim_whitespace=False, **kwargs)
-
-
-def _has_nul(value: Any) -> bool:
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_nul(item) for item in value)
-    return False
 
 
 # --- input ----------------------------------------------------------------------------------------
@@ -65,11 +56,6 @@ class SaveIn(serializers.Serializer):
         max_length=64, required=False, allow_null=True, default=None
     )
     message = _text(required=False, default="")
-
-    def validate_frontmatter(self, value: dict[str, Any]) -> dict[str, Any]:
-        if _has_nul(value):
-            raise serializers.ValidationError("Frontmatter text must not contain NUL characters.")
-        return value
 
 
 class WorkspaceIn(serializers.Serializer):
@@ -113,7 +99,7 @@ class TokenIn(serializers.Serializer):
     name = _text(max_length=1000)
     scopes = serializers.ListField(child=serializers.ChoiceField(choices=list(SCOPES)))
     workspace = serializers.CharField(max_length=64, required=False, allow_null=True, default=None)
-    profile = serializers.CharField(max_length=40, required=False, default="ordinary-full")
+    profile = serializers.CharField(max_length=40, required=False, default=DEFAULT_PROFILE)
     expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
 
 

@@ -1,142 +1,16 @@
-"""Per-token rate limiting backed by the Django cache (Redis in production).
-
-Fixed windows of the configured period (``REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]["token"]``,
-e.g. ``6000/min``), counted in the shared cache with ``incr`` so every worker process sees the
-same count. To keep a cache round trip off every request of a busy token, each process batches:
-it adds its local count to the shared counter every ``SYNC_SECONDS`` or every
-``limit // BATCH_DIVISOR`` requests, whichever comes first, and decides on shared + unsynced
-local count. The overshoot is bounded (processes times batch) and is zero for small limits, where
-the batch is one request and every request syncs.
-
-While the shared cache is unreachable (a Redis outage) each process goes on counting alone —
-a per-process limiter, looser by the number of processes — and asks the cache again after
-``RETRY_SECONDS``: rate limiting degrades, requests keep being answered (SPEC §7).
-"""
+"""The REST door's throttle: DRF's adapter over the one per-token rate limit
+(``gateway.ratelimit``), which MCP tool calls share."""
 
 from __future__ import annotations
 
-import logging
-import math
-import threading
-import time
-from dataclasses import dataclass
 from typing import Any
 
-from django.core.cache import cache
 from rest_framework.request import Request
-from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
 
 from .. import errors
+from ..gateway.ratelimit import check_rate
 from ..models import ApiToken
-
-SYNC_SECONDS = 0.5
-RETRY_SECONDS = 1.0
-logger = logging.getLogger(__name__)
-BATCH_DIVISOR = 100
-_PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def parse_rate(rate: str | None) -> tuple[int, int] | None:
-    """``"6000/min"`` → (6000, 60); None or empty → no limit."""
-    if not rate:
-        return None
-    count, _, period = rate.partition("/")
-    return int(count), _PERIODS[period.strip()[0].lower()]
-
-
-@dataclass
-class _Window:
-    window: int
-    shared: int = 0
-    pending: int = 0
-    synced_at: float = 0.0
-
-
-class RateLimiter:
-    def __init__(self) -> None:
-        self._windows: dict[str, _Window] = {}
-        self._lock = threading.Lock()
-        self._shared_down_until = 0.0
-
-    def hit(self, key: str, limit: int, period: int) -> float | None:
-        """Count one request; None when allowed, else the seconds to wait."""
-        now = time.time()
-        window = int(now // period)
-        batch = max(1, limit // BATCH_DIVISOR)
-        with self._lock:
-            state = self._windows.get(key)
-            if state is None or state.window != window:
-                if len(self._windows) > 50_000:
-                    self._windows.clear()
-                state = self._windows[key] = _Window(window=window)
-            state.pending += 1
-            must_sync = state.pending >= batch or time.monotonic() - state.synced_at >= SYNC_SECONDS
-            if must_sync:
-                delta, state.pending = state.pending, 0
-        if must_sync:
-            shared = self._sync(f"xmemo:throttle:{key}:{window}", delta, period)
-            with self._lock:
-                if state.window == window:
-                    # Without the shared count, this process's own count is the count.
-                    state.shared = (
-                        state.shared + delta if shared is None else max(state.shared, shared)
-                    )
-                    state.synced_at = time.monotonic()
-        if state.shared + state.pending > limit:
-            return max(1.0, math.ceil((window + 1) * period - now))
-        return None
-
-    def _sync(self, key: str, delta: int, period: int) -> int | None:
-        """The shared count after adding ``delta``; None while the cache is unreachable."""
-        if time.monotonic() < self._shared_down_until:
-            return None
-        try:
-            try:
-                return int(cache.incr(key, delta))
-            except ValueError:
-                if cache.add(key, delta, timeout=period + 5):
-                    return delta
-                return int(cache.incr(key, delta))
-        except Exception as exc:  # the cache backend's own errors (redis.ConnectionError, …)
-            logger.warning("Shared rate-limit counts unavailable (%s); counting per process", exc)
-            self._shared_down_until = time.monotonic() + RETRY_SECONDS
-            return None
-
-    def reset(self) -> None:
-        with self._lock:
-            self._windows.clear()
-
-
-limiter = RateLimiter()
-
-
-def _rate() -> tuple[int, int] | None:
-    rates: dict[str, Any] = api_settings.DEFAULT_THROTTLE_RATES or {}
-    return parse_rate(rates.get("token"))
-
-
-def throttle_key(token: ApiToken | None, user: Any) -> str | None:
-    if token is not None:
-        return f"t:{token.token_id}"
-    if user is not None and getattr(user, "is_authenticated", False):
-        return f"u:{user.pk}"
-    return None
-
-
-def check_rate(token: ApiToken | None, user: Any) -> None:
-    """Raise RateLimited (429, with ``retry_after``) when the caller is over its rate."""
-    rate = _rate()
-    key = throttle_key(token, user)
-    if rate is None or key is None:
-        return
-    wait = limiter.hit(key, *rate)
-    if wait is not None:
-        raise errors.RateLimited(
-            f"Too many requests: the limit is {rate[0]} per {rate[1]} seconds; retry in "
-            f"{int(wait)} s.",
-            details={"retry_after": int(wait), "limit": rate[0], "period_seconds": rate[1]},
-        )
 
 
 class TokenRateThrottle(BaseThrottle):

@@ -7,7 +7,7 @@ from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.permissions import AllowAny
 
-from .errors import not_found_view
+from ..gateway.errors import not_found_view
 from .views.accounts import (
     AuditListView,
     InvitationDetailView,

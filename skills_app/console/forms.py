@@ -14,6 +14,7 @@ from django import forms
 from .. import access, errors
 from ..domain.skillmd import parse_skill_md
 from ..models import Membership
+from ..profiles import DEFAULT_PROFILE
 from ..services.events import EVENT_TYPES
 
 
@@ -145,7 +146,7 @@ class TokenForm(forms.Form):
     def __init__(self, *args: Any, profiles: tuple[str, ...], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         cast(forms.ChoiceField, self.fields["profile"]).choices = [(n, n) for n in profiles]
-        self.fields["profile"].initial = "ordinary-full"
+        self.fields["profile"].initial = DEFAULT_PROFILE
 
 
 class AuditFilterForm(forms.Form):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from skills_app.domain.text import unstorable_reason
 from skills_app.errors import ValidationFailed
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -28,17 +29,13 @@ def validate_secret_value(value: object) -> str:
     """The value as a string, or ValidationFailed: an environment holds text without NUL."""
     if not isinstance(value, str):
         raise ValidationFailed("A secret's value must be a string.", details={"field": "value"})
-    if "\x00" in value:
+    reason = unstorable_reason(value)
+    if reason is not None:
+        # An environment can carry neither NUL nor text that is not valid Unicode.
         raise ValidationFailed(
-            "A secret's value cannot hold a NUL character (an environment cannot carry it).",
-            details={"field": "value"},
+            f"A secret's value cannot be stored: it {reason}.", details={"field": "value"}
         )
-    try:
-        size = len(value.encode("utf-8"))
-    except UnicodeEncodeError as exc:
-        raise ValidationFailed(
-            "A secret's value must be valid Unicode text.", details={"field": "value"}
-        ) from exc
+    size = len(value.encode("utf-8"))
     if size > MAX_SECRET_VALUE_BYTES:
         raise ValidationFailed(
             f"A secret's value is limited to {MAX_SECRET_VALUE_BYTES} bytes of UTF-8.",

@@ -4,7 +4,7 @@ Every request passes, in order:
 
 1. the Host/Origin allowlist (DNS-rebinding protection, the SDK's own check) built from
    ``XMEMO_MCP_ALLOWED_HOSTS`` (loopback by default) and ``XMEMO_MCP_ALLOWED_ORIGINS``;
-2. bearer-token authentication with exactly the REST rules (``api.auth.authenticate_secret``):
+2. bearer-token authentication with exactly the REST rules (``gateway.auth``):
    a missing, unknown, revoked or expired token is answered 401 with the REST error envelope
    and ``WWW-Authenticate: Bearer resource_metadata=…`` (the OAuth discovery of SPEC §12)
    before any MCP message is read; an OAuth access token bound to this server is accepted;
@@ -20,7 +20,6 @@ them as ``ctx.request``.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -35,13 +34,16 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..access import Actor
-from ..api.auth import authenticate_secret
-from ..api.errors import describe, envelope
+from ..domain.tokens import bearer_secret
+from ..domain.wire import encode_json
 from ..errors import AuthenticationRequired, XmemoError
+from ..gateway.auth import actor_for_secret
+from ..gateway.errors import describe, envelope
 from ..oauth.resource import bearer_challenge
 from .server import build_server, in_db_thread
 
 MCP_PATHS = ("/mcp", "/mcp/")
+JSON = "application/json"
 ACTOR_SCOPE_KEY = "xmemo.actor"
 _HAS_PORT = re.compile(r":(\d+|\*)$")
 
@@ -73,12 +75,7 @@ def _error_response(exc: XmemoError, challenge: str | None = None) -> Response:
     status, body, headers = describe(exc)
     if challenge is not None:
         headers = {**headers, "WWW-Authenticate": challenge}
-    return Response(
-        json.dumps(body, ensure_ascii=False, separators=(",", ":")),
-        status_code=status,
-        headers=headers,
-        media_type="application/json",
-    )
+    return Response(encode_json(body), status_code=status, headers=headers, media_type=JSON)
 
 
 def _origin(request: Request) -> str:
@@ -86,14 +83,15 @@ def _origin(request: Request) -> str:
 
 
 async def _authenticate(request: Request) -> Actor:
-    scheme, _, secret = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not secret.strip():
+    secret = bearer_secret(request.headers.get("authorization", ""))
+    if secret is None:
         raise AuthenticationRequired()
-    user, token = await in_db_thread(
-        authenticate_secret, secret=secret.strip(), origin=_origin(request)
-    )
-    return Actor(
-        user=user, token=token, via="mcp", ip=request.client.host if request.client else None
+    return await in_db_thread(
+        actor_for_secret,
+        secret=secret,
+        via="mcp",
+        origin=_origin(request),
+        ip=request.client.host if request.client else None,
     )
 
 
@@ -194,9 +192,9 @@ async def _method_not_allowed(scope: Scope, receive: Receive, send: Send) -> Non
         "This MCP server sends no server-initiated messages, so it offers no event stream on "
         "GET; send JSON-RPC requests with POST.",
     )
-    await Response(
-        json.dumps(body), status_code=405, headers={"Allow": "POST"}, media_type="application/json"
-    )(scope, receive, send)
+    await Response(encode_json(body), status_code=405, headers={"Allow": "POST"}, media_type=JSON)(
+        scope, receive, send
+    )
 
 
 async def _unavailable(scope: Scope, receive: Receive, send: Send) -> None:
@@ -205,6 +203,4 @@ async def _unavailable(scope: Scope, receive: Receive, send: Send) -> None:
         "MCP is served only by an ASGI server that runs the lifespan protocol "
         "(uvicorn xmemo.asgi:application).",
     )
-    await Response(json.dumps(body), status_code=503, media_type="application/json")(
-        scope, receive, send
-    )
+    await Response(encode_json(body), status_code=503, media_type=JSON)(scope, receive, send)

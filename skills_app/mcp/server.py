@@ -13,7 +13,6 @@ Tool bodies use the synchronous ORM, so they run in Django's thread-sensitive wo
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
@@ -26,8 +25,9 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from ..access import Actor
+from ..domain.wire import encode_json
 from ..errors import XmemoError
-from .contract import contract, exposed_tools, tool_spec
+from ..profiles import contract, exposed_tools, tool_spec
 from .tools import SERVED_TOOLS, tool_run
 
 ActorResolver = Callable[[ServerRequestContext[Any, Any]], Awaitable[Actor]]
@@ -84,7 +84,7 @@ def _tool(name: str) -> types.Tool:
 def _json_text(value: Any) -> types.TextContent:
     """The answer as text too, for clients that ignore structured content; serialized like
     the REST responses."""
-    return types.TextContent(text=json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    return types.TextContent(text=encode_json(value).decode("utf-8"))
 
 
 def _error_result(exc: XmemoError) -> types.CallToolResult:

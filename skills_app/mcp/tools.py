@@ -16,12 +16,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..access import Actor, require_scope
-from ..api.throttling import check_rate
 from ..domain.arguments import arguments_check
+from ..gateway.ratelimit import check_rate
 from ..models import SkillRevision
+from ..profiles import tool_spec
 from ..selectors.recall import recall
 from ..services.save_payload import reject_unstorable, save_from_payload
-from .contract import tool_spec
 
 ToolBody = Callable[[Actor, dict[str, Any]], dict[str, Any]]
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from ..profiles import DEFAULT_PROFILE
 from . import ids
 
 
@@ -76,7 +77,7 @@ class ApiToken(models.Model):
     workspace = models.ForeignKey(
         Workspace, null=True, blank=True, on_delete=models.CASCADE, related_name="tokens"
     )
-    client_profile = models.CharField(max_length=40, default="ordinary-full")
+    client_profile = models.CharField(max_length=40, default=DEFAULT_PROFILE)
     expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)

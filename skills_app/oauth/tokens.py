@@ -1,4 +1,4 @@
-"""An OAuth access token → the ``ApiToken`` of the consent behind it, for ``api.auth``."""
+"""An OAuth access token → the ``ApiToken`` of the consent behind it, for ``gateway.auth``."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """When may a cached answer about mutable data still be used? A generation number says.
 
 Recall caches two things that *can* change: which revision a slug resolves to (and whether the
-caller may read it), and verified tokens (``api.auth``). Each cached entry remembers the
+caller may read it), and verified tokens (``gateway.auth``). Each cached entry remembers the
 generation it was computed in and is used only while the generation is unchanged.
 
 The generation moves on

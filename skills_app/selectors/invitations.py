@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from django.db.models import QuerySet
@@ -10,12 +9,9 @@ from django.utils import timezone
 
 from .. import errors
 from ..access import ADMIN_ROLES, Actor, require_role, require_scope
+from ..domain.tokens import token_hash
 from ..models import Invitation, Workspace
 from .pagination import Page, paginate
-
-
-def invitation_token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 def invitation_state(invitation: Invitation) -> str:
@@ -88,7 +84,7 @@ def invitation_by_link(*, token: str, for_update: bool = False) -> Invitation:
     qs = Invitation.objects.select_related("workspace", "invited_by")
     if for_update:
         qs = qs.select_for_update(of=("self",))
-    invitation = qs.filter(token_hash=invitation_token_hash(token)).first()
+    invitation = qs.filter(token_hash=token_hash(token)).first()
     if invitation is None:
         raise errors.NotFound("This invitation link is not valid. Check that it was copied whole.")
     state = invitation_state(invitation)

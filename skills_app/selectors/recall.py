@@ -37,6 +37,7 @@ from ..domain.lifecycle import LATEST_FALLBACK_KINDS
 from ..domain.limits import validate_slug
 from ..domain.paths import is_text
 from ..domain.render import render_body
+from ..domain.wire import encode_json
 from ..models import Skill, SkillComponent, SkillRevision, Workspace
 from . import db, invalidation
 from .cache import cached_immutable, local_cache
@@ -92,10 +93,6 @@ def recall_encoded(*, actor: Actor, **args: Unpack[RecallArgs]) -> Encoded:
     answer = _route(actor=actor, encode=True, **args)
     assert isinstance(answer, Encoded)
     return answer
-
-
-def encode_json(document: Any) -> bytes:
-    return json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 def _encoded(kind: str, document: dict[str, Any]) -> Encoded:

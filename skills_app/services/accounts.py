@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 from datetime import datetime
 
@@ -24,26 +23,10 @@ from ..access import (
     require_unrestricted,
 )
 from ..domain.limits import SLUG_MAX, slug_from_name, validate_slug, workspace_name_clean
+from ..domain.tokens import TOKEN_PREFIX, token_hash
 from ..models import ApiToken, Membership, Workspace
+from ..profiles import DEFAULT_PROFILE, exposed_tools, profile_names
 from .audit import audit_record
-
-TOKEN_PREFIX = "xm_"
-
-
-def _load_profiles() -> tuple[str, ...]:
-    from ..mcp.contract import profile_names
-
-    return profile_names()
-
-
-def _profile_tools(profile: str) -> set[str]:
-    from ..mcp.contract import exposed_tools
-
-    return set(exposed_tools(profile))
-
-
-def token_hash(secret: str) -> str:
-    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
 @transaction.atomic
@@ -312,7 +295,7 @@ def _require_within_parent(
             f"set expires_at to {parent.expires_at.isoformat()} or earlier.",
             details={"field": "expires_at", "latest": parent.expires_at.isoformat()},
         )
-    extra_tools = _profile_tools(profile) - _profile_tools(parent.client_profile)
+    extra_tools = set(exposed_tools(profile)) - set(exposed_tools(parent.client_profile))
     if extra_tools:
         raise errors.PermissionDenied(
             f"The profile '{profile}' exposes MCP tools this token's profile "
@@ -329,7 +312,7 @@ def token_create(
     name: str,
     scopes: list[str],
     workspace: Workspace | None = None,
-    profile: str = "ordinary-full",
+    profile: str = DEFAULT_PROFILE,
     expires_at: datetime | None = None,
 ) -> tuple[ApiToken, str]:
     """Create a token; returns it with its secret, which is never retrievable again."""
@@ -348,7 +331,7 @@ def token_create(
             f"scopes must be a non-empty subset of {', '.join(SCOPES)}.",
             details={"field": "scopes", "invalid": bad},
         )
-    if profile not in _load_profiles():
+    if profile not in profile_names():
         raise errors.ValidationFailed(
             f"Unknown client profile '{profile}'.", details={"field": "profile"}
         )

@@ -28,8 +28,9 @@ from django.utils import timezone
 
 from .. import errors
 from ..access import Actor
+from ..domain.tokens import token_hash
 from ..models import Invitation, Membership, Workspace
-from ..selectors.invitations import invitation_by_link, invitation_token_hash, pending_invitations
+from ..selectors.invitations import invitation_by_link, pending_invitations
 from .accounts import _check_role_value, _team_admin, user_create
 from .audit import audit_record
 
@@ -111,7 +112,7 @@ def _mail_invitation(invitation: Invitation, link: str) -> None:
 
 def _issue(invitation: Invitation) -> str:
     token = secrets.token_urlsafe(32)
-    invitation.token_hash = invitation_token_hash(token)
+    invitation.token_hash = token_hash(token)
     invitation.expires_at = timezone.now() + timedelta(days=settings.XMEMO_INVITATION_DAYS)
     return token
 

@@ -11,7 +11,6 @@ are read. Failed attempts are retried with exponential backoff up to
 from __future__ import annotations
 
 import base64
-import json
 import secrets
 import time
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from standardwebhooks import Webhook as Signer
 from .. import errors, outbound
 from ..access import ADMIN_ROLES, Actor, require_role, require_scope
 from ..crypto import secret_encrypt, secret_open
+from ..domain.wire import encode_json
 from ..models import Webhook, WebhookAttempt, WebhookDelivery, Workspace
 from .audit import audit_record
 from .events import EVENT_TYPES, delivery_enqueue_after_commit
@@ -143,7 +143,7 @@ class _Outcome:
 
 
 def _post(webhook: Webhook, delivery: WebhookDelivery) -> _Outcome:
-    body = json.dumps(delivery.payload, separators=(",", ":"), ensure_ascii=False)
+    body = encode_json(delivery.payload).decode("utf-8")
     now = datetime.now(tz=UTC)
     try:
         secret = secret_open(webhook.secret_ciphertext)

@@ -9,8 +9,8 @@ from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.test import Client
 
-from skills_app.api.auth import clear_token_cache
-from skills_app.api.throttling import limiter
+from skills_app.gateway.auth import clear_token_cache
+from skills_app.gateway.ratelimit import limiter
 from skills_app.selectors.cache import clear_local
 from tests.factories import ALL_SCOPES, make_token
 

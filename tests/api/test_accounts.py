@@ -6,8 +6,8 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from skills_app.domain.tokens import token_hash
 from skills_app.models import ApiToken, AuditEntry, Membership, Workspace
-from skills_app.services.accounts import token_hash
 from tests.api.conftest import ApiFactory, error_code
 from tests.factories import Env, make_user, publish, save
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from datetime import timedelta
 from typing import Any
 
@@ -10,9 +9,10 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from skills_app.api import auth
+from skills_app.domain.tokens import token_hash
+from skills_app.gateway import auth
 from skills_app.models import ApiToken, SkillRevision
-from skills_app.services.accounts import token_hash, token_revoke
+from skills_app.services.accounts import token_revoke
 from tests.api.conftest import Api, ApiFactory, error_code
 from tests.factories import Env, actor_for, publish, save
 
@@ -188,9 +188,7 @@ def test_session_auth_for_the_console(env: Env) -> None:
 
 @pytest.fixture
 def three_per_minute(settings: Any) -> None:
-    rest = copy.deepcopy(settings.REST_FRAMEWORK)
-    rest["DEFAULT_THROTTLE_RATES"] = {"token": "3/min"}
-    settings.REST_FRAMEWORK = rest
+    settings.XMEMO_RATE_LIMIT = "3/min"
 
 
 @pytest.mark.usefixtures("three_per_minute")
@@ -210,10 +208,17 @@ def test_throttling_answers_429_with_retry_after(env: Env, api_for: ApiFactory, 
 
 
 def test_tokens_share_one_count_across_views(env: Env, api_for: ApiFactory, settings: Any) -> None:
-    rest = copy.deepcopy(settings.REST_FRAMEWORK)
-    rest["DEFAULT_THROTTLE_RATES"] = {"token": "2/min"}
-    settings.REST_FRAMEWORK = rest
+    settings.XMEMO_RATE_LIMIT = "2/min"
     api = api_for(env.owner)
     assert api.get("/v1/skills").status_code == 200
     assert api.get("/v1/recall", {"query": "x"}).status_code == 200
     assert api.get("/v1/workspaces").status_code == 429
+
+
+def test_the_bearer_scheme_is_case_insensitive_on_both_rest_paths(
+    env: Env, api_for: ApiFactory
+) -> None:
+    api = api_for(env.owner)
+    header = f"bEaReR   {api.secret} "
+    assert api.get("/v1/skills", Authorization=header).status_code == 200
+    assert api.get("/v1/recall", {"query": "x"}, Authorization=header).status_code == 200

@@ -23,8 +23,8 @@ from kombu.exceptions import ContentDisallowed
 from kombu.serialization import dumps as kombu_dumps
 from kombu.serialization import loads as kombu_loads
 
-from skills_app.api.auth import clear_token_cache
-from skills_app.api.throttling import limiter
+from skills_app.gateway.auth import clear_token_cache
+from skills_app.gateway.ratelimit import limiter
 from skills_app.selectors import cache as recall_cache
 from skills_app.selectors.recall import _path_key, clear_resolutions
 from tests.api.conftest import ApiFactory

@@ -7,7 +7,6 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from skills_app.api.errors import describe, handler404, handler500
 from tests.api.conftest import ApiFactory, error_code
 from tests.factories import Env
 
@@ -80,22 +79,3 @@ def test_nul_bytes_in_paths_never_reach_the_database(
     response = api_for(env.owner).get(path)
     assert response.status_code == 400
     assert error_code(response) == "VALIDATION_ERROR"
-
-
-def test_django_handlers_answer_json_under_v1_only(rf: Any) -> None:
-    api_404 = handler404(rf.get("/v1/x"), Exception())
-    assert api_404.status_code == 404
-    assert api_404["Content-Type"] == "application/json"
-    api_500 = handler500(rf.get("/v1/x"))
-    assert api_500.status_code == 500
-    assert b'"INTERNAL_ERROR"' in api_500.content
-    page_404 = handler404(rf.get("/elsewhere"), Exception())
-    assert page_404["Content-Type"].startswith("text/html")
-
-
-def test_unexpected_exceptions_become_a_logged_500_envelope(caplog: Any) -> None:
-    status, body, _ = describe(RuntimeError("boom"))
-    assert status == 500
-    assert body["error"]["code"] == "INTERNAL_ERROR"
-    assert "boom" not in body["error"]["message"]
-    assert any("Unhandled" in record.message for record in caplog.records)

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
-from skills_app.api.auth import clear_token_cache
+from skills_app.gateway.auth import clear_token_cache
 from skills_app.services.skills import revision_transition
 from tests.api.conftest import reset_api_caches
 from tests.factories import actor_for, build_env, component, make_token, publish, save

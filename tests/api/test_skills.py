@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from skills_app.models import AuditEntry, Skill, SkillRevision
@@ -250,6 +252,8 @@ def test_component_raw_bytes_are_served_safely(env: Env, api_for: ApiFactory) ->
             component("img/x.svg", "<svg onload='alert(1)'/>", "artifact"),
             component("bin/blob.dat", b"\x00\xff\x10", "artifact"),
             component("refs/naïve name.md", "n"),
+            component('refs/say "hi" ü.md', "q"),
+            component('refs/say "hi".md', "q"),
         ),
     ).revision
     api = api_for(env.owner)
@@ -272,7 +276,18 @@ def test_component_raw_bytes_are_served_safely(env: Env, api_for: ApiFactory) ->
     assert blob["Content-Type"] == "application/octet-stream"
     unicode_name = api.get(f"{base}/refs/naïve name.md")
     assert unicode_name.status_code == 200
-    assert "filename*=UTF-8''na%C3%AFve%20name.md" in unicode_name["Content-Disposition"]
+    # RFC 8187: the charset name is case-insensitive (Django writes "utf-8").
+    disposition = unicode_name["Content-Disposition"]
+    assert re.search(r"filename\*=UTF-8''na%C3%AFve%20name\.md$", disposition, re.IGNORECASE)
+    quoted = api.get(f'{base}/refs/say "hi" ü.md')
+    assert quoted.status_code == 200
+    assert re.search(
+        r"^inline; filename\*=UTF-8''say%20%22hi%22%20%C3%BC\.md$",
+        quoted["Content-Disposition"],
+        re.IGNORECASE,
+    )
+    ascii_quoted = api.get(f'{base}/refs/say "hi".md')
+    assert ascii_quoted["Content-Disposition"] == 'inline; filename="say \\"hi\\".md"'
     cached = api.get(f"{base}/refs/guide.md", **{"If-None-Match": guide["ETag"]})
     assert cached.status_code == 304
     missing = api.get(f"{base}/nope.md")

@@ -6,8 +6,8 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from skills_app.mcp.contract import exposed_tools, profile_names
 from skills_app.models import ApiToken, Workspace
+from skills_app.profiles import DEFAULT_PROFILE, exposed_tools, profile_names
 from tests.api.conftest import ApiFactory, error_code
 from tests.factories import ALL_SCOPES, Env, make_token
 
@@ -107,3 +107,7 @@ def test_a_generic_public_token_may_mint_an_equally_narrow_profile(
         "/v1/tokens", {"name": "same", "scopes": ["skills:read"], "profile": "claude-code"}
     )
     assert answer.status_code == 201, answer.content
+
+
+def test_the_default_profile_is_one_of_the_contract() -> None:
+    assert DEFAULT_PROFILE in profile_names()

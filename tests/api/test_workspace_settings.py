@@ -99,6 +99,7 @@ def test_members_cannot_read_or_set_secrets_and_outsiders_see_nothing(
         ("OK", {}, "value"),
         ("OK", {"value": 7}, "value"),
         ("OK", {"value": "nul\x00byte"}, "value"),
+        ("OK", {"value": "lone \ud800 surrogate"}, "value"),
         ("OK", {"value": "x" * 65_537}, "value"),
     ],
 )

@@ -13,12 +13,12 @@ from django.urls import reverse
 
 from skills_app.backup import backup_write
 from skills_app.console.base import CONTENT_SECURITY_POLICY
-from skills_app.console.errors import handler404, handler500
 from skills_app.domain.bundle import ComponentData
 from skills_app.models import ApiToken, AuditEntry, Job, Membership, Skill, SkillRevision
 from skills_app.services.backup import workspace_backup
 from skills_app.services.jobs import export_start, import_start
 from tests.factories import Env, actor_for, make_team, personal_ws, save
+from xmemo.handlers import handler404, handler500
 
 pytestmark = pytest.mark.django_db
 
@@ -356,7 +356,17 @@ def test_deprecate_and_restore(owner_client: Client, env: Env) -> None:
 def test_skill_page_shows_timeline_components_and_attribution(
     owner_client: Client, env: Env
 ) -> None:
-    result = save(env.owner, env.personal, slug="doc", intent="publish", message="Initial")
+    result = save(
+        env.owner,
+        env.personal,
+        slug="doc",
+        intent="publish",
+        message="Initial",
+        components=(
+            ComponentData("templates/t.md", "template", b"template bytes", "text/markdown"),
+            ComponentData('say "hi" ü.md', "reference", b"q", "text/markdown"),
+        ),
+    )
     skill = result.revision.skill
     html = owner_client.get(url("skill_detail", env.personal.slug, skill.skill_id)).content.decode()
     assert "<h1>Deploy</h1>" in html
@@ -376,6 +386,12 @@ def test_skill_page_shows_timeline_components_and_attribution(
     assert download["Content-Type"] == "application/octet-stream"
     assert download["Content-Disposition"] == 'attachment; filename="t.md"'
     assert download.content == b"template bytes"
+    quoted = owner_client.get(
+        url("component_download", env.personal.slug, result.revision.revision_id, 'say "hi" ü.md')
+    )
+    assert quoted["Content-Disposition"] == (
+        "attachment; filename*=utf-8''say%20%22hi%22%20%C3%BC.md"
+    )
     missing = owner_client.get(
         url("component_view", env.personal.slug, result.revision.revision_id, "nope.md")
     )

@@ -13,10 +13,10 @@ from starlette.requests import Request
 
 from skills_app import errors
 from skills_app.access import Actor
-from skills_app.mcp.contract import contract, tool_spec
 from skills_app.mcp.http import McpMount, transport_security
 from skills_app.mcp.tools import SERVED_TOOLS, tool_run
 from skills_app.models import SkillRevision
+from skills_app.profiles import contract, tool_spec
 from skills_app.selectors.recall import RecallArgs, recall
 from skills_app.services.save_payload import OPTIONAL_FIELDS, REQUIRED_TEXT
 from tests.factories import Env, make_token, publish
@@ -101,10 +101,7 @@ def test_the_contract_scope_is_checked_before_the_arguments(env: Env) -> None:
 
 
 def test_tool_calls_share_the_rest_rate_limit(env: Env, settings: Any) -> None:
-    settings.REST_FRAMEWORK = {
-        **settings.REST_FRAMEWORK,
-        "DEFAULT_THROTTLE_RATES": {"token": "2/min"},
-    }
+    settings.XMEMO_RATE_LIMIT = "2/min"
     actor = _actor(env)
     for _ in range(2):
         tool_run(name="recall_cloud_skill", actor=actor, arguments={"query": "deploy"})

@@ -30,8 +30,8 @@ from oauth2_provider.models import AccessToken
 from playwright.async_api import Route, async_playwright
 
 from skills_app.access import Actor
-from skills_app.mcp.contract import tools_for_profile
 from skills_app.models import OAuthConnection
+from skills_app.profiles import tools_for_profile
 from skills_app.services.accounts import token_revoke
 from tests.console.test_browser import CHROMIUM, CHROMIUM_ARGS, PASSWORD
 from tests.factories import make_team, make_user, personal_ws, publish

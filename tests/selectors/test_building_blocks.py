@@ -10,7 +10,7 @@ import pytest
 from django.core.cache import cache
 
 from skills_app import errors
-from skills_app.api.throttling import RateLimiter, parse_rate
+from skills_app.gateway.ratelimit import RateLimiter, parse_rate
 from skills_app.selectors.cache import ByteBoundedLRU
 from skills_app.selectors.pagination import decode_cursor, encode_cursor
 
@@ -94,7 +94,7 @@ def test_without_the_shared_cache_each_process_limits_alone(
 ) -> None:
     import redis
 
-    from skills_app.api import throttling
+    from skills_app.gateway import ratelimit as throttling
 
     def unreachable(*args: Any, **kwargs: Any) -> int:
         raise redis.ConnectionError("Connection refused")

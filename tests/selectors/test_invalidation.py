@@ -15,7 +15,7 @@ from django.test.utils import CaptureQueriesContext
 
 from skills_app import errors
 from skills_app.access import Actor
-from skills_app.api.auth import clear_token_cache
+from skills_app.gateway.auth import clear_token_cache
 from skills_app.selectors import invalidation
 from skills_app.selectors.cache import clear_local
 from skills_app.selectors.recall import clear_resolutions, recall

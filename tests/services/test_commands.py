@@ -8,8 +8,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
+from skills_app.domain.tokens import token_hash
 from skills_app.models import ApiToken, Membership, Skill, SkillRevision, Workspace
-from skills_app.services.accounts import token_hash
 
 
 def _call(*args: str) -> tuple[str, str]:

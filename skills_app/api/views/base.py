@@ -17,23 +17,13 @@ from rest_framework.views import APIView
 
 from ... import errors
 from ...access import Actor
+from ...gateway.params import check_param
 from ...selectors.pagination import Page, parse_limit
 from ..auth import BearerTokenAuthentication, actor_for_request
 from ..schema import XmemoAutoSchema
 from ..throttling import TokenRateThrottle
 
 S = TypeVar("S", bound=serializers.Serializer)
-
-MAX_PARAM_LENGTH = 2000
-
-
-def _reject_nul(name: str, value: str) -> None:
-    # PostgreSQL text cannot hold NUL; refuse it at the door rather than fail in the database.
-    if "\x00" in value or len(value) > MAX_PARAM_LENGTH:
-        raise errors.ValidationFailed(
-            f"The parameter '{name}' holds a NUL character or is too long.",
-            details={"field": name},
-        )
 
 
 class ApiView(APIView):
@@ -47,10 +37,10 @@ class ApiView(APIView):
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         for name, value in kwargs.items():
             if isinstance(value, str):
-                _reject_nul(name, value)
+                check_param(name, value)
         for name, values in request.query_params.lists():
             for value in values:
-                _reject_nul(name, value)
+                check_param(name, value)
         super().initial(request, *args, **kwargs)
 
     @property

@@ -14,6 +14,7 @@ from rest_framework.response import Response
 
 from ... import errors
 from ...access import revision_for, skill_for, workspace_for
+from ...gateway.downloads import download_response
 from ...selectors.jobs import job_as_dict, job_get, job_output
 from ...services.jobs import (
     MAX_UPLOAD_BYTES,
@@ -215,8 +216,4 @@ class JobDownloadView(ApiView):
     )
     def get(self, request: Request, job_id: str) -> HttpResponse:
         filename, data = job_output(actor=self.actor, job_id=job_id)
-        response = HttpResponse(data, content_type="application/zip")
-        safe_name = "".join(c if c.isalnum() or c in "-_." else "_" for c in filename)
-        response["Content-Disposition"] = f'attachment; filename="{safe_name}"'
-        response["X-Content-Type-Options"] = "nosniff"
-        return response
+        return download_response(data, filename=filename, content_type="application/zip")

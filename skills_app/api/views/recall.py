@@ -22,12 +22,13 @@ from drf_spectacular.utils import (
 from rest_framework.request import Request
 
 from ... import errors
-from ...selectors.recall import SEARCH_MAX_LIMIT, recall_encoded
+from ...gateway.errors import envelope, error_response, json_response
+from ...gateway.params import check_param
+from ...gateway.ratelimit import check_rate
+from ...selectors.recall import ARGUMENTS_MAX_LENGTH, SEARCH_MAX_LIMIT, recall_encoded
 from ..auth import authenticate_lean
-from ..errors import envelope, error_response, json_response
 from ..serializers import ErrorEnvelope, RecallResourceOut, RecallRootOut, RecallSearchOut
-from ..throttling import check_rate
-from .base import MAX_PARAM_LENGTH, ApiView, if_none_match, not_modified
+from .base import ApiView, if_none_match, not_modified
 
 ALLOWED = "GET, HEAD"
 CACHE_CONTROL = {
@@ -45,13 +46,10 @@ def _params(request: HttpRequest) -> dict[str, Any]:
         value = request.GET.get(name)
         if value is None:
             continue
-        limit = 10_000 if name == "arguments" else MAX_PARAM_LENGTH
-        if "\x00" in value or len(value) > limit:
-            raise errors.ValidationFailed(
-                f"The parameter '{name}' holds a NUL character or is too long.",
-                details={"field": name},
-            )
-        values[name] = value
+        if name == "arguments":
+            values[name] = check_param(name, value, limit=ARGUMENTS_MAX_LENGTH)
+        else:
+            values[name] = check_param(name, value)
     if "limit" in values:
         try:
             values["limit"] = int(values["limit"])

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from urllib.parse import quote
-
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -13,6 +11,7 @@ from rest_framework.response import Response
 from ... import errors
 from ...access import revision_for, skill_for
 from ...domain.lifecycle import REVISION_ACTIONS
+from ...gateway.downloads import download_response
 from ...selectors.skills import (
     STATES,
     STATUSES,
@@ -252,15 +251,6 @@ def _served_type(media_type: str, text: bool) -> tuple[str, bool]:
     return base, base in _INLINE_MEDIA_TYPES
 
 
-def _disposition(path: str, inline: bool) -> str:
-    name = path.rsplit("/", 1)[-1]
-    fallback = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "._-") else "_" for ch in name)
-    kind = "inline" if inline else "attachment"
-    return (
-        f"{kind}; filename=\"{fallback or 'component'}\"; filename*=UTF-8''{quote(name, safe='')}"
-    )
-
-
 class ComponentFileView(ApiView):
     @extend_schema(
         operation_id="revisions_component",
@@ -283,10 +273,13 @@ class ComponentFileView(ApiView):
         if if_none_match(request._request, etag):
             return not_modified(etag, cache_control)
         content_type, inline = _served_type(component.media_type, component.encoding == "utf-8")
-        response = HttpResponse(component.raw, content_type=content_type)
+        response = download_response(
+            component.raw,
+            filename=component.logical_path,
+            content_type=content_type,
+            inline=inline,
+        )
         response["ETag"] = etag
         response["Cache-Control"] = cache_control
-        response["Content-Disposition"] = _disposition(component.logical_path, inline)
-        response["X-Content-Type-Options"] = "nosniff"
         response["Content-Security-Policy"] = CSP_SANDBOX
         return response

@@ -11,8 +11,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from ... import access, errors
-from ...mcp.contract import profile_names
 from ...models import ApiToken, AuditEntry, Invitation, Membership
+from ...profiles import profile_names
 from ...selectors.invitations import pending_invitations
 from ...services import accounts
 from ..base import Console, console_view, page_query

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 
 from ... import errors
+from ...gateway.downloads import download_response
 from ...models import Job
 from ...selectors.jobs import job_as_read, job_list_recent, job_output
 from ...services import jobs as job_services
@@ -161,6 +162,4 @@ def job_download(request: HttpRequest, console: Console, job_id: str) -> HttpRes
     file is gone), 409 for an export that has not succeeded."""
     console.job(job_id)  # in this workspace
     name, data = job_output(actor=console.actor, job_id=job_id)
-    response = HttpResponse(data, content_type="application/zip")
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
-    return response
+    return download_response(data, filename=name, content_type="application/zip")

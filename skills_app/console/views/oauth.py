@@ -25,12 +25,11 @@ from ... import errors
 from ...access import SCOPES, Actor, readable_workspaces
 from ...models import Workspace
 from ...oauth.resource import mcp_resource, request_origin, resource_allowed
-from ...services import accounts
+from ...profiles import DEFAULT_PROFILE, profile_names
 from ...services import oauth as oauth_services
 from ..base import CONTENT_SECURITY_POLICY, client_ip, with_security_headers
 
 ALL_WORKSPACES = ""
-DEFAULT_PROFILE = "ordinary-full"
 
 
 def _csp_source(redirect_uri: str) -> str:
@@ -58,8 +57,7 @@ class ConsentForm(AllowForm):
         self.fields["workspace"].choices = [(ALL_WORKSPACES, "All my workspaces")] + [
             (w.slug, f"{w.name} ({w.slug})") for w in workspaces
         ]
-        # The profiles token_create accepts (the MCP contract's), without this door importing MCP.
-        self.fields["profile"].choices = [(p, p) for p in accounts._load_profiles()]
+        self.fields["profile"].choices = [(p, p) for p in profile_names()]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()

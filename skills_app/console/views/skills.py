@@ -10,6 +10,7 @@ from ... import errors
 from ...domain import lifecycle
 from ...domain.paths import is_text
 from ...domain.skillmd import frontmatter_yaml
+from ...gateway.downloads import download_response
 from ...markdown import render_markdown
 from ...models import Skill, SkillComponent, SkillRevision
 from ...selectors.skills import revisions_proposed, skill_rows
@@ -138,10 +139,9 @@ def component_download(
 ) -> HttpResponse:
     """The raw bytes, always as a download: a component is never rendered by the browser."""
     component = _component(console, revision_id, path)
-    response = HttpResponse(bytes(component.blob.data), content_type="application/octet-stream")
-    filename = path.rsplit("/", 1)[-1].replace('"', "")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
+    return download_response(
+        bytes(component.blob.data), filename=path, content_type="application/octet-stream"
+    )
 
 
 @console_view(post_only=True)

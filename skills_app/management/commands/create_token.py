@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from skills_app import errors
 from skills_app.access import Actor
 from skills_app.models import Workspace
+from skills_app.profiles import DEFAULT_PROFILE
 from skills_app.services.accounts import token_create
 
 
@@ -18,7 +19,7 @@ class Command(BaseCommand):
         parser.add_argument("username")
         parser.add_argument("--scopes", default="skills:read,skills:write")
         parser.add_argument("--workspace", default=None)
-        parser.add_argument("--profile", default="ordinary-full")
+        parser.add_argument("--profile", default=DEFAULT_PROFILE)
         parser.add_argument("--name", default="cli")
 
     def handle(self, *args: Any, **options: Any) -> None:

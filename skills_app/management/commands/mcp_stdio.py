@@ -15,14 +15,13 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.stdio import stdio_server
 
 from skills_app.access import Actor
-from skills_app.api.auth import authenticate_secret
 from skills_app.errors import AuthenticationRequired
+from skills_app.gateway.auth import actor_for_secret
 from skills_app.mcp.server import build_server, in_db_thread
 
 
 def _actor(secret: str) -> Actor:
-    user, token = authenticate_secret(secret)
-    return Actor(user=user, token=token, via="mcp")
+    return actor_for_secret(secret, via="mcp", origin=None, ip=None)
 
 
 async def _serve(secret: str) -> None:

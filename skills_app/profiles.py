@@ -1,5 +1,9 @@
-"""Reads ``config/mcp-documentation-contract.json``: the only place that decides which MCP
-tools each client profile sees (SPEC §12)."""
+"""Client profiles: reads ``config/mcp-documentation-contract.json``, the only place that decides
+which MCP tools each client profile sees (SPEC §12).
+
+Neutral ground: tokens (services), the console's token forms, REST and MCP all name profiles, so
+they live here rather than in the MCP door.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+
+# The profile a token gets when none is named: every tool the server implements.
+DEFAULT_PROFILE = "ordinary-full"
 
 
 @lru_cache(maxsize=4)

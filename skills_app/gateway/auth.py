@@ -1,0 +1,209 @@
+"""Bearer-token authentication for every door: REST (DRF and the lean recall view), MCP over
+HTTP and stdio.
+
+Tokens carry 256 random bits, so the stored SHA-256 is safe without a slow hash, and the lookup
+is one indexed query on ``secret_hash``. A verified token (with its user) is then kept in a
+small in-process cache for ``XMEMO_AUTH_CACHE_SECONDS`` (default 5 s), so a busy agent costs no
+authentication round trip at all. The bound this puts on revocation:
+
+* in the process that revokes (or in any process whose ORM saves/deletes the token, user or
+  membership row), the entry is dropped at once (``post_save``/``post_delete`` signals);
+* in every other worker process, on PostgreSQL, at the next request after the revoking
+  transaction commits: a trigger NOTIFYs every process (``selectors/invalidation.py``), which
+  drops every entry cached before;
+* where that is unavailable (SQLite, or the notification connection lost), a revoked or edited
+  token keeps working for at most ``XMEMO_AUTH_CACHE_SECONDS``, and so does a deactivated user
+  everywhere (users are not watched). Expiry by time is checked on every request.
+
+Memberships are *not* cached here: tenancy is checked inside every query, so removing a member
+takes effect on the next request everywhere.
+
+``last_used_at`` is written at most once a minute per token and process.
+
+OAuth access tokens (``skills_app.oauth``) take the same path: the entry holds the ``ApiToken``
+of the consent behind them, plus the access token's own expiry and audience. They are accepted
+only where the caller passes the request's ``origin`` (so the audience can be checked); the
+cache forgets them when their token family is revoked (a trigger NOTIFYs on their table too).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db.models.signals import post_delete, post_save
+from django.http import HttpRequest
+from django.utils import timezone
+from oauth2_provider.models import AccessToken
+
+from .. import errors
+from ..access import Actor
+from ..domain.tokens import MAX_TOKEN_LENGTH, TOKEN_PREFIX, token_hash
+from ..models import ApiToken, Membership
+from ..oauth import tokens as oauth_tokens
+from ..oauth.resource import audience_allows
+from ..selectors import invalidation
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+LAST_USED_INTERVAL = timedelta(minutes=1)
+_MAX_ENTRIES = 10_000
+
+
+@dataclass(frozen=True)
+class _Entry:
+    token: ApiToken
+    user: User
+    loaded_at: float
+    generation: int | None
+    expires_at: datetime | None = None  # OAuth access tokens: their own expiry
+    audience: tuple[str, ...] | None = None  # OAuth access tokens: the resources issued for
+
+
+_cache: dict[str, _Entry] = {}
+_last_used_written: dict[int, float] = {}
+_lock = threading.Lock()
+
+
+def cache_seconds() -> float:
+    return float(getattr(settings, "XMEMO_AUTH_CACHE_SECONDS", 5.0))
+
+
+def clear_token_cache() -> None:
+    with _lock:
+        _cache.clear()
+        _last_used_written.clear()
+
+
+def _drop_token(token_pk: int | None = None, user_pk: int | None = None) -> None:
+    with _lock:
+        for key, entry in list(_cache.items()):
+            if entry.token.pk == token_pk or entry.user.pk == user_pk:
+                _cache.pop(key, None)
+
+
+def _on_token_change(sender: Any, instance: ApiToken, **kwargs: Any) -> None:
+    _drop_token(token_pk=instance.pk)
+
+
+def _on_user_change(sender: Any, instance: Any, **kwargs: Any) -> None:
+    _drop_token(user_pk=instance.pk)
+
+
+def _on_membership_change(sender: Any, instance: Membership, **kwargs: Any) -> None:
+    _drop_token(user_pk=instance.user_id)
+
+
+def _on_access_token_delete(sender: Any, instance: AccessToken, **kwargs: Any) -> None:
+    # An OAuth access token is cached under its own checksum (the library's lookup key).
+    with _lock:
+        _cache.pop(instance.token_checksum, None)
+
+
+post_delete.connect(
+    _on_access_token_delete, sender=AccessToken, dispatch_uid="xmemo-auth-oauth-delete"
+)
+post_save.connect(_on_token_change, sender=ApiToken, dispatch_uid="xmemo-auth-token-save")
+post_delete.connect(_on_token_change, sender=ApiToken, dispatch_uid="xmemo-auth-token-delete")
+post_save.connect(_on_user_change, sender=get_user_model(), dispatch_uid="xmemo-auth-user-save")
+post_delete.connect(_on_user_change, sender=get_user_model(), dispatch_uid="xmemo-auth-user-del")
+post_save.connect(_on_membership_change, sender=Membership, dispatch_uid="xmemo-auth-member-save")
+post_delete.connect(_on_membership_change, sender=Membership, dispatch_uid="xmemo-auth-member-del")
+
+
+def _load(secret_hash: str) -> _Entry | None:
+    token = (
+        ApiToken.objects.select_related("user", "workspace").filter(secret_hash=secret_hash).first()
+    )
+    if token is None:
+        return None
+    return _Entry(
+        token=token, user=token.user, loaded_at=time.monotonic(), generation=invalidation.current()
+    )
+
+
+def _load_oauth(digest: str) -> _Entry | None:
+    access = oauth_tokens.access_for(digest)
+    if access is None:
+        return None
+    return _Entry(
+        token=access.token,
+        user=access.token.user,
+        loaded_at=time.monotonic(),
+        generation=invalidation.current(),
+        expires_at=access.expires,
+        audience=access.resources,
+    )
+
+
+def authenticate_secret(secret: str, *, origin: str | None = None) -> tuple[User, ApiToken]:
+    """The user and token of a bearer secret, or AuthenticationRequired (401).
+
+    With ``origin`` (the request's scheme://host), an OAuth access token issued for this server
+    is accepted too, and answers the ``ApiToken`` of its consent.
+    """
+    oauth = not secret.startswith(TOKEN_PREFIX)
+    if (oauth and origin is None) or len(secret) > MAX_TOKEN_LENGTH:
+        raise errors.AuthenticationRequired(
+            "The bearer token is not an XMemo token (they start with 'xm_')."
+        )
+    digest = token_hash(secret)
+    ttl = cache_seconds()
+    now = time.monotonic()
+    entry = _cache.get(digest)
+    generation = invalidation.current() if entry is not None else None
+    if (
+        entry is None
+        or ttl <= 0
+        or now - entry.loaded_at > ttl
+        or (generation is not None and entry.generation != generation)
+    ):
+        entry = _load_oauth(digest) if oauth else _load(digest)
+        if entry is None:
+            raise errors.AuthenticationRequired("The bearer token is not valid.")
+        if ttl > 0:
+            with _lock:
+                if len(_cache) >= _MAX_ENTRIES:
+                    _cache.clear()
+                _cache[digest] = entry
+    token, user = entry.token, entry.user
+    if token.revoked_at is not None:
+        raise errors.AuthenticationRequired("This token was revoked; create a new one.")
+    wall = timezone.now()
+    if token.expires_at is not None and token.expires_at <= wall:
+        raise errors.AuthenticationRequired("This token has expired; create a new one.")
+    if not user.is_active:
+        raise errors.AuthenticationRequired("The user of this token is deactivated.")
+    if entry.expires_at is not None and entry.expires_at <= wall:
+        raise errors.AuthenticationRequired("This access token has expired; refresh it.")
+    if entry.audience is not None and not audience_allows(entry.audience, origin or ""):
+        raise errors.AuthenticationRequired("This access token was issued for another server.")
+    _touch(token, now, wall)
+    return user, token
+
+
+def _touch(token: ApiToken, now: float, wall: Any) -> None:
+    last = _last_used_written.get(token.pk)
+    if last is not None and now - last < LAST_USED_INTERVAL.total_seconds():
+        return
+    _last_used_written[token.pk] = now
+    if token.last_used_at is None or wall - token.last_used_at >= LAST_USED_INTERVAL:
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=wall)
+        token.last_used_at = wall
+
+
+def client_ip(request: HttpRequest) -> str | None:
+    return request.META.get("REMOTE_ADDR") or None
+
+
+def actor_for_secret(secret: str, *, via: str, origin: str | None, ip: str | None) -> Actor:
+    """The ``Actor`` of a bearer secret arriving through the door ``via``, or
+    AuthenticationRequired (401). ``origin`` as for ``authenticate_secret``."""
+    user, token = authenticate_secret(secret, origin=origin)
+    return Actor(user=user, token=token, via=via, ip=ip)

@@ -1,0 +1,158 @@
+"""REST and MCP answer byte for byte alike (contract §12): the safety net of every refactor of the
+shared encoding, envelope and authentication.
+
+For each recall level, the save and the common errors, the REST response body is compared as
+bytes with the text the MCP tool result carries, and both decode to the structured content.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import mcp_types as types
+import pytest
+from mcp import Client
+
+from tests.factories import make_user, personal_ws, save
+from tests.mcp.conftest import rest, with_mcp
+from tests.mcp.test_http import PNG, RECALL, SAVE, _library, _payload, _token
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _text(result: types.CallToolResult) -> bytes:
+    assert len(result.content) == 1
+    content = result.content[0]
+    assert isinstance(content, types.TextContent)
+    return content.text.encode("utf-8")
+
+
+def _assert_bytes_alike(result: types.CallToolResult, body: bytes, status: int) -> None:
+    assert _text(result) == body
+    assert json.loads(body) == result.structured_content
+    assert result.is_error == (status >= 400), (status, body)
+
+
+async def _calls(client: Client, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    return [await client.call_tool(name, args) for name, args in calls]
+
+
+def test_recall_levels_and_errors_are_byte_identical(live_url: str) -> None:
+    user = make_user()
+    lib = _library(user)
+    ws = personal_ws(user)
+    # Non-ASCII text and JSON-significant characters in what is answered.
+    save(
+        user,
+        ws,
+        slug="unicode",
+        name="Ünïcödé “quoted” \\ slash",
+        description='Déjà vu — 日本語 🚀 "quotes" and a\ttab.',
+        instruction_body="# Ünïcödé\n\nLine\u2028separator, emoji 🚀, </script>\n",
+        intent="publish",
+    )
+    latest = lib["latest"].revision_id
+    secret = _token(user)
+    cases = [
+        # Level 0: search.
+        {"query": "deploy"},
+        {"query": "unicode"},
+        {"query": "shared", "workspace": lib["team"].slug, "limit": 1},
+        # Level 1: published, qualified with arguments, pinned, latest fallback.
+        {"slug": "deploy"},
+        {"slug": "unicode"},
+        {"slug": f"{user.username}/deploy", "arguments": "prod 'blue green' ünï"},
+        {"slug": "deploy", "revision_id": lib["first"].revision_id},
+        {"slug": "draft-only"},
+        # Level 2: a UTF-8 and a base64 resource.
+        {"slug": "deploy", "revision_id": latest, "resource": "references/guide.md"},
+        {"slug": "deploy", "revision_id": latest, "resource": "assets/logo.png"},
+        # Errors.
+        {"slug": "no-such-skill"},
+        {"slug": "not a slug é"},
+        {"slug": "shared"},
+        {"slug": "deploy", "resource": "references/guide.md"},
+        {"slug": "draft-only", "fallback": "none"},
+        {"query": "   "},
+    ]
+    results = with_mcp(live_url, secret, lambda c: _calls(c, [(RECALL, a) for a in cases]))
+    for args, result in zip(cases, results, strict=True):
+        response = rest(live_url, secret, "GET", "/v1/recall", params=args)
+        _assert_bytes_alike(result, response.content, response.status_code)
+    kinds = [
+        r.structured_content.get("kind") or r.structured_content["error"]["code"] for r in results
+    ]
+    assert kinds == [
+        "search",
+        "search",
+        "search",
+        "root",
+        "root",
+        "root",
+        "root",
+        "root",
+        "resource",
+        "resource",
+        "NOT_FOUND",
+        "VALIDATION_ERROR",
+        "AMBIGUOUS_SLUG",
+        "REVISION_ID_REQUIRED",
+        "NO_PUBLISHED_REVISION",
+        "VALIDATION_ERROR",
+    ]
+    assert results[5].structured_content["data"]["resolved_by"] == "published"
+    assert results[6].structured_content["data"]["resolved_by"] == "pinned"
+    assert results[7].structured_content["data"]["resolved_by"] == "latest_fallback"
+    assert "🚀".encode() in _text(results[4])
+    binary = results[9].structured_content["data"]
+    assert (binary["encoding"], base64.b64decode(binary["content"])) == ("base64", PNG)
+
+
+def test_save_answers_and_errors_are_byte_identical(live_url: str) -> None:
+    user = make_user()
+    secret = _token(user)
+    base = save(user, personal_ws(user), slug="stale").revision
+    created = _payload(user.username, slug="release-mcp", name="Relëase 🚀")
+    cases = [
+        created,
+        created,  # the same content again: unchanged, created false
+        _payload(user.username, slug="stale", base_revision_id="rev_stale"),
+        _payload(user.username, slug="Not A Slug é"),
+        _payload(user.username, frontmatter={"license": "MIT", "bad": "a\x00b"}),
+        _payload(user.username, frontmatter={"ke\x00y": "value"}),
+        _payload("someone-elses"),
+    ]
+    results = with_mcp(live_url, secret, lambda c: _calls(c, [(SAVE, p) for p in cases]))
+    # The REST twin of each call, in the same order, on a fresh skill for the created case.
+    rest_cases = [_payload(user.username, slug="release-rest", name="Relëase 🚀"), *cases[1:]]
+    rest_cases[1] = rest_cases[0]
+    for payload, result in zip(rest_cases, results, strict=True):
+        response = rest(live_url, secret, "POST", "/v1/skills/save", json=payload)
+        body = response.content
+        if not result.is_error:
+            # Ids and hashes differ between the two skills; the encoding must not.
+            answer = json.loads(body)
+            mcp_answer = result.structured_content
+            answer.update({k: mcp_answer[k] for k in ("skill_id", "revision_id")})
+            answer["canonical_hash"] = mcp_answer["canonical_hash"]
+            body = json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode()
+            assert json.loads(response.content).keys() == mcp_answer.keys()
+        _assert_bytes_alike(result, body, response.status_code)
+    codes = [
+        r.structured_content.get("created", r.structured_content.get("error", {}).get("code"))
+        for r in results
+    ]
+    assert codes == [
+        True,
+        False,
+        "CONFLICT",
+        "VALIDATION_ERROR",
+        "VALIDATION_ERROR",
+        "VALIDATION_ERROR",
+        "NOT_FOUND",
+    ]
+    assert results[2].structured_content["error"]["details"]["latest_revision_id"] == (
+        base.revision_id
+    )
