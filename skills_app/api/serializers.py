@@ -81,6 +81,9 @@ class WorkspaceSettingsIn(serializers.Serializer):
     name = _text(required=False, max_length=1000)
     require_distinct_reviewer = serializers.BooleanField(required=False)
     allow_dangerous_scripts = serializers.BooleanField(required=False)
+    required_approvals = serializers.IntegerField(
+        required=False, help_text="Distinct reviewers (never the author) a proposal needs."
+    )
 
 
 class SecretIn(serializers.Serializer):
@@ -107,8 +110,31 @@ class TokenIn(serializers.Serializer):
     expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
 
 
+class CommentIn(serializers.Serializer):
+    body = _text(max_length=20_000, help_text="Markdown.")
+    line = serializers.IntegerField(
+        required=False, allow_null=True, default=None, help_text="A line of the body (1-based)."
+    )
+
+
+class CommentOut(serializers.Serializer):
+    comment_id = serializers.CharField()
+    revision_id = serializers.CharField()
+    author = serializers.CharField(allow_null=True)
+    body = serializers.CharField()
+    body_html = serializers.CharField()
+    line = serializers.IntegerField(allow_null=True)
+    action = serializers.CharField(allow_null=True)
+    created_at = serializers.DateTimeField()
+
+
 class ActionIn(serializers.Serializer):
-    comment = _text(required=False, default="", max_length=10_000, help_text="Required to reject.")
+    comment = _text(
+        required=False,
+        default="",
+        max_length=10_000,
+        help_text="Required to reject or request changes.",
+    )
     message = _text(
         required=False,
         default="",
@@ -265,7 +291,16 @@ class RevisionOut(serializers.Serializer):
     review_comment = serializers.CharField(allow_blank=True)
 
 
+class ApprovalOut(serializers.Serializer):
+    user = serializers.CharField(allow_null=True)
+    created_at = serializers.DateTimeField()
+
+
 class RevisionDetailOut(RevisionOut):
+    answers_revision_id = serializers.CharField(
+        allow_null=True, help_text="The revision whose review (changes requested) this answers."
+    )
+    approvals = ApprovalOut(many=True)
     frontmatter = serializers.DictField(child=serializers.JSONField())
     instruction_body = serializers.CharField(allow_blank=True)
     components = ResourceOut(many=True)
@@ -279,6 +314,7 @@ class WorkspaceOut(serializers.Serializer):
     cloud_skills_enabled = serializers.BooleanField()
     require_distinct_reviewer = serializers.BooleanField()
     allow_dangerous_scripts = serializers.BooleanField()
+    required_approvals = serializers.IntegerField()
     created_at = serializers.DateTimeField()
 
 

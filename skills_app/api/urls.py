@@ -25,6 +25,7 @@ from .views.jobs import (
     RestoreView,
 )
 from .views.recall import RecallView
+from .views.reviews import RevisionCommentListView
 from .views.skills import (
     ComponentFileView,
     RevisionActionView,
@@ -59,6 +60,11 @@ urlpatterns = [
         name="revision-component",
     ),
     path("revisions/<str:revision_id>/execute", ExecuteView.as_view(), name="revision-execute"),
+    path(
+        "revisions/<str:revision_id>/comments",
+        RevisionCommentListView.as_view(),
+        name="revision-comments",
+    ),
     path(
         "revisions/<str:revision_id>/<str:action>",
         RevisionActionView.as_view(),

@@ -180,6 +180,10 @@ class WorkspaceSettingsForm(forms.Form):
     allow_dangerous_scripts = forms.BooleanField(
         required=False, help_text="Owners may run scripts whose class is 'dangerous'."
     )
+    required_approvals = forms.IntegerField(
+        required=False,
+        help_text="How many admins or owners (never the author) must approve a proposal.",
+    )
 
 
 class SecretForm(forms.Form):

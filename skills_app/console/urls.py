@@ -26,6 +26,11 @@ urlpatterns = [
     path("w/<slug:ws>/review/", review.review_queue, name="review_queue"),
     path("w/<slug:ws>/revisions/<str:revision_id>/review/", review.review, name="review"),
     path(
+        "w/<slug:ws>/revisions/<str:revision_id>/comments/",
+        review.revision_comment,
+        name="revision_comment",
+    ),
+    path(
         "w/<slug:ws>/revisions/<str:revision_id>/actions/<slug:action>/",
         review.revision_action,
         name="revision_action",

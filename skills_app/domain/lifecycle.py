@@ -51,6 +51,7 @@ PROPOSE = "propose"
 WITHDRAW = "withdraw"
 APPROVE = "approve"
 REJECT = "reject"
+REQUEST_CHANGES = "request_changes"
 PUBLISH = "publish"
 DEPRECATE = "deprecate"
 RESTORE = "restore"
@@ -95,6 +96,10 @@ TRANSITIONS: tuple[Transition, ...] = (
     Transition(WITHDRAW, frozenset({PROPOSED}), DRAFT, None, frozenset(), author_allowed=True),
     Transition(APPROVE, frozenset({PROPOSED}), PUBLISHED, None, _REVIEWERS, distinct_reviewer=True),
     Transition(REJECT, frozenset({PROPOSED}), DRAFT, None, _REVIEWERS, comment_required=True),
+    # Reject named for what it is (SPEC §16): the revision goes back to its author with a comment.
+    Transition(
+        REQUEST_CHANGES, frozenset({PROPOSED}), DRAFT, None, _REVIEWERS, comment_required=True
+    ),
     Transition(PUBLISH, frozenset({DRAFT}), PUBLISHED, _OWNER_ONLY, None),
     Transition(DEPRECATE, frozenset({DRAFT, PUBLISHED}), DEPRECATED, _OWNER_ONLY, _REVIEWERS),
     # Restore makes a new revision with revision k's content, then acts as save_publish.

@@ -1,6 +1,7 @@
 from .audit import AuditEntry
 from .jobs import Job
 from .oauth import OAuthConnection
+from .reviews import NotificationPreference, RevisionApproval, RevisionComment
 from .skills import Blob, Skill, SkillComponent, SkillRevision
 from .tenancy import ApiToken, Membership, Workspace, WorkspaceSecret
 
@@ -10,7 +11,10 @@ __all__ = [
     "Blob",
     "Job",
     "Membership",
+    "NotificationPreference",
     "OAuthConnection",
+    "RevisionApproval",
+    "RevisionComment",
     "Skill",
     "SkillComponent",
     "SkillRevision",

@@ -23,6 +23,8 @@ class Workspace(models.Model):
     cloud_skills_enabled = models.BooleanField(default=default_skills_enabled)
     require_distinct_reviewer = models.BooleanField(default=False)
     allow_dangerous_scripts = models.BooleanField(default=False)
+    # How many distinct reviewers (never the author) must approve a team revision (SPEC §16).
+    required_approvals = models.PositiveSmallIntegerField(default=1)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -37,6 +39,12 @@ class Workspace(models.Model):
     @property
     def is_personal(self) -> bool:
         return self.kind == self.Kind.PERSONAL
+
+    @property
+    def reviewer_must_differ(self) -> bool:
+        """Whether an author may not approve their own revision: the team says so, or it needs
+        several approvals (the author's never counts towards them)."""
+        return self.require_distinct_reviewer or self.required_approvals > 1
 
 
 class Membership(models.Model):

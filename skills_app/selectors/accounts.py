@@ -42,6 +42,7 @@ def workspace_as_dict(workspace: Workspace, role: str | None) -> dict[str, Any]:
         "cloud_skills_enabled": workspace.cloud_skills_enabled,
         "require_distinct_reviewer": workspace.require_distinct_reviewer,
         "allow_dangerous_scripts": workspace.allow_dangerous_scripts,
+        "required_approvals": workspace.required_approvals,
         "created_at": _iso(workspace.created_at),
     }
 

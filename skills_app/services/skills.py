@@ -23,6 +23,7 @@ from ..domain.canonical import canonical_hash, sha256_hex
 from ..domain.limits import validate_bundle, validate_slug
 from ..models import Blob, Job, Skill, SkillComponent, SkillRevision, Workspace
 from .audit import audit_record
+from .reviews import approval_record, thread_comment_record
 
 State = SkillRevision.State
 
@@ -32,6 +33,7 @@ ACTION_SCOPES = {
     "withdraw": "skills:write",
     "approve": "skills:review",
     "reject": "skills:review",
+    "request_changes": "skills:review",
     "publish": "skills:review",
     "deprecate": "skills:review",
 }
@@ -288,6 +290,7 @@ def _save_locked(
         source=bundle.source,
         source_ref=bundle.source_ref,
         state_changed_at=timezone.now(),
+        answers_revision=_review_answered(latest),
     )
     if carried:
         SkillComponent.objects.bulk_create(
@@ -344,6 +347,14 @@ def _save_locked(
     return SaveResult(revision=revision, created=True)
 
 
+def _review_answered(latest: SkillRevision | None) -> SkillRevision | None:
+    """The revision a reviewer sent back (changes requested or rejected) that a new save
+    answers: the latest revision, when it is a draft with a review decision."""
+    if latest is not None and latest.state == State.DRAFT and latest.reviewed_by_id is not None:
+        return latest
+    return None
+
+
 def _publish_intent_on_existing(*, actor: Actor, revision: SkillRevision) -> None:
     """Intent ``publish`` on unchanged content: publish (personal) or propose (team) if allowed."""
     action = "publish" if revision.workspace.is_personal else "propose"
@@ -362,20 +373,24 @@ def _transition_locked(*, actor: Actor, revision: SkillRevision, action: str, co
         workspace_kind=workspace.kind,
         role=role,
         is_author=actor.user is not None and revision.author_id == actor.user.pk,
-        require_distinct_reviewer=workspace.require_distinct_reviewer,
+        require_distinct_reviewer=workspace.reviewer_must_differ,
     )
-    if action == "reject" and not comment.strip():
+    if lifecycle.require_comment(action) and not comment.strip():
         raise errors.ValidationFailed(
-            "A rejection needs a comment for the author.", details={"field": "comment"}
+            "A rejection needs a comment for the author."
+            if action == "reject"
+            else "Requesting changes needs a comment for the author: say what to change.",
+            details={"field": "comment"},
         )
     from_state = revision.state
-    _set_state(
-        revision,
-        actor=actor,
-        to_state=target,
-        comment=comment,
-        review=action in ("approve", "reject"),
-    )
+    review = action in ("approve", "reject", "request_changes")
+    approvals = approval_record(actor=actor, revision=revision) if action == "approve" else 0
+    if action == "approve" and approvals < workspace.required_approvals:
+        target = from_state  # recorded; published when the last required approval arrives
+    else:
+        _set_state(revision, actor=actor, to_state=target, comment=comment, review=review)
+    if review and comment.strip():
+        thread_comment_record(actor=actor, revision=revision, body=comment, action=action)
     audit_record(
         actor=actor,
         workspace=workspace,
@@ -388,6 +403,11 @@ def _transition_locked(*, actor: Actor, revision: SkillRevision, action: str, co
             "from": from_state,
             "to": target,
             **({"comment": comment} if comment else {}),
+            **(
+                {"approvals": approvals, "required_approvals": workspace.required_approvals}
+                if action == "approve"
+                else {}
+            ),
         },
     )
     _refresh_pointers(revision.skill)
@@ -396,7 +416,8 @@ def _transition_locked(*, actor: Actor, revision: SkillRevision, action: str, co
 def revision_transition(
     *, actor: Actor, revision: SkillRevision, action: str, comment: str = ""
 ) -> SkillRevision:
-    """Apply one lifecycle action (propose, withdraw, approve, reject, publish, deprecate)."""
+    """Apply one lifecycle action (propose, withdraw, approve, reject, request_changes, publish,
+    deprecate). An approval publishes once the workspace's ``required_approvals`` are in."""
     if action not in ACTION_SCOPES:
         raise errors.InvalidTransition(
             f"Unknown lifecycle action '{action}'.", details={"action": action}

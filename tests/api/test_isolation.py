@@ -145,6 +145,7 @@ def _cases(v: Victim) -> dict[str, dict[str, list[Call]]]:
                     "withdraw",
                     "approve",
                     "reject",
+                    "request_changes",
                     "publish",
                     "deprecate",
                     "restore",
@@ -188,6 +189,10 @@ def _cases(v: Victim) -> dict[str, dict[str, list[Call]]]:
             "post": [Call(body={"name": "x", "scopes": ["skills:read"], "workspace": team})],
         },
         "token-detail": {"delete": [Call({"token_id": v.token.token_id})]},
+        "revision-comments": {
+            "get": [Call({"revision_id": rev}, owner_expect=200)],
+            "post": [Call({"revision_id": rev}, body={"body": "planted", "line": 1})],
+        },
         "revision-execute": {
             "post": [Call({"revision_id": rev}, body={"resource": "scripts/run.py", "args": {}})]
         },

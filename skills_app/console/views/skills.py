@@ -78,7 +78,7 @@ def revision_actions(console: Console, revision: SkillRevision) -> list[str]:
         workspace_kind=console.ws.kind,
         role=console.role,
         is_author=revision.author_id == user.pk,
-        require_distinct_reviewer=console.ws.require_distinct_reviewer,
+        require_distinct_reviewer=console.ws.reviewer_must_differ,
     )
 
 
@@ -107,9 +107,12 @@ def skill_detail(request: HttpRequest, console: Console, skill_id: str) -> HttpR
         {
             "revision": revision,
             "actions": [
-                a for a in revision_actions(console, revision) if a not in ("approve", "reject")
+                a
+                for a in revision_actions(console, revision)
+                if a not in ("approve", "reject", "request_changes")
             ],
-            "reviewable": {"approve", "reject"} & set(revision_actions(console, revision)),
+            "reviewable": {"approve", "reject", "request_changes"}
+            & set(revision_actions(console, revision)),
             "previous": revisions[index + 1] if index + 1 < len(revisions) else None,
         }
         for index, revision in enumerate(revisions)
