@@ -41,9 +41,9 @@ def test_comment_thread_on_the_review_page(
     assert AuditEntry.objects.filter(action="skills.revision.request_changes", via="console")
 
     answer = save(env.member, env.team, slug="deploy", intent="publish", instruction_body="Pools")
-    page = member_client.get(url("review", env.team.slug, answer.revision.revision_id)).content
-    assert b'data-testid="answers-review"' in page
-    assert url("review", env.team.slug, proposal.revision_id).encode() in page
+    answered = member_client.get(url("review", env.team.slug, answer.revision.revision_id))
+    assert b'data-testid="answers-review"' in answered.content
+    assert url("review", env.team.slug, proposal.revision_id).encode() in answered.content
 
 
 def test_required_approvals_on_the_settings_page_and_the_review_page(
