@@ -334,3 +334,20 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("XMEMO_LOG_LEVEL", "WARNING")},
 }
+# E-mail (SPEC §16: review notifications) through Django's backends. The embedded default prints
+# mails on the console; production names an SMTP server. Tests use Django's in-memory outbox.
+EMAIL_BACKEND = os.environ.get(
+    "EMAIL_BACKEND",
+    "django.core.mail.backends.console.EmailBackend"
+    if EMBEDDED
+    else "django.core.mail.backends.smtp.EmailBackend",
+)
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_TIMEOUT = int(os.environ.get("EMAIL_TIMEOUT", "10"))
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "XMemo Cloud Skills <noreply@localhost>")
+# The console's public address, for links in e-mails (no request is at hand when they are sent).
+XMEMO_PUBLIC_URL = os.environ.get("XMEMO_PUBLIC_URL", "http://127.0.0.1:8000").rstrip("/")

@@ -128,6 +128,24 @@ class CommentOut(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
+class NotificationsIn(serializers.Serializer):
+    review_requests = serializers.BooleanField(
+        required=False, help_text="As a reviewer: a revision was proposed."
+    )
+    review_outcomes = serializers.BooleanField(
+        required=False, help_text="As an author: approved, rejected, changes requested."
+    )
+    comments = serializers.BooleanField(
+        required=False, help_text="As an author: someone commented on your revision."
+    )
+
+
+class NotificationsOut(serializers.Serializer):
+    review_requests = serializers.BooleanField()
+    review_outcomes = serializers.BooleanField()
+    comments = serializers.BooleanField()
+
+
 class ActionIn(serializers.Serializer):
     comment = _text(
         required=False,

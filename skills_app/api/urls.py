@@ -25,7 +25,7 @@ from .views.jobs import (
     RestoreView,
 )
 from .views.recall import RecallView
-from .views.reviews import RevisionCommentListView
+from .views.reviews import NotificationsView, RevisionCommentListView
 from .views.skills import (
     ComponentFileView,
     RevisionActionView,
@@ -93,6 +93,7 @@ urlpatterns = [
     path("workspaces/<str:ws>/audit", AuditListView.as_view(), name="audit-list"),
     path("workspaces/<str:ws>/restore", RestoreView.as_view(), name="workspace-restore"),
     path("tokens", TokenListView.as_view(), name="token-list"),
+    path("notifications", NotificationsView.as_view(), name="notifications"),
     path("tokens/<str:token_id>", TokenDetailView.as_view(), name="token-detail"),
     # The OpenAPI schema and interactive docs (public: they describe, they hold no data).
     path(

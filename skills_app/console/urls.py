@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from .views import admin, auth, diff, editor, jobs, review, settings, skills
+from .views import admin, auth, diff, editor, jobs, notifications, review, settings, skills
 
 app_name = "console"
 
@@ -56,6 +56,7 @@ urlpatterns = [
     path("w/<slug:ws>/members/", admin.members, name="members"),
     path("w/<slug:ws>/members/<str:username>/", admin.member_change, name="member_change"),
     path("w/<slug:ws>/tokens/", admin.tokens, name="tokens"),
+    path("w/<slug:ws>/notifications/", notifications.notifications, name="notifications"),
     path("w/<slug:ws>/tokens/<str:token_id>/revoke/", admin.token_revoke, name="token_revoke"),
     path("w/<slug:ws>/audit/", admin.audit, name="audit"),
     path("w/<slug:ws>/settings/", settings.settings, name="settings"),

@@ -13,6 +13,7 @@ from .. import errors
 from ..access import ADMIN_ROLES, Actor
 from ..models import RevisionApproval, RevisionComment, SkillRevision
 from .audit import audit_record
+from .notifications import review_notify
 
 COMMENT_MAX_CHARS = 10_000
 
@@ -86,7 +87,9 @@ def revision_comment_add(
     _comment_body_clean(body)
     _line_check(revision, line)
     with transaction.atomic():
-        return thread_comment_record(actor=actor, revision=revision, body=body, line=line)
+        comment = thread_comment_record(actor=actor, revision=revision, body=body, line=line)
+        review_notify(kind="commented", actor=actor, revision=revision, comment=comment)
+        return comment
 
 
 def approval_record(*, actor: Actor, revision: SkillRevision) -> int:

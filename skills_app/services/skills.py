@@ -23,6 +23,7 @@ from ..domain.canonical import canonical_hash, sha256_hex
 from ..domain.limits import validate_bundle, validate_slug
 from ..models import Blob, Job, Skill, SkillComponent, SkillRevision, Workspace
 from .audit import audit_record
+from .notifications import lifecycle_notify
 from .reviews import approval_record, thread_comment_record
 
 State = SkillRevision.State
@@ -344,6 +345,7 @@ def _save_locked(
         },
     )
     _refresh_pointers(skill)
+    lifecycle_notify(actor=actor, revision=revision, action="save")
     return SaveResult(revision=revision, created=True)
 
 
@@ -411,6 +413,9 @@ def _transition_locked(*, actor: Actor, revision: SkillRevision, action: str, co
         },
     )
     _refresh_pointers(revision.skill)
+    lifecycle_notify(
+        actor=actor, revision=revision, action=action, comment=comment, approvals=approvals
+    )
 
 
 def revision_transition(

@@ -122,3 +122,23 @@ def test_two_approvals_over_the_api(env: Env, api_for: ApiFactory) -> None:
     assert [a["user"] for a in done.json()["approvals"]] == [admin2.username, env.owner.username]
     recall = api_for(env.member).get("/v1/recall", {"slug": "deploy", "workspace": env.team.slug})
     assert recall.json()["data"]["revision_id"] == rev.revision_id
+
+
+def test_notification_preferences_over_the_api(env: Env, api_for: ApiFactory) -> None:
+    api = api_for(env.member)
+    assert api.get("/v1/notifications").json() == {
+        "review_requests": True,
+        "review_outcomes": True,
+        "comments": True,
+    }
+    changed = api.patch("/v1/notifications", {"comments": False})
+    assert changed.status_code == 200
+    assert changed.json()["comments"] is False
+    bad = api.patch("/v1/notifications", {"comments": "sometimes"})
+    assert bad.status_code == 400
+    assert error_code(bad) == "VALIDATION_ERROR"
+    restricted = api_for(env.member, workspace=env.team).patch(
+        "/v1/notifications", {"comments": True}
+    )
+    assert restricted.status_code == 403
+    assert api.get("/v1/notifications").json()["comments"] is False

@@ -6,7 +6,13 @@ from __future__ import annotations
 from django.test import Client
 from django.urls import reverse
 
-from skills_app.models import AuditEntry, RevisionComment, SkillRevision, Workspace
+from skills_app.models import (
+    AuditEntry,
+    NotificationPreference,
+    RevisionComment,
+    SkillRevision,
+    Workspace,
+)
 from tests.factories import Env, save
 
 
@@ -62,3 +68,11 @@ def test_required_approvals_on_the_settings_page_and_the_review_page(
     approvals = page.split('data-testid="approvals"')[1].split("</section>")[0]
     assert "2 needed" in approvals
     assert env.owner.username in approvals
+
+
+def test_notifications_page_switches_e_mails_off(member_client: Client, env: Env) -> None:
+    page = url("notifications", env.team.slug)
+    assert b'name="comments" id="id_comments" checked' in member_client.get(page).content
+    member_client.post(page, {"review_requests": "on", "review_outcomes": "on"})
+    preference = NotificationPreference.objects.get(user=env.member)
+    assert (preference.review_requests, preference.comments) == (True, False)

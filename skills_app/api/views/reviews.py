@@ -1,4 +1,4 @@
-"""The review conversation of a revision (SPEC §16)."""
+"""The review conversation of a revision and the review e-mails one gets (SPEC §16)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,13 @@ from rest_framework.response import Response
 
 from ...access import revision_for
 from ...selectors.reviews import comment_as_dict, revision_comments
+from ...services.notifications import (
+    notification_preferences,
+    notification_preferences_as_dict,
+    notification_preferences_update,
+)
 from ...services.reviews import revision_comment_add
-from ..serializers import CommentIn, CommentOut, page_of
+from ..serializers import CommentIn, CommentOut, NotificationsIn, NotificationsOut, page_of
 from .base import ApiView, page_response
 from .skills import PAGE_PARAMS
 
@@ -49,3 +54,29 @@ class RevisionCommentListView(ApiView):
             line=data["line"],
         )
         return Response(comment_as_dict(comment), status=201)
+
+
+class NotificationsView(ApiView):
+    @extend_schema(
+        operation_id="notifications_retrieve",
+        summary="Which review e-mails you get",
+        responses={200: NotificationsOut},
+        tags=["notifications"],
+    )
+    def get(self, request: Request) -> Response:
+        return Response(
+            notification_preferences_as_dict(notification_preferences(actor=self.actor))
+        )
+
+    @extend_schema(
+        operation_id="notifications_update",
+        summary="Switch kinds of review e-mail on or off (audited)",
+        request=NotificationsIn,
+        responses={200: NotificationsOut},
+        tags=["notifications"],
+    )
+    def patch(self, request: Request) -> Response:
+        preference = notification_preferences_update(
+            actor=self.actor, changes=self.validated(NotificationsIn)
+        )
+        return Response(notification_preferences_as_dict(preference))
