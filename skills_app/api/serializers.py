@@ -108,6 +108,18 @@ class TokenIn(serializers.Serializer):
     workspace = serializers.CharField(max_length=64, required=False, allow_null=True, default=None)
     profile = serializers.CharField(max_length=40, required=False, default="ordinary-full")
     expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    owner = serializers.ChoiceField(
+        choices=["user", "workspace"],
+        required=False,
+        default="user",
+        help_text="workspace: a token the team owns (owners and admins; needs workspace, role).",
+    )
+    role = serializers.ChoiceField(
+        choices=["member", "admin"],
+        required=False,
+        default="member",
+        help_text="A workspace token's role in its workspace.",
+    )
 
 
 class CommentIn(serializers.Serializer):
@@ -359,6 +371,9 @@ class TokenOut(serializers.Serializer):
     created_at = serializers.DateTimeField()
     last_used_at = serializers.DateTimeField(allow_null=True)
     revoked_at = serializers.DateTimeField(allow_null=True)
+    owner = _choice(["user", "workspace"])
+    role = serializers.CharField(allow_null=True)
+    created_by = serializers.CharField(allow_null=True)
 
 
 class TokenCreatedOut(serializers.Serializer):
@@ -370,6 +385,8 @@ class TokenCreatedOut(serializers.Serializer):
     profile = serializers.CharField()
     expires_at = serializers.DateTimeField(allow_null=True)
     created_at = serializers.DateTimeField()
+    owner = _choice(["user", "workspace"])
+    role = serializers.CharField(allow_null=True)
 
 
 class AuditOut(serializers.Serializer):

@@ -71,7 +71,12 @@ class Membership(models.Model):
 
 class ApiToken(models.Model):
     """A bearer token. Only a SHA-256 of the secret is stored (tokens carry 256 random bits,
-    so a fast hash is safe and keeps authentication to one indexed lookup)."""
+    so a fast hash is safe and keeps authentication to one indexed lookup).
+
+    A token with a ``role`` belongs to its ``workspace``, not to a person (SPEC §16): a
+    service account whose role there — not ``user``'s membership — bounds what it may do.
+    ``user`` is then only who created it; it keeps working when they leave the team.
+    """
 
     token_id = models.CharField(max_length=40, unique=True, default=ids.token_id)
     user = models.ForeignKey(
@@ -85,6 +90,8 @@ class ApiToken(models.Model):
         Workspace, null=True, blank=True, on_delete=models.CASCADE, related_name="tokens"
     )
     client_profile = models.CharField(max_length=40, default="ordinary-full")
+    # "" for a person's token; "member" or "admin" for a token owned by ``workspace``.
+    role = models.CharField(max_length=16, blank=True, default="")
     expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
@@ -92,9 +99,20 @@ class ApiToken(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(role="")
+                | models.Q(role__in=["member", "admin"], workspace__isnull=False),
+                name="workspace_token_has_role_and_workspace",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.token_id} ({self.name})"
+
+    @property
+    def owned_by_workspace(self) -> bool:
+        return bool(self.role)
 
 
 class WorkspaceSecret(models.Model):
