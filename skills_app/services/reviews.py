@@ -11,6 +11,7 @@ from django.db import transaction
 
 from .. import errors
 from ..access import ADMIN_ROLES, Actor
+from ..domain.text import unstorable_reason
 from ..models import RevisionApproval, RevisionComment, SkillRevision
 from .audit import audit_record
 from .notifications import review_notify
@@ -22,6 +23,11 @@ def _comment_body_clean(body: str, *, field: str = "body") -> str:
     if not isinstance(body, str) or not body.strip():
         raise errors.ValidationFailed(
             "A comment needs some text.", details={"field": field, "reason": "empty"}
+        )
+    unstorable = unstorable_reason(body)  # NUL or a lone surrogate: no database stores it
+    if unstorable:
+        raise errors.ValidationFailed(
+            f"The comment {unstorable}.", details={"field": field, "reason": "unstorable"}
         )
     if len(body) > COMMENT_MAX_CHARS:
         raise errors.ValidationFailed(

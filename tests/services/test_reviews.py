@@ -96,7 +96,8 @@ def test_comments_by_members_with_a_line_and_refusals_store_nothing(env: Env) ->
         == 1
     )
     before = _traces(rev)
-    for body, line in (("", None), ("  ", 1), ("ok", 0), ("ok", 4), ("x" * 10_001, None)):
+    bad = (("", None), ("  ", 1), ("ok", 0), ("ok", 4), ("x" * 10_001, None), ("a\x00b", None))
+    for body, line in bad:
         with pytest.raises(errors.ValidationFailed):
             revision_comment_add(actor=actor_for(env.member), revision=rev, body=body, line=line)
     with pytest.raises(errors.NotFound):
