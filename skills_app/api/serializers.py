@@ -114,11 +114,12 @@ class TokenIn(serializers.Serializer):
         default="user",
         help_text="workspace: a token the team owns (owners and admins; needs workspace, role).",
     )
-    role = serializers.ChoiceField(
-        choices=["member", "admin"],
+    # Plain text (the service names the allowed roles), so the schema's role enums stay apart.
+    role = serializers.CharField(
+        max_length=16,
         required=False,
         default="member",
-        help_text="A workspace token's role in its workspace.",
+        help_text="A workspace token's role in its workspace: member or admin.",
     )
 
 

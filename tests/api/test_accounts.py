@@ -20,6 +20,8 @@ TOKEN_CREATED_FIELDS = {
     "profile",
     "expires_at",
     "created_at",
+    "owner",
+    "role",
 }
 
 
