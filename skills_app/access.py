@@ -2,8 +2,9 @@
 
 Every query of tenant data starts here. Objects of a workspace the caller is not a member of
 (or that the caller's token is restricted away from) answer ``NotFound`` exactly like objects
-that do not exist, so their existence never leaks. Roles come from memberships; token scopes
-can only narrow what the role allows, never widen it.
+that do not exist, so their existence never leaks. Roles come from memberships (for a token
+owned by a workspace, from the token's own role there); token scopes can only narrow what the
+role allows, never widen it.
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ class Actor:
 
     @property
     def label(self) -> str:
+        if self.token is not None and self.token.owned_by_workspace:
+            return f"{self.token.name} (workspace token)"
         if self.user is not None:
             return self.user.get_username()
         return "system"
@@ -57,6 +60,9 @@ class Actor:
     def role_in(self, workspace: Workspace) -> str | None:
         if self.system:
             return "owner"
+        if self.token is not None and self.token.owned_by_workspace:
+            # A workspace's token acts with its own role there, whoever created it.
+            return self.token.role if workspace.pk == self.token.workspace_id else None
         if self.user is None:
             return None
         if workspace.pk not in self._roles:
@@ -89,6 +95,8 @@ def readable_workspaces(actor: Actor, *, include_disabled: bool = False) -> Quer
     """The workspaces the actor may see: their memberships, narrowed by a token restriction."""
     if actor.system:
         qs = Workspace.objects.all()
+    elif actor.token is not None and actor.token.owned_by_workspace:
+        qs = Workspace.objects.filter(pk=actor.token.workspace_id or 0)
     elif actor.user is None:
         return Workspace.objects.none()
     else:
@@ -110,6 +118,8 @@ def readable_workspace_sql(actor: Actor, column: str) -> tuple[str, list[int]]:
     """
     if actor.system:
         return "1 = 1", []
+    if actor.token is not None and actor.token.owned_by_workspace:
+        return f"{column} = %s", [actor.token.workspace_id or 0]
     if actor.user is None:
         return "1 = 0", []
     sql = (

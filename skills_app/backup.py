@@ -10,13 +10,16 @@ A backup is a deterministic ZIP (the capsule writer's fixed order, timestamps an
 ``backup.json`` holds, per skill (by slug), ``status`` and ``created_at``; per revision its
 number, state, name, description, frontmatter (in authored order), canonical_hash, the parent's
 number, author (username), message, source and source_ref (attribution), created_at,
-state_changed_at, ``review`` (reviewed_by, reviewed_at, comment), and its components (path,
-type, size, media_type, sha256). No public id is written — restoring makes new ones — and the
+state_changed_at, ``review`` (reviewed_by, reviewed_at, comment; from version 2 also the
+conversation ``comments`` [author, body, line, action, created_at], the ``approvals`` [user,
+created_at] and ``answers_revision_number``), and its components (path, type, size,
+media_type, sha256). No public id is written — restoring makes new ones — and the
 workspace's identity (slug, name) sits in one place, ``workspace``: a backup of a restored
 workspace is byte-identical to the one it was restored from apart from that object.
 
-Versioning: readers refuse a ``format_version`` they do not know. More per-revision review
-data (comment threads, approvals) is added as new keys of ``review`` under a new version.
+Versioning: readers refuse a ``format_version`` they do not know. Version 2 added the review
+conversation and approvals as new keys of ``review``; version 1 backups are still read (their
+revisions simply have no comments or approvals).
 
 Reading verifies everything before anything is stored: the ZIP through the same safe reader as
 imports; exactly the listed files; every blob's size and sha256; each SKILL.md against the
@@ -50,7 +53,8 @@ from skills_app.sources.files import (
 )
 
 BACKUP_FORMAT = "xmemo-workspace-backup"
-BACKUP_FORMAT_VERSION = 1
+BACKUP_FORMAT_VERSION = 2
+READABLE_FORMAT_VERSIONS = (1, 2)
 
 STATES = ("draft", "proposed", "published", "deprecated")
 STATUSES = ("active", "archived")
@@ -68,6 +72,21 @@ SOURCES = (
 BACKUP_LIMITS = ArchiveLimits(max_entries=200_000, max_total_bytes=1024 * 1024 * 1024)
 MANIFEST_MAX_BYTES = 64 * 1024 * 1024
 _MODE = 0o100644
+
+
+@dataclass(frozen=True)
+class BackupComment:
+    author: str | None
+    body: str
+    line: int | None
+    action: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class BackupApproval:
+    user: str | None
+    created_at: datetime
 
 
 @dataclass(frozen=True)
@@ -90,6 +109,9 @@ class BackupRevision:
     reviewed_by: str | None
     reviewed_at: datetime | None
     review_comment: str
+    comments: tuple[BackupComment, ...] = ()
+    approvals: tuple[BackupApproval, ...] = ()
+    answers_revision_number: int | None = None
 
     def bundle(self) -> SkillBundle:
         return SkillBundle(
@@ -159,6 +181,20 @@ def _revision_manifest(rev: BackupRevision) -> dict[str, Any]:
             "reviewed_by": rev.reviewed_by,
             "reviewed_at": _timestamp(rev.reviewed_at),
             "comment": rev.review_comment,
+            "comments": [
+                {
+                    "author": c.author,
+                    "body": c.body,
+                    "line": c.line,
+                    "action": c.action,
+                    "created_at": _timestamp(c.created_at),
+                }
+                for c in rev.comments
+            ],
+            "approvals": [
+                {"user": a.user, "created_at": _timestamp(a.created_at)} for a in rev.approvals
+            ],
+            "answers_revision_number": rev.answers_revision_number,
         },
         "components": [
             {
@@ -309,7 +345,48 @@ def _components(
     return tuple(components)
 
 
-def _revision_read(item: Any, slug: str, expected_number: int, reader: _Reader) -> BackupRevision:
+def _conversation_read(
+    review: Mapping[str, Any], number: int, where: str
+) -> tuple[tuple[BackupComment, ...], tuple[BackupApproval, ...], int | None]:
+    """The version-2 keys of ``review``: comments, approvals and the answered revision."""
+    comments = []
+    for index, item in enumerate(_get(review, "comments", (list,), where)):
+        at = f"{where} comments[{index}]"
+        if not isinstance(item, dict):
+            raise _refuse(at, "is not an object.")
+        body = _get(item, "body", (str,), at)
+        line = _get(item, "line", (int, type(None)), at)
+        if not body.strip() or (line is not None and line < 1):
+            raise _refuse(at, "a comment needs a body and a line of 1 or more.")
+        comments.append(
+            BackupComment(
+                author=_get(item, "author", (str, type(None)), at),
+                body=body,
+                line=line,
+                action=_get(item, "action", (str,), at),
+                created_at=_parse_time(item, "created_at", at),
+            )
+        )
+    approvals = []
+    for index, item in enumerate(_get(review, "approvals", (list,), where)):
+        at = f"{where} approvals[{index}]"
+        if not isinstance(item, dict):
+            raise _refuse(at, "is not an object.")
+        approvals.append(
+            BackupApproval(
+                user=_get(item, "user", (str, type(None)), at),
+                created_at=_parse_time(item, "created_at", at),
+            )
+        )
+    answers = _get(review, "answers_revision_number", (int, type(None)), where)
+    if answers is not None and not 1 <= answers < number:
+        raise _refuse(where, f"answers_revision_number {answers} is not an earlier revision.")
+    return tuple(comments), tuple(approvals), answers
+
+
+def _revision_read(
+    item: Any, slug: str, expected_number: int, reader: _Reader, version: int
+) -> BackupRevision:
     where = f"{BACKUP_JSON} {slug} r{expected_number}"
     if not isinstance(item, dict):
         raise _refuse(where, "is not an object.")
@@ -320,6 +397,9 @@ def _revision_read(item: Any, slug: str, expected_number: int, reader: _Reader) 
     if parent is not None and not 1 <= parent < number:
         raise _refuse(where, f"parent_revision_number {parent} is not an earlier revision.")
     review = _get(item, "review", (dict,), where)
+    comments, approvals, answers = (
+        _conversation_read(review, number, where + " review") if version >= 2 else ((), (), None)
+    )
     name = _get(item, "name", (str,), where)
     description = _get(item, "description", (str,), where)
     frontmatter = _get(item, "frontmatter", (dict,), where)
@@ -372,13 +452,16 @@ def _revision_read(item: Any, slug: str, expected_number: int, reader: _Reader) 
         reviewed_by=_get(review, "reviewed_by", (str, type(None)), where + " review"),
         reviewed_at=_parse_time(review, "reviewed_at", where + " review", optional=True),
         review_comment=_get(review, "comment", (str,), where + " review"),
+        comments=comments,
+        approvals=approvals,
+        answers_revision_number=answers,
     )
     with located(f"{md_path.rpartition('/')[0]}/"):
         validate_bundle(revision.bundle())
     return revision
 
 
-def _skill_read(item: Any, index: int, reader: _Reader) -> BackupSkill:
+def _skill_read(item: Any, index: int, reader: _Reader, version: int) -> BackupSkill:
     where = f"{BACKUP_JSON} skills[{index}]"
     if not isinstance(item, dict):
         raise _refuse(where, "is not an object.")
@@ -386,7 +469,7 @@ def _skill_read(item: Any, index: int, reader: _Reader) -> BackupSkill:
     with located(f"{where} "):
         validate_slug(slug)
     revisions = tuple(
-        _revision_read(rev, slug, number, reader)
+        _revision_read(rev, slug, number, reader, version)
         for number, rev in enumerate(_get(item, "revisions", (list,), where), start=1)
     )
     if sum(rev.state == "published" for rev in revisions) > 1:
@@ -421,16 +504,17 @@ def backup_read(data: bytes | BinaryIO) -> Backup:
                     f"{BACKUP_FORMAT!r}).",
                     details={"path": BACKUP_JSON},
                 )
-            if manifest.get("format_version") != BACKUP_FORMAT_VERSION:
+            version = manifest.get("format_version")
+            if isinstance(version, bool) or version not in READABLE_FORMAT_VERSIONS:
                 raise UnsupportedFormat(
-                    f"{BACKUP_JSON} has format_version {manifest.get('format_version')!r}; "
-                    f"this server reads version {BACKUP_FORMAT_VERSION}.",
+                    f"{BACKUP_JSON} has format_version {version!r}; this server reads versions "
+                    f"{', '.join(map(str, READABLE_FORMAT_VERSIONS))}.",
                     details={"path": BACKUP_JSON},
                 )
             reader = _Reader(names, read)
             workspace = _get(manifest, "workspace", (dict,), BACKUP_JSON)
             skills = tuple(
-                _skill_read(item, index, reader)
+                _skill_read(item, index, reader, version)
                 for index, item in enumerate(_get(manifest, "skills", (list,), BACKUP_JSON))
             )
             slugs = [skill.slug for skill in skills]

@@ -206,7 +206,8 @@ SECURE_SSL_REDIRECT = env_bool("XMEMO_SSL_REDIRECT", SESSION_COOKIE_SECURE)
 XMEMO_OPEN_SIGNUP = env_bool("XMEMO_OPEN_SIGNUP", EMBEDDED)
 XMEMO_INVITATION_DAYS = int(os.environ.get("XMEMO_INVITATION_DAYS", "7"))
 # Links in e-mails: the console's public origin (e.g. https://skills.example.com); when empty,
-# the origin of the request that sent the mail.
+# the origin of the request that sent the mail, or the embedded default's address for mails sent
+# with no request at hand (review notifications).
 XMEMO_PUBLIC_URL = os.environ.get("XMEMO_PUBLIC_URL", "").rstrip("/")
 # E-mail through Django's backends: printed to the console in the embedded default, SMTP by the
 # EMAIL_* variables otherwise.

@@ -67,6 +67,9 @@ class WorkspaceSettingsIn(serializers.Serializer):
     name = _text(required=False, max_length=1000)
     require_distinct_reviewer = serializers.BooleanField(required=False)
     allow_dangerous_scripts = serializers.BooleanField(required=False)
+    required_approvals = serializers.IntegerField(
+        required=False, help_text="Distinct reviewers (never the author) a proposal needs."
+    )
 
 
 class SecretIn(serializers.Serializer):
@@ -101,10 +104,64 @@ class TokenIn(serializers.Serializer):
     workspace = serializers.CharField(max_length=64, required=False, allow_null=True, default=None)
     profile = serializers.CharField(max_length=40, required=False, default=DEFAULT_PROFILE)
     expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    owner = serializers.ChoiceField(
+        choices=["user", "workspace"],
+        required=False,
+        default="user",
+        help_text="workspace: a token the team owns (owners and admins; needs workspace, role).",
+    )
+    # Plain text (the service names the allowed roles), so the schema's role enums stay apart.
+    role = serializers.CharField(
+        max_length=16,
+        required=False,
+        default="member",
+        help_text="A workspace token's role in its workspace: member or admin.",
+    )
+
+
+class CommentIn(serializers.Serializer):
+    body = _text(max_length=20_000, help_text="Markdown.")
+    line = serializers.IntegerField(
+        required=False, allow_null=True, default=None, help_text="A line of the body (1-based)."
+    )
+
+
+class CommentOut(serializers.Serializer):
+    comment_id = serializers.CharField()
+    revision_id = serializers.CharField()
+    author = serializers.CharField(allow_null=True)
+    body = serializers.CharField()
+    body_html = serializers.CharField()
+    line = serializers.IntegerField(allow_null=True)
+    action = serializers.CharField(allow_null=True)
+    created_at = serializers.DateTimeField()
+
+
+class NotificationsIn(serializers.Serializer):
+    review_requests = serializers.BooleanField(
+        required=False, help_text="As a reviewer: a revision was proposed."
+    )
+    review_outcomes = serializers.BooleanField(
+        required=False, help_text="As an author: approved, rejected, changes requested."
+    )
+    comments = serializers.BooleanField(
+        required=False, help_text="As an author: someone commented on your revision."
+    )
+
+
+class NotificationsOut(serializers.Serializer):
+    review_requests = serializers.BooleanField()
+    review_outcomes = serializers.BooleanField()
+    comments = serializers.BooleanField()
 
 
 class ActionIn(serializers.Serializer):
-    comment = _text(required=False, default="", max_length=10_000, help_text="Required to reject.")
+    comment = _text(
+        required=False,
+        default="",
+        max_length=10_000,
+        help_text="Required to reject or request changes.",
+    )
     message = _text(
         required=False,
         default="",
@@ -261,7 +318,16 @@ class RevisionOut(serializers.Serializer):
     review_comment = serializers.CharField(allow_blank=True)
 
 
+class ApprovalOut(serializers.Serializer):
+    user = serializers.CharField(allow_null=True)
+    created_at = serializers.DateTimeField()
+
+
 class RevisionDetailOut(RevisionOut):
+    answers_revision_id = serializers.CharField(
+        allow_null=True, help_text="The revision whose review (changes requested) this answers."
+    )
+    approvals = ApprovalOut(many=True)
     frontmatter = serializers.DictField(child=serializers.JSONField())
     instruction_body = serializers.CharField(allow_blank=True)
     components = ResourceOut(many=True)
@@ -275,6 +341,7 @@ class WorkspaceOut(serializers.Serializer):
     cloud_skills_enabled = serializers.BooleanField()
     require_distinct_reviewer = serializers.BooleanField()
     allow_dangerous_scripts = serializers.BooleanField()
+    required_approvals = serializers.IntegerField()
     created_at = serializers.DateTimeField()
 
 
@@ -340,6 +407,9 @@ class TokenOut(serializers.Serializer):
     created_at = serializers.DateTimeField()
     last_used_at = serializers.DateTimeField(allow_null=True)
     revoked_at = serializers.DateTimeField(allow_null=True)
+    owner = _choice(["user", "workspace"])
+    role = serializers.CharField(allow_null=True)
+    created_by = serializers.CharField(allow_null=True)
 
 
 class TokenCreatedOut(serializers.Serializer):
@@ -351,6 +421,8 @@ class TokenCreatedOut(serializers.Serializer):
     profile = serializers.CharField()
     expires_at = serializers.DateTimeField(allow_null=True)
     created_at = serializers.DateTimeField()
+    owner = _choice(["user", "workspace"])
+    role = serializers.CharField(allow_null=True)
 
 
 class AuditOut(serializers.Serializer):

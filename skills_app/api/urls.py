@@ -27,6 +27,7 @@ from .views.jobs import (
     RestoreView,
 )
 from .views.recall import RecallView
+from .views.reviews import NotificationsView, RevisionCommentListView
 from .views.skills import (
     ComponentFileView,
     RevisionActionView,
@@ -62,6 +63,11 @@ urlpatterns = [
         name="revision-component",
     ),
     path("revisions/<str:revision_id>/execute", ExecuteView.as_view(), name="revision-execute"),
+    path(
+        "revisions/<str:revision_id>/comments",
+        RevisionCommentListView.as_view(),
+        name="revision-comments",
+    ),
     path(
         "revisions/<str:revision_id>/<str:action>",
         RevisionActionView.as_view(),
@@ -116,6 +122,7 @@ urlpatterns = [
         name="webhook-redeliver",
     ),
     path("tokens", TokenListView.as_view(), name="token-list"),
+    path("notifications", NotificationsView.as_view(), name="notifications"),
     path("tokens/<str:token_id>", TokenDetailView.as_view(), name="token-detail"),
     # The OpenAPI schema and interactive docs (public: they describe, they hold no data).
     path(

@@ -138,6 +138,17 @@ class TokenForm(forms.Form):
         required=False,
     )
     restrict = forms.BooleanField(required=False, initial=True, label="Only this workspace")
+    owner = forms.ChoiceField(
+        required=False,
+        label="Owned by",
+        choices=[
+            ("", "me"),
+            ("member", "this team, as a member"),
+            ("admin", "this team, as an admin"),
+        ],
+        help_text="A team's token is a service account of the team (owners and admins create "
+        "it): it keeps working when you leave, and its role there bounds it.",
+    )
     profile = forms.ChoiceField(label="Client profile")
     expires_in_days = forms.IntegerField(
         required=False, min_value=1, label="Expires after (days)", help_text="Empty: never."
@@ -181,6 +192,10 @@ class WorkspaceSettingsForm(forms.Form):
     )
     allow_dangerous_scripts = forms.BooleanField(
         required=False, help_text="Owners may run scripts whose class is 'dangerous'."
+    )
+    required_approvals = forms.IntegerField(
+        required=False,
+        help_text="How many admins or owners (never the author) must approve a proposal.",
     )
 
 

@@ -4,7 +4,19 @@ from __future__ import annotations
 
 from django.urls import path
 
-from .views import admin, auth, diff, editor, invitations, jobs, review, settings, skills, webhooks
+from .views import (
+    admin,
+    auth,
+    diff,
+    editor,
+    invitations,
+    jobs,
+    notifications,
+    review,
+    settings,
+    skills,
+    webhooks,
+)
 
 app_name = "console"
 
@@ -40,6 +52,11 @@ urlpatterns = [
     path("w/<slug:ws>/review/", review.review_queue, name="review_queue"),
     path("w/<slug:ws>/revisions/<str:revision_id>/review/", review.review, name="review"),
     path(
+        "w/<slug:ws>/revisions/<str:revision_id>/comments/",
+        review.revision_comment,
+        name="revision_comment",
+    ),
+    path(
         "w/<slug:ws>/revisions/<str:revision_id>/actions/<slug:action>/",
         review.revision_action,
         name="revision_action",
@@ -71,6 +88,7 @@ urlpatterns = [
         name="invitation_change",
     ),
     path("w/<slug:ws>/tokens/", admin.tokens, name="tokens"),
+    path("w/<slug:ws>/notifications/", notifications.notifications, name="notifications"),
     path("w/<slug:ws>/tokens/<str:token_id>/revoke/", admin.token_revoke, name="token_revoke"),
     path("w/<slug:ws>/audit/", admin.audit, name="audit"),
     path("w/<slug:ws>/settings/", settings.settings, name="settings"),

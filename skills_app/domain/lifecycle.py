@@ -61,6 +61,7 @@ PROPOSE = "propose"
 WITHDRAW = "withdraw"
 APPROVE = "approve"
 REJECT = "reject"
+REQUEST_CHANGES = "request_changes"
 PUBLISH = "publish"
 DEPRECATE = "deprecate"
 RESTORE = "restore"
@@ -135,6 +136,17 @@ TRANSITIONS: tuple[Transition, ...] = (
         scope=REVIEW,
         review_decision=True,
     ),
+    # Reject named for what it is (SPEC §16): the revision goes back to its author with a comment.
+    Transition(
+        REQUEST_CHANGES,
+        frozenset({PROPOSED}),
+        DRAFT,
+        None,
+        _REVIEWERS,
+        comment_required=True,
+        scope=REVIEW,
+        review_decision=True,
+    ),
     Transition(PUBLISH, frozenset({DRAFT}), PUBLISHED, _OWNER_ONLY, None, scope=REVIEW),
     Transition(
         DEPRECATE, frozenset({DRAFT, PUBLISHED}), DEPRECATED, _OWNER_ONLY, _REVIEWERS, scope=REVIEW
@@ -163,7 +175,10 @@ _NOT_IN_KIND_HINTS = {
 
 
 # What ``comment_required`` asks for, by action (the reason a reviewer gives the author).
-_COMMENT_NEEDED = {REJECT: "A rejection needs a comment for the author."}
+_COMMENT_NEEDED = {
+    REJECT: "A rejection needs a comment for the author.",
+    REQUEST_CHANGES: "Requesting changes needs a comment for the author: say what to change.",
+}
 
 
 def require_comment(action: str) -> bool:

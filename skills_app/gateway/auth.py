@@ -178,7 +178,8 @@ def authenticate_secret(secret: str, *, origin: str | None = None) -> tuple[User
     wall = timezone.now()
     if token.expires_at is not None and token.expires_at <= wall:
         raise errors.AuthenticationRequired("This token has expired; create a new one.")
-    if not user.is_active:
+    # A workspace's token outlives its creator's account being switched off.
+    if not user.is_active and not token.owned_by_workspace:
         raise errors.AuthenticationRequired("The user of this token is deactivated.")
     if entry.expires_at is not None and entry.expires_at <= wall:
         raise errors.AuthenticationRequired("This access token has expired; refresh it.")

@@ -1,6 +1,7 @@
 from .audit import AuditEntry
 from .jobs import Job
 from .oauth import OAuthConnection
+from .reviews import NotificationPreference, RevisionApproval, RevisionComment
 from .skills import Blob, Skill, SkillComponent, SkillRevision
 from .tenancy import ApiToken, Invitation, Membership, Workspace, WorkspaceSecret
 from .webhooks import Webhook, WebhookAttempt, WebhookDelivery
@@ -12,7 +13,10 @@ __all__ = [
     "Invitation",
     "Job",
     "Membership",
+    "NotificationPreference",
     "OAuthConnection",
+    "RevisionApproval",
+    "RevisionComment",
     "Skill",
     "SkillComponent",
     "SkillRevision",

@@ -106,6 +106,11 @@ class SkillRevision(models.Model):
     reviewed_at = models.DateTimeField(null=True, blank=True)
     review_comment = models.TextField(blank=True, default="")
     state_changed_at = models.DateTimeField(null=True, blank=True)
+    # The revision whose review (changes requested or rejected) this one answers: set when it is
+    # saved on top of a revision a reviewer sent back, so the author's reply links to the thread.
+    answers_revision = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     # Whether the database lets component rows of this revision be added or removed: "open"
     # while the save that creates it runs, "sealed" from then on, "purging" while it is being
     # deleted for good. Triggers allow only those moves, forwards (migration 0004).

@@ -24,6 +24,8 @@ class Workspace(models.Model):
     cloud_skills_enabled = models.BooleanField(default=default_skills_enabled)
     require_distinct_reviewer = models.BooleanField(default=False)
     allow_dangerous_scripts = models.BooleanField(default=False)
+    # How many distinct reviewers (never the author) must approve a team revision (SPEC §16).
+    required_approvals = models.PositiveSmallIntegerField(default=1)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -38,6 +40,12 @@ class Workspace(models.Model):
     @property
     def is_personal(self) -> bool:
         return self.kind == self.Kind.PERSONAL
+
+    @property
+    def reviewer_must_differ(self) -> bool:
+        """Whether an author may not approve their own revision: the team says so, or it needs
+        several approvals (the author's never counts towards them)."""
+        return self.require_distinct_reviewer or self.required_approvals > 1
 
 
 class Membership(models.Model):
@@ -64,7 +72,12 @@ class Membership(models.Model):
 
 class ApiToken(models.Model):
     """A bearer token. Only a SHA-256 of the secret is stored (tokens carry 256 random bits,
-    so a fast hash is safe and keeps authentication to one indexed lookup)."""
+    so a fast hash is safe and keeps authentication to one indexed lookup).
+
+    A token with a ``role`` belongs to its ``workspace``, not to a person (SPEC §16): a
+    service account whose role there — not ``user``'s membership — bounds what it may do.
+    ``user`` is then only who created it; it keeps working when they leave the team.
+    """
 
     token_id = models.CharField(max_length=40, unique=True, default=ids.token_id)
     user = models.ForeignKey(
@@ -78,6 +91,8 @@ class ApiToken(models.Model):
         Workspace, null=True, blank=True, on_delete=models.CASCADE, related_name="tokens"
     )
     client_profile = models.CharField(max_length=40, default=DEFAULT_PROFILE)
+    # "" for a person's token; "member" or "admin" for a token owned by ``workspace``.
+    role = models.CharField(max_length=16, blank=True, default="")
     expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
@@ -85,9 +100,20 @@ class ApiToken(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(role="")
+                | models.Q(role__in=["member", "admin"], workspace__isnull=False),
+                name="workspace_token_has_role_and_workspace",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.token_id} ({self.name})"
+
+    @property
+    def owned_by_workspace(self) -> bool:
+        return bool(self.role)
 
 
 class WorkspaceSecret(models.Model):

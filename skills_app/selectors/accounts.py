@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import OuterRef, Q, Subquery
+from django.db.models import OuterRef, Q, Subquery, Value
 
 from .. import errors
 from ..access import (
@@ -14,6 +14,7 @@ from ..access import (
     require_role,
     require_scope,
     require_unrestricted,
+    require_workspace_admin,
 )
 from ..models import ApiToken, AuditEntry, Membership, Workspace
 from .pagination import Page, paginate
@@ -42,6 +43,7 @@ def workspace_as_dict(workspace: Workspace, role: str | None) -> dict[str, Any]:
         "cloud_skills_enabled": workspace.cloud_skills_enabled,
         "require_distinct_reviewer": workspace.require_distinct_reviewer,
         "allow_dangerous_scripts": workspace.allow_dangerous_scripts,
+        "required_approvals": workspace.required_approvals,
         "created_at": _iso(workspace.created_at),
     }
 
@@ -49,8 +51,12 @@ def workspace_as_dict(workspace: Workspace, role: str | None) -> dict[str, Any]:
 def workspace_list(*, actor: Actor, cursor: str | None = None, limit: int = 50) -> Page:
     """The caller's workspaces (disabled ones too, so a client can say why skills are off)."""
     require_any_scope(actor, "skills:read", "workspace:admin")
+    # A workspace's token has its own role there, whatever its creator's membership says.
+    token_role = actor.token.role if actor.token is not None else ""
     qs = readable_workspaces(actor, include_disabled=True).annotate(
-        my_role=Subquery(
+        my_role=Value(token_role)
+        if token_role
+        else Subquery(
             Membership.objects.filter(workspace=OuterRef("pk"), user=actor.user).values("role")[:1]
         )
     )
@@ -102,17 +108,32 @@ def token_as_dict(token: ApiToken) -> dict[str, Any]:
         "created_at": _iso(token.created_at),
         "last_used_at": _iso(token.last_used_at),
         "revoked_at": _iso(token.revoked_at),
+        "owner": "workspace" if token.owned_by_workspace else "user",
+        "role": token.role or None,
+        "created_by": token.user.get_username() if token.owned_by_workspace else None,
     }
 
 
-def token_list(*, actor: Actor, cursor: str | None = None, limit: int = 50) -> Page:
-    """The caller's own tokens, newest first; secrets are never retrievable."""
-    require_scope(actor, "workspace:admin")
-    require_unrestricted(actor, "list its user's tokens")
-    if actor.user is None:
-        raise errors.PermissionDenied("Only a user has tokens.")
+def token_list(
+    *,
+    actor: Actor,
+    workspace: Workspace | None = None,
+    cursor: str | None = None,
+    limit: int = 50,
+) -> Page:
+    """The caller's own tokens, or with ``workspace`` the tokens that team owns (its owners
+    and admins), newest first; secrets are never retrievable."""
+    if workspace is not None:
+        require_workspace_admin(actor, workspace)
+        tokens = ApiToken.objects.filter(workspace=workspace).exclude(role="")
+    else:
+        require_scope(actor, "workspace:admin")
+        require_unrestricted(actor, "list its user's tokens")
+        if actor.user is None:
+            raise errors.PermissionDenied("Only a user has tokens.")
+        tokens = ApiToken.objects.filter(user=actor.user, role="")
     return paginate(
-        ApiToken.objects.filter(user=actor.user).select_related("workspace"),
+        tokens.select_related("workspace", "user"),
         kind="tokens",
         order=[("created_at", True), ("id", True)],
         cursor=cursor,
@@ -129,7 +150,17 @@ def token_for(actor: Actor, token_id: str) -> ApiToken:
     if actor.user is None:
         raise not_found
     token = (
-        ApiToken.objects.filter(user=actor.user, token_id=token_id)
+        ApiToken.objects.filter(token_id=token_id)
+        .filter(
+            Q(user=actor.user, role="")
+            | (
+                ~Q(role="")
+                & Q(
+                    workspace__memberships__user=actor.user,
+                    workspace__memberships__role__in=ADMIN_ROLES,
+                )
+            )
+        )
         .select_related("workspace")
         .first()
     )

@@ -348,9 +348,11 @@ T = TypeVar("T")
 
 
 def _identity(actor: Actor) -> tuple[Any, ...]:
-    """What tenancy depends on: the user, the token's workspace restriction, system actors."""
+    """What tenancy depends on: the user, the token's workspace restriction and (a workspace's
+    token) role, system actors."""
     token_ws = actor.token.workspace_id if actor.token is not None else None
-    return (actor.system, actor.user.pk if actor.user is not None else None, token_ws)
+    role = actor.token.role if actor.token is not None else ""
+    return (actor.system, actor.user.pk if actor.user is not None else None, token_ws, role)
 
 
 def _cached_resolution(key: tuple[Any, ...], compute: Callable[[], T]) -> T:

@@ -22,6 +22,7 @@ from ..domain.diff import RevisionSnapshot, diff_snapshots, snapshot_of
 from ..models import Skill, SkillComponent, SkillRevision
 from .pagination import Page, paginate
 from .recall import ComponentContent, component_content
+from .reviews import revision_approvals
 from .revisions import revision_bundle
 from .search import search_skills
 
@@ -266,7 +267,7 @@ def revision_dict_for(revision: SkillRevision) -> dict[str, Any]:
     """The detail shape (body, frontmatter and manifest) of a revision already fetched."""
     rev = (
         SkillRevision.objects.select_related(
-            "skill", "workspace", "parent", "author", "reviewed_by"
+            "skill", "workspace", "parent", "author", "reviewed_by", "answers_revision"
         )
         .filter(pk=revision.pk)
         .get()
@@ -274,6 +275,8 @@ def revision_dict_for(revision: SkillRevision) -> dict[str, Any]:
     data = revision_as_dict(rev)
     data["frontmatter"] = rev.frontmatter
     data["instruction_body"] = rev.instruction_body
+    data["answers_revision_id"] = rev.answers_revision.revision_id if rev.answers_revision else None
+    data["approvals"] = revision_approvals(rev)
     data["components"] = [
         {
             "logical_path": path,

@@ -21,6 +21,7 @@ from ..access import (
     require_role,
     require_scope,
     require_unrestricted,
+    require_workspace_admin,
 )
 from ..domain.limits import SLUG_MAX, slug_from_name, validate_slug, workspace_name_clean
 from ..domain.tokens import TOKEN_PREFIX, token_hash
@@ -304,6 +305,30 @@ def _require_within_parent(
         )
 
 
+WORKSPACE_TOKEN_ROLES = ("member", "admin")
+
+
+def _workspace_token_check(actor: Actor, workspace: Workspace | None, role: str) -> Workspace:
+    """A token owned by a team (SPEC §16): made by its owners and admins, with the role member
+    or admin there (never owner: a token cannot manage who owns the team)."""
+    if workspace is None:
+        raise errors.ValidationFailed(
+            "A workspace token needs the workspace that owns it.", details={"field": "workspace"}
+        )
+    if role not in WORKSPACE_TOKEN_ROLES:
+        raise errors.ValidationFailed(
+            f"A workspace token's role is one of {', '.join(WORKSPACE_TOKEN_ROLES)}.",
+            details={"field": "role"},
+        )
+    require_workspace_admin(actor, workspace)
+    if workspace.is_personal:
+        raise errors.ValidationFailed(
+            "Workspace tokens belong to teams; in a personal workspace use your own token.",
+            details={"field": "workspace"},
+        )
+    return workspace
+
+
 @transaction.atomic
 def token_create(
     *,
@@ -314,8 +339,15 @@ def token_create(
     workspace: Workspace | None = None,
     profile: str = DEFAULT_PROFILE,
     expires_at: datetime | None = None,
+    role: str = "",
 ) -> tuple[ApiToken, str]:
-    """Create a token; returns it with its secret, which is never retrievable again."""
+    """Create a token; returns it with its secret, which is never retrievable again.
+
+    With a ``role`` the token is owned by ``workspace`` (a service account of the team) and
+    ``user`` is only who created it.
+    """
+    if role:
+        _workspace_token_check(actor, workspace, role)
     if actor.token is not None:
         _require_within_parent(
             actor.token, scopes=scopes, workspace=workspace, profile=profile, expires_at=expires_at
@@ -351,6 +383,7 @@ def token_create(
         workspace=workspace,
         client_profile=profile,
         expires_at=expires_at,
+        role=role,
     )
     audit_workspace = workspace or personal_workspace_ensure(user=user)
     audit_record(
@@ -359,7 +392,12 @@ def token_create(
         action="token.create",
         target_type="token",
         target_id=token.token_id,
-        data={"name": name, "scopes": token.scopes, "profile": profile},
+        data={
+            "name": name,
+            "scopes": token.scopes,
+            "profile": profile,
+            **({"owner": "workspace", "role": role} if role else {}),
+        },
     )
     return token, secret
 
@@ -369,12 +407,14 @@ def token_revoke(*, actor: Actor, token: ApiToken) -> ApiToken:
     if actor.token is not None:
         require_scope(actor, "workspace:admin")
         require_unrestricted(actor, "revoke its user's tokens")
-    if actor.user is None or token.user_id != actor.user.pk:
+    if token.owned_by_workspace and token.workspace is not None:
+        require_workspace_admin(actor, token.workspace)  # the team's, whoever made it
+    elif actor.user is None or token.user_id != actor.user.pk:
         raise errors.NotFound("Token not found.", details={"token_id": token.token_id})
     if token.revoked_at is None:
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])
-        audit_workspace = token.workspace or personal_workspace_ensure(user=actor.user)
+        audit_workspace = token.workspace or personal_workspace_ensure(user=token.user)
         audit_record(
             actor=actor,
             workspace=audit_workspace,

@@ -4,7 +4,8 @@ Restore rules (decided here, documented in docs/backup.md):
 
 * only into an EMPTY team workspace (no skill at all), by its owners and admins;
 * skills keep slug, status and created_at; revisions keep number, state, content (so the
-  canonical hash), message, source attribution, timestamps and review fields; public ids are new;
+  canonical hash), message, source attribution, timestamps and review fields, with their
+  review conversation (comments) and approvals; public ids are new;
 * each revision is inserted once with its final content and final state — at most one
   published per skill, checked on read — so the immutability trigger (no UPDATE of content)
   and the partial unique index (one published per skill) hold at every statement;
@@ -25,10 +26,17 @@ from django.utils import timezone
 
 from .. import errors
 from ..access import ADMIN_ROLES, Actor, require_role, require_scope
-from ..backup import Backup, BackupRevision, BackupSkill
+from ..backup import Backup, BackupApproval, BackupComment, BackupRevision, BackupSkill
 from ..capsule import CapsuleComponent
 from ..domain.bundle import ComponentData
-from ..models import Skill, SkillComponent, SkillRevision, Workspace
+from ..models import (
+    RevisionApproval,
+    RevisionComment,
+    Skill,
+    SkillComponent,
+    SkillRevision,
+    Workspace,
+)
 from .audit import audit_record
 from .skills import _refresh_pointers, _store_blobs
 
@@ -40,6 +48,10 @@ def _no_progress(done: int, total: int) -> None:
 
 
 # --- backup -----------------------------------------------------------------------------------
+
+
+def _username(user: Any) -> str | None:
+    return user.get_username() if user is not None else None
 
 
 def _backup_revision(rev: SkillRevision, numbers: dict[int, int]) -> BackupRevision:
@@ -72,6 +84,23 @@ def _backup_revision(rev: SkillRevision, numbers: dict[int, int]) -> BackupRevis
         reviewed_by=rev.reviewed_by.get_username() if rev.reviewed_by else None,
         reviewed_at=rev.reviewed_at,
         review_comment=rev.review_comment,
+        comments=tuple(
+            BackupComment(
+                author=_username(c.author),
+                body=c.body,
+                line=c.line,
+                action=c.action,
+                created_at=c.created_at,
+            )
+            for c in rev.comments.all()
+        ),
+        approvals=tuple(
+            BackupApproval(user=_username(a.user), created_at=a.created_at)
+            for a in rev.approvals.all()
+        ),
+        answers_revision_number=numbers.get(rev.answers_revision_id)
+        if rev.answers_revision_id
+        else None,
     )
 
 
@@ -81,7 +110,7 @@ def workspace_backup(*, workspace: Workspace, on_progress: Progress = _no_progre
     revisions = list(
         SkillRevision.objects.filter(workspace=workspace)
         .select_related("author", "reviewed_by")
-        .prefetch_related("components__blob")
+        .prefetch_related("components__blob", "comments__author", "approvals__user")
         .order_by("skill_id", "revision_number")
     )
     numbers = {rev.pk: rev.revision_number for rev in revisions}
@@ -130,7 +159,12 @@ def _users(backup: Backup) -> dict[str, Any]:
         name
         for skill in backup.skills
         for rev in skill.revisions
-        for name in (rev.author, rev.reviewed_by)
+        for name in (
+            rev.author,
+            rev.reviewed_by,
+            *(c.author for c in rev.comments),
+            *(a.user for a in rev.approvals),
+        )
         if name is not None
     }
     user_model = get_user_model()
@@ -172,6 +206,49 @@ def _revision_row(
         reviewed_at=rev.reviewed_at,
         review_comment=rev.review_comment,
     )
+
+
+def _conversations_restore(
+    rows: dict[tuple[int, int], SkillRevision],
+    skills: list[tuple[Skill, BackupSkill]],
+    workspace: Workspace,
+    users: dict[str, Any],
+) -> None:
+    """Each revision's comments, approvals and answered review, after every revision exists."""
+    revisions = [
+        (rows[(skill.pk, rev.revision_number)], skill, rev)
+        for skill, item in skills
+        for rev in item.revisions
+    ]
+    RevisionComment.objects.bulk_create(
+        [
+            RevisionComment(
+                revision=row,
+                workspace=workspace,
+                author=users.get(c.author or ""),
+                body=c.body,
+                line=c.line,
+                action=c.action,
+                created_at=c.created_at,
+            )
+            for row, _, rev in revisions
+            for c in rev.comments
+        ],
+        batch_size=1000,
+    )
+    RevisionApproval.objects.bulk_create(
+        [
+            RevisionApproval(revision=row, user=users.get(a.user or ""), created_at=a.created_at)
+            for row, _, rev in revisions
+            for a in rev.approvals
+        ],
+        batch_size=1000,
+    )
+    for row, skill, rev in revisions:
+        if rev.answers_revision_number is not None:
+            SkillRevision.objects.filter(pk=row.pk).update(
+                answers_revision=rows[(skill.pk, rev.answers_revision_number)]
+            )
 
 
 def workspace_restore(
@@ -245,6 +322,7 @@ def workspace_restore(
             ],
             batch_size=1000,
         )
+        _conversations_restore(rows, skills, locked, users)
         restored = [{"skill_id": skill.skill_id, "slug": skill.slug} for skill, _ in skills]
         for skill_row in Skill.objects.filter(workspace=locked):
             _refresh_pointers(skill_row)

@@ -24,6 +24,8 @@ from ..domain.limits import validate_bundle, validate_slug
 from ..models import Blob, Job, Skill, SkillComponent, SkillRevision, Workspace
 from ..selectors.revisions import revision_bundle
 from .audit import audit_record
+from .notifications import lifecycle_notify
+from .reviews import approval_record, thread_comment_record
 
 State = SkillRevision.State
 
@@ -279,6 +281,7 @@ def _save_locked(
         source=bundle.source,
         source_ref=bundle.source_ref,
         state_changed_at=timezone.now(),
+        answers_revision=_review_answered(latest),
     )
     if carried:
         SkillComponent.objects.bulk_create(
@@ -332,7 +335,16 @@ def _save_locked(
         },
     )
     _refresh_pointers(skill)
+    lifecycle_notify(actor=actor, revision=revision, action="save")
     return SaveResult(revision=revision, created=True)
+
+
+def _review_answered(latest: SkillRevision | None) -> SkillRevision | None:
+    """The revision a reviewer sent back (changes requested or rejected) that a new save
+    answers: the latest revision, when it is a draft with a review decision."""
+    if latest is not None and latest.state == State.DRAFT and latest.reviewed_by_id is not None:
+        return latest
+    return None
 
 
 def _publish_intent_on_existing(*, actor: Actor, revision: SkillRevision) -> None:
@@ -353,17 +365,18 @@ def _transition_locked(*, actor: Actor, revision: SkillRevision, action: str, co
         workspace_kind=workspace.kind,
         role=role,
         is_author=actor.user is not None and revision.author_id == actor.user.pk,
-        require_distinct_reviewer=workspace.require_distinct_reviewer,
+        require_distinct_reviewer=workspace.reviewer_must_differ,
         comment=comment,
     )
     from_state = revision.state
-    _set_state(
-        revision,
-        actor=actor,
-        to_state=target,
-        comment=comment,
-        review=lifecycle.transition_for(action).review_decision,
-    )
+    review = lifecycle.transition_for(action).review_decision
+    approvals = approval_record(actor=actor, revision=revision) if action == "approve" else 0
+    if action == "approve" and approvals < workspace.required_approvals:
+        target = from_state  # recorded; published when the last required approval arrives
+    else:
+        _set_state(revision, actor=actor, to_state=target, comment=comment, review=review)
+    if review and comment.strip():
+        thread_comment_record(actor=actor, revision=revision, body=comment, action=action)
     audit_record(
         actor=actor,
         workspace=workspace,
@@ -376,16 +389,25 @@ def _transition_locked(*, actor: Actor, revision: SkillRevision, action: str, co
             "from": from_state,
             "to": target,
             **({"comment": comment} if comment else {}),
+            **(
+                {"approvals": approvals, "required_approvals": workspace.required_approvals}
+                if action == "approve"
+                else {}
+            ),
         },
     )
     _refresh_pointers(revision.skill)
+    lifecycle_notify(
+        actor=actor, revision=revision, action=action, comment=comment, approvals=approvals
+    )
 
 
 def revision_transition(
     *, actor: Actor, revision: SkillRevision, action: str, comment: str = ""
 ) -> SkillRevision:
     """Apply one lifecycle action that moves an existing revision (propose, withdraw, approve,
-    reject, publish, deprecate: the table's rows that create no revision)."""
+    reject, request_changes, publish, deprecate: the table's rows that create no revision). An
+    approval publishes once the workspace's ``required_approvals`` are in."""
     require_scope(actor, lifecycle.transition_for(action, moves_only=True).scope)
     with transaction.atomic():
         skill = _lock_skill(revision.skill_id)

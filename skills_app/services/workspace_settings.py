@@ -16,12 +16,31 @@ from ..domain.secrets import validate_secret_name, validate_secret_value
 from ..models import Webhook, Workspace, WorkspaceSecret
 from .audit import audit_record
 
-WORKSPACE_SETTINGS = ("name", "require_distinct_reviewer", "allow_dangerous_scripts")
+WORKSPACE_SETTINGS = (
+    "name",
+    "require_distinct_reviewer",
+    "allow_dangerous_scripts",
+    "required_approvals",
+)
+# More approvals than this is a typo, not a review policy.
+MAX_REQUIRED_APPROVALS = 10
 
 
 def _flag(field: str, value: object) -> bool:
     if not isinstance(value, bool):
         raise errors.ValidationFailed(f"{field} must be true or false.", details={"field": field})
+    return value
+
+
+def _approvals(workspace: Workspace, value: object) -> int:
+    """1 to MAX_REQUIRED_APPROVALS; a personal workspace has no review, so only 1."""
+    top = 1 if workspace.is_personal else MAX_REQUIRED_APPROVALS
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
+        raise errors.ValidationFailed(
+            f"required_approvals must be a whole number from 1 to {top}"
+            + (" (a personal workspace has no review)." if workspace.is_personal else "."),
+            details={"field": "required_approvals", "min": 1, "max": top},
+        )
     return value
 
 
@@ -33,10 +52,11 @@ def workspace_settings_update(
     name: str | None = None,
     require_distinct_reviewer: bool | None = None,
     allow_dangerous_scripts: bool | None = None,
+    required_approvals: int | None = None,
 ) -> Workspace:
     """Change the given settings (None = leave as is); one audit entry lists what changed."""
     require_workspace_admin(actor, workspace)
-    wanted: dict[str, str | bool] = {}
+    wanted: dict[str, str | bool | int] = {}
     if name is not None:
         wanted["name"] = workspace_name_clean(name)
     if require_distinct_reviewer is not None:
@@ -47,6 +67,8 @@ def workspace_settings_update(
         wanted["allow_dangerous_scripts"] = _flag(
             "allow_dangerous_scripts", allow_dangerous_scripts
         )
+    if required_approvals is not None:
+        wanted["required_approvals"] = _approvals(workspace, required_approvals)
     locked = Workspace.objects.select_for_update().get(pk=workspace.pk)
     changes = {
         field: {"from": getattr(locked, field), "to": value}

@@ -20,6 +20,8 @@ TOKEN_CREATED_FIELDS = {
     "profile",
     "expires_at",
     "created_at",
+    "owner",
+    "role",
 }
 
 
@@ -39,6 +41,7 @@ def test_workspaces_list_and_create(env: Env, api_for: ApiFactory) -> None:
         "cloud_skills_enabled",
         "require_distinct_reviewer",
         "allow_dangerous_scripts",
+        "required_approvals",
         "created_at",
     }
     created = api.post("/v1/workspaces", {"slug": "platform", "name": "Platform team"})

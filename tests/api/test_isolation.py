@@ -160,6 +160,7 @@ def _cases(v: Victim) -> dict[str, dict[str, list[Call]]]:
                     "withdraw",
                     "approve",
                     "reject",
+                    "request_changes",
                     "publish",
                     "deprecate",
                     "restore",
@@ -226,7 +227,16 @@ def _cases(v: Victim) -> dict[str, dict[str, list[Call]]]:
             "get": [Call(expect=200, absent=[v.token.token_id])],
             "post": [Call(body={"name": "x", "scopes": ["skills:read"], "workspace": team})],
         },
+        # The caller's own preferences: nothing of the victim's to reach.
+        "notifications": {
+            "get": [Call(expect=200)],
+            "patch": [Call(body={"comments": False}, expect=200)],
+        },
         "token-detail": {"delete": [Call({"token_id": v.token.token_id})]},
+        "revision-comments": {
+            "get": [Call({"revision_id": rev}, owner_expect=200)],
+            "post": [Call({"revision_id": rev}, body={"body": "planted", "line": 1})],
+        },
         "revision-execute": {
             "post": [Call({"revision_id": rev}, body={"resource": "scripts/run.py", "args": {}})]
         },

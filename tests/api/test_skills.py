@@ -162,7 +162,13 @@ def test_revision_list_and_detail(env: Env, api_for: ApiFactory) -> None:
     drafts = api.get(f"/v1/skills/{first.skill.skill_id}/revisions", {"state": "published"})
     assert drafts.json()["results"] == []
     detail = api.get(f"/v1/revisions/{second.revision_id}").json()
-    assert set(detail) == REVISION_FIELDS | {"frontmatter", "instruction_body", "components"}
+    assert set(detail) == REVISION_FIELDS | {
+        "frontmatter",
+        "instruction_body",
+        "components",
+        "answers_revision_id",
+        "approvals",
+    }
     assert detail["instruction_body"] == "v2"
     assert detail["components"] == [
         {

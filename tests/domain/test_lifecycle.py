@@ -38,6 +38,7 @@ def allowed(action: str, kind: str, role: str | None, is_author: bool, distinct:
         "withdraw": is_author,
         "approve": role in ("admin", "owner") and not (distinct and is_author),
         "reject": role in ("admin", "owner"),
+        "request_changes": role in ("admin", "owner"),
         "deprecate": role in ("admin", "owner"),
         "restore": True,
     }[action]
@@ -51,6 +52,7 @@ SPEC_TABLE: dict[str, tuple[set[str | None], str | None, str | None]] = {
     "withdraw": ({"proposed"}, None, "draft"),
     "approve": ({"proposed"}, None, "published"),
     "reject": ({"proposed"}, None, "draft"),
+    "request_changes": ({"proposed"}, None, "draft"),  # SPEC §16
     "publish": ({"draft"}, "published", None),
     "deprecate": ({"draft", "published"}, "deprecated", "deprecated"),
     "restore": (set(STATES), "published", "proposed"),
@@ -220,7 +222,8 @@ def test_unknown_workspace_kind_is_a_programming_error() -> None:
 
 def test_require_comment() -> None:
     assert require_comment("reject") is True
-    assert [a for a in ACTIONS if require_comment(a)] == ["reject"]
+    assert require_comment("request_changes") is True
+    assert [a for a in ACTIONS if require_comment(a)] == ["reject", "request_changes"]
 
 
 @pytest.mark.parametrize(
@@ -228,9 +231,30 @@ def test_require_comment() -> None:
     [
         ("draft", "personal", "owner", True, False, ["publish", "deprecate", "restore"]),
         ("published", "personal", "owner", True, False, ["deprecate", "restore"]),
-        ("proposed", "team", "admin", False, False, ["approve", "reject", "restore"]),
-        ("proposed", "team", "admin", True, False, ["withdraw", "approve", "reject", "restore"]),
-        ("proposed", "team", "admin", True, True, ["withdraw", "reject", "restore"]),
+        (
+            "proposed",
+            "team",
+            "admin",
+            False,
+            False,
+            ["approve", "reject", "request_changes", "restore"],
+        ),
+        (
+            "proposed",
+            "team",
+            "admin",
+            True,
+            False,
+            ["withdraw", "approve", "reject", "request_changes", "restore"],
+        ),
+        (
+            "proposed",
+            "team",
+            "admin",
+            True,
+            True,
+            ["withdraw", "reject", "request_changes", "restore"],
+        ),
         ("proposed", "team", "member", True, False, ["withdraw", "restore"]),
         ("draft", "team", "member", False, False, ["restore"]),
         ("draft", "team", "member", True, False, ["propose", "restore"]),
@@ -312,6 +336,7 @@ SCOPE_TABLE = {
     "restore": "skills:write",
     "approve": "skills:review",
     "reject": "skills:review",
+    "request_changes": "skills:review",
     "publish": "skills:review",
     "deprecate": "skills:review",
 }
@@ -320,7 +345,8 @@ SCOPE_TABLE = {
 @pytest.mark.parametrize("action", ACTIONS)
 def test_every_action_names_its_scope(action: str) -> None:
     assert transition_for(action).scope == SCOPE_TABLE[action]
-    assert transition_for(action).review_decision is (action in ("approve", "reject"))
+    decisions = ("approve", "reject", "request_changes")
+    assert transition_for(action).review_decision is (action in decisions)
 
 
 @pytest.mark.parametrize("action", ["save_draft", "save_publish", "restore", "nope"])

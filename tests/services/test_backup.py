@@ -19,6 +19,7 @@ from skills_app import errors
 from skills_app.backup import backup_read, backup_write
 from skills_app.models import AuditEntry, Skill, SkillRevision, Workspace
 from skills_app.services.backup import workspace_backup, workspace_restore
+from skills_app.services.reviews import revision_comment_add
 from skills_app.services.skills import revision_restore, revision_transition, skill_set_status
 from tests.factories import Env, actor_for, component, make_team, publish, save
 from tests.support import require_service
@@ -38,7 +39,9 @@ def _history(env: Env) -> Workspace:
         actor=admin, revision=proposed.revision, action="reject", comment="Too terse: add steps."
     )
     first = SkillRevision.objects.get(skill__slug="runbook", revision_number=1)
-    revision_restore(actor=member, revision=first)  # r4, proposed, source "restore"
+    # r4, proposed, source "restore"; it answers the review of r3
+    restored = revision_restore(actor=member, revision=first).revision
+    revision_comment_add(actor=member, revision=restored, body="Back to *v1*?", line=1)
 
     gone = publish(env.member, team, slug="retired").revision
     revision_transition(actor=owner, revision=gone, action="deprecate")  # deprecated only
@@ -58,6 +61,9 @@ def _history(env: Env) -> Workspace:
             component("references/guide.md", "# Guide\n"),
         ),
     )
+    # One of the two approvals the team now requires.
+    Workspace.objects.filter(pk=team.pk).update(required_approvals=2)
+    revision_transition(actor=admin, revision=restored, action="approve")
     return team
 
 
@@ -83,6 +89,14 @@ def _rows(workspace: Workspace) -> dict[str, Any]:
                     "created_at": rev.created_at,
                     "state_changed_at": rev.state_changed_at,
                     "review": (rev.reviewed_by_id, rev.reviewed_at, rev.review_comment),
+                    "comments": [
+                        (c.author_id, c.body, c.line, c.action, c.created_at)
+                        for c in rev.comments.order_by("created_at", "pk")
+                    ],
+                    "approvals": [(a.user_id, a.created_at) for a in rev.approvals.all()],
+                    "answers": rev.answers_revision.revision_number
+                    if rev.answers_revision
+                    else None,
                     "components": [
                         (c.logical_path, c.type, c.media_type, c.content_hash, bytes(c.blob.data))
                         for c in rev.components.select_related("blob").order_by("logical_path")
@@ -125,6 +139,11 @@ def test_backup_restores_every_skill_and_revision_exactly(
     assert set(original) == {"archived-one", "imported", "retired", "runbook"}
     assert original["retired"]["current"] is None  # deprecated only: once left out of exports
     assert original["runbook"]["revisions"][2]["review"][2] == "Too terse: add steps."
+    rejected, answer = original["runbook"]["revisions"][2:4]
+    assert [c[1:4] for c in rejected["comments"]] == [("Too terse: add steps.", None, "reject")]
+    assert [c[1:3] for c in answer["comments"]] == [("Back to *v1*?", 1)]
+    assert [a[0] for a in answer["approvals"]] == [env.admin.pk]
+    assert (answer["answers"], answer["state"]) == (3, "proposed")
 
     first = backup_write(workspace_backup(workspace=source))
     target = make_team(env.owner, slug="restored")
@@ -144,6 +163,30 @@ def test_backup_restores_every_skill_and_revision_exactly(
     # Byte-identical apart from the workspace's identity, which sits in one place.
     source.slug, source.name = target.slug, target.name
     assert backup_write(workspace_backup(workspace=source)) == second
+
+
+def _as_version_1(manifest: dict[str, Any]) -> None:
+    manifest["format_version"] = 1
+    for skill in manifest["skills"]:
+        for rev in skill["revisions"]:
+            for key in ("comments", "approvals", "answers_revision_number"):
+                del rev["review"][key]
+
+
+def test_a_version_1_backup_still_restores_without_conversations(
+    env: Env, restore_into: Callable[[bytes, Workspace], dict[str, Any]]
+) -> None:
+    source = _history(env)
+    original = _rows(source)
+    data = backup_write(workspace_backup(workspace=source))
+    assert json.loads(_entries(data)["backup.json"])["format_version"] == 2
+    target = make_team(env.owner, slug="restored")
+    restore_into(_tampered(data, _edit_manifest(_as_version_1)), target)
+    restored = _rows(target)
+    for skill in original.values():
+        for rev in skill["revisions"]:
+            rev.update(comments=[], approvals=[], answers=None)
+    assert restored == original
 
 
 def _tampered(data: bytes, edit: Callable[[dict[str, bytes]], None]) -> bytes:

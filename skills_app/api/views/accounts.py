@@ -172,14 +172,25 @@ class AuditListView(ApiView):
 class TokenListView(ApiView):
     @extend_schema(
         operation_id="tokens_list",
-        summary="Your tokens (never their secrets)",
-        parameters=PAGE_PARAMS,
+        summary="Your tokens, or with ?workspace= the tokens that team owns (never secrets)",
+        parameters=[
+            OpenApiParameter(
+                "workspace", OpenApiTypes.STR, description="A team: list its workspace tokens."
+            ),
+            *PAGE_PARAMS,
+        ],
         responses={200: page_of("TokenPage", TokenOut())},
         tags=["tokens"],
     )
     def get(self, request: Request) -> Response:
+        actor, ws = self.actor, self.param("workspace")
         return page_response(
-            token_list(actor=self.actor, cursor=self.param("cursor"), limit=self.limit())
+            token_list(
+                actor=actor,
+                workspace=workspace_for(actor, ws, require_enabled=False) if ws else None,
+                cursor=self.param("cursor"),
+                limit=self.limit(),
+            )
         )
 
     @extend_schema(
@@ -207,6 +218,7 @@ class TokenListView(ApiView):
             workspace=workspace,
             profile=data["profile"],
             expires_at=data["expires_at"],
+            role=data["role"] if data["owner"] == "workspace" else "",
         )
         listed = token_as_dict(token)
         answer = {
@@ -218,6 +230,8 @@ class TokenListView(ApiView):
             "profile": token.client_profile,
             "expires_at": listed["expires_at"],
             "created_at": listed["created_at"],
+            "owner": listed["owner"],
+            "role": listed["role"],
         }
         return Response(answer, status=201)
 

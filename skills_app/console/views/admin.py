@@ -13,6 +13,7 @@ from django.utils import timezone
 from ... import access, errors
 from ...models import ApiToken, AuditEntry, Invitation, Membership
 from ...profiles import profile_names
+from ...selectors.accounts import token_for
 from ...selectors.invitations import pending_invitations
 from ...services import accounts
 from ..base import Console, console_view, page_query
@@ -125,9 +126,10 @@ def tokens(request: HttpRequest, console: Console) -> HttpResponse:
                     user=request.user,  # type: ignore[arg-type]
                     name=data["name"],
                     scopes=data["scopes"],
-                    workspace=console.ws if data["restrict"] else None,
+                    workspace=console.ws if data["restrict"] or data["owner"] else None,
                     profile=data["profile"],
                     expires_at=timezone.now() + timedelta(days=days) if days else None,
+                    role=data["owner"],
                 )
             except errors.XmemoError as exc:
                 add_service_error(form, exc)
@@ -141,9 +143,14 @@ def tokens(request: HttpRequest, console: Console) -> HttpResponse:
         {
             "form": form,
             "secret": secret,
-            "tokens": ApiToken.objects.filter(user=request.user).select_related(  # type: ignore[misc]
+            "tokens": ApiToken.objects.filter(user=request.user, role="").select_related(  # type: ignore[misc]
                 "workspace", "oauth_connection__application"
             ),
+            "workspace_tokens": ApiToken.objects.filter(workspace=console.ws)
+            .exclude(role="")
+            .select_related("user", "workspace")
+            if console.role in access.ADMIN_ROLES
+            else [],
             "now": timezone.now(),
         },
         status=status,
@@ -154,9 +161,7 @@ def tokens(request: HttpRequest, console: Console) -> HttpResponse:
 
 @console_view(skills=False, post_only=True)
 def token_revoke(request: HttpRequest, console: Console, token_id: str) -> HttpResponse:
-    token = ApiToken.objects.filter(user=request.user, token_id=token_id).first()  # type: ignore[misc]
-    if token is None:
-        raise errors.NotFound("Token not found.")
+    token = token_for(console.actor, token_id)
     accounts.token_revoke(actor=console.actor, token=token)
     messages.success(request, f"Token '{token.name}' revoked: it no longer works.")
     return console.redirect("tokens")

@@ -12,8 +12,10 @@ from ...domain.skillmd import frontmatter_yaml
 from ...markdown import render_markdown
 from ...models import SkillRevision
 from ...selectors.diff import bundle_diff
+from ...selectors.reviews import revision_approvals
 from ...selectors.revisions import revision_bundle
 from ...selectors.skills import skill_diff
+from ...services.reviews import revision_comment_add
 from ...services.skills import revision_restore, revision_transition
 from ..base import Console, console_view
 from .skills import revision_actions, skill_context
@@ -23,6 +25,7 @@ DONE = {
     "withdraw": "withdrawn back to draft",
     "approve": "approved and published",
     "reject": "rejected and returned to its author as a draft",
+    "request_changes": "returned to its author with your requested changes",
     "publish": "published",
     "deprecate": "deprecated",
 }
@@ -68,8 +71,37 @@ def review(request: HttpRequest, console: Console, revision_id: str) -> HttpResp
             "frontmatter_text": frontmatter_yaml(revision.frontmatter),
             "components": list(revision.components.all()),
             "actions": actions,
+            "comments": [
+                (comment, render_markdown(comment.body))
+                for comment in revision.comments.select_related("author").order_by(
+                    "created_at", "pk"
+                )
+            ],
+            "body_lines": list(enumerate(revision.instruction_body.splitlines(), start=1)),
+            "approvals": revision_approvals(revision),
         },
     )
+
+
+@console_view(post_only=True)
+def revision_comment(request: HttpRequest, console: Console, revision_id: str) -> HttpResponse:
+    """Add a comment to the review conversation; a refusal is a flash message."""
+    revision = console.revision(revision_id)
+    line = request.POST.get("line", "")
+    try:
+        revision_comment_add(
+            actor=console.actor,
+            revision=revision,
+            body=request.POST.get("body", ""),
+            line=int(line) if line.isdigit() else None,
+        )
+    except errors.NotFound:
+        raise
+    except errors.XmemoError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, "Comment added.")
+    return console.redirect("review", revision.revision_id)
 
 
 def _back(request: HttpRequest, console: Console, revision: SkillRevision) -> HttpResponseRedirect:
@@ -106,7 +138,12 @@ def revision_action(
     except errors.XmemoError as exc:
         messages.error(request, exc.message)
         return _back(request, console, revision)
+    if action == lifecycle.APPROVE:
+        moved = console.revision(revision_id)
+        if moved.state == SkillRevision.State.PROPOSED:
+            messages.success(request, f"Approval recorded on revision #{revision.revision_number}.")
+            return _back(request, console, revision)
     messages.success(request, f"Revision #{revision.revision_number} {DONE[action]}.")
-    if action in (lifecycle.APPROVE, lifecycle.REJECT):
+    if action in (lifecycle.APPROVE, lifecycle.REJECT, lifecycle.REQUEST_CHANGES):
         return console.redirect("skill_detail", revision.skill.skill_id)
     return _back(request, console, revision)

@@ -60,7 +60,7 @@ def revision_actions(console: Console, revision: SkillRevision) -> list[str]:
         workspace_kind=console.ws.kind,
         role=console.role,
         is_author=revision.author_id == user.pk,
-        require_distinct_reviewer=console.ws.require_distinct_reviewer,
+        require_distinct_reviewer=console.ws.reviewer_must_differ,
     )
 
 

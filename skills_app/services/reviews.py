@@ -1,0 +1,121 @@
+"""The review conversation of a revision (SPEC §16): comments, and the approvals a team needs.
+
+``revision_comment_add`` is its own use case (one transaction). ``thread_comment_record`` and
+``approval_record`` run inside the lifecycle transaction of ``services.skills`` (the skill row is
+locked there), so concurrent approvals count one after the other.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from .. import errors
+from ..access import ADMIN_ROLES, Actor
+from ..domain.text import unstorable_reason
+from ..models import RevisionApproval, RevisionComment, SkillRevision
+from .audit import audit_record
+from .notifications import review_notify
+
+COMMENT_MAX_CHARS = 10_000
+
+
+def _comment_body_clean(body: str, *, field: str = "body") -> str:
+    if not isinstance(body, str) or not body.strip():
+        raise errors.ValidationFailed(
+            "A comment needs some text.", details={"field": field, "reason": "empty"}
+        )
+    unstorable = unstorable_reason(body)  # NUL or a lone surrogate: no database stores it
+    if unstorable:
+        raise errors.ValidationFailed(
+            f"The comment {unstorable}.", details={"field": field, "reason": "unstorable"}
+        )
+    if len(body) > COMMENT_MAX_CHARS:
+        raise errors.ValidationFailed(
+            f"A comment is limited to {COMMENT_MAX_CHARS:,} characters.",
+            details={"field": field, "limit": COMMENT_MAX_CHARS},
+        )
+    return body.strip()
+
+
+def _line_check(revision: SkillRevision, line: int | None) -> None:
+    """``line`` anchors the comment to a line of the revision's instruction body (1-based)."""
+    if line is None:
+        return
+    lines = max(1, len(revision.instruction_body.splitlines()))
+    if isinstance(line, bool) or not isinstance(line, int) or not 1 <= line <= lines:
+        raise errors.ValidationFailed(
+            f"line must be a line of the revision's body, 1 to {lines}.",
+            details={"field": "line", "lines": lines},
+        )
+
+
+def thread_comment_record(
+    *, actor: Actor, revision: SkillRevision, body: str, line: int | None = None, action: str = ""
+) -> RevisionComment:
+    """Store one comment of the thread (inside the caller's transaction) and audit it."""
+    comment = RevisionComment.objects.create(
+        revision=revision,
+        workspace_id=revision.workspace_id,
+        author=actor.user,
+        body=_comment_body_clean(body, field="comment" if action else "body"),
+        line=line,
+        action=action,
+    )
+    audit_record(
+        actor=actor,
+        workspace=revision.workspace,
+        action="skills.revision.comment",
+        target_type="revision",
+        target_id=revision.revision_id,
+        data={
+            "comment_id": comment.comment_id,
+            "line": line,
+            **({"with_action": action} if action else {}),
+        },
+    )
+    return comment
+
+
+def revision_comment_add(
+    *, actor: Actor, revision: SkillRevision, body: str, line: int | None = None
+) -> RevisionComment:
+    """A member's comment on a revision, optionally on one ``line`` of its body."""
+    if not (actor.has_scope("skills:write") or actor.has_scope("skills:review")):
+        raise errors.PermissionDenied(
+            "Commenting needs the 'skills:write' or 'skills:review' scope.",
+            details={"required_scope": "skills:write"},
+        )
+    if actor.role_in(revision.workspace) is None:
+        raise errors.NotFound(
+            f"Revision '{revision.revision_id}' was not found.",
+            details={"revision_id": revision.revision_id},
+        )
+    _comment_body_clean(body)
+    _line_check(revision, line)
+    with transaction.atomic():
+        comment = thread_comment_record(actor=actor, revision=revision, body=body, line=line)
+        review_notify(kind="commented", actor=actor, revision=revision, comment=comment)
+        return comment
+
+
+def approval_record(*, actor: Actor, revision: SkillRevision) -> int:
+    """Record the actor's approval (the lifecycle table already allowed it) and answer how many
+    distinct reviewers, still admins or owners, have approved since the revision was proposed."""
+    round_approvals = RevisionApproval.objects.filter(revision=revision)
+    if revision.state_changed_at is not None:
+        round_approvals = round_approvals.filter(created_at__gte=revision.state_changed_at)
+    if actor.user is not None and round_approvals.filter(user=actor.user).exists():
+        raise errors.Conflict(
+            "You have already approved this revision; another reviewer's approval is needed.",
+            details={"revision_id": revision.revision_id},
+        )
+    RevisionApproval.objects.create(revision=revision, user=actor.user)
+    return (
+        round_approvals.filter(
+            user__memberships__workspace_id=revision.workspace_id,
+            user__memberships__role__in=ADMIN_ROLES,
+        )
+        .values("user")
+        .distinct()
+        .count()
+    )
