@@ -7,7 +7,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 MCP_PORT ?= 8001
 
-.PHONY: install run test lint typecheck deploy-check unit bench serve-prod serve-mcp worker clean screenshots
+.PHONY: install run test lint typecheck deploy-check migrations-check unit bench serve-prod serve-mcp worker clean screenshots
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,8 +24,9 @@ run: install
 	@echo "Console: http://$(HOST):$(PORT)/   API: http://$(HOST):$(PORT)/v1/   MCP: http://$(HOST):$(PORT)/mcp"
 	$(VENV)/bin/uvicorn xmemo.asgi:application --host $(HOST) --port $(PORT) --log-level warning
 
-## Lint, types, the production settings check, then every test.
-test: install lint typecheck deploy-check
+## Lint, types, the production settings check, no model change without its migration, then
+## every test.
+test: install lint typecheck deploy-check migrations-check
 	$(PY) -m pytest -q -p no:cacheprovider
 
 lint: install
@@ -41,6 +42,10 @@ deploy-check: install
 	XMEMO_DEBUG=0 XMEMO_SECURE_COOKIES=1 ALLOWED_HOSTS=skills.example.com \
 	SECRET_KEY="$$($(PY) -c 'import secrets; print(secrets.token_urlsafe(64))')" \
 	$(PY) manage.py check --deploy --fail-level WARNING
+
+## Fails when a model change has no migration (uses DATABASE_URL if set, else embedded SQLite).
+migrations-check: install
+	$(PY) manage.py makemigrations --check --dry-run
 
 unit: install
 	$(PY) -m pytest -q -p no:cacheprovider tests/domain

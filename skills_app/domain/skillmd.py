@@ -62,7 +62,8 @@ class _FrontmatterLoader(yaml.SafeLoader):
                 None,
                 None,
                 "YAML aliases (*name) are not supported in frontmatter; write the value out",
-                self.peek_event().start_mark,
+                # The stubs leave peek_event unannotated; it returns a yaml.Event.
+                self.peek_event().start_mark,  # type: ignore[no-untyped-call]
             )
         return super().compose_node(parent, index)
 

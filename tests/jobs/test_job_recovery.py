@@ -16,6 +16,7 @@ from skills_app.models import Job, Skill, SkillRevision
 from skills_app.selectors.jobs import job_get
 from skills_app.services import jobs
 from skills_app.services.jobs import run
+from skills_app.services.skills import skill_save
 from tests.factories import Env, actor_for
 
 
@@ -37,7 +38,7 @@ def _queued_import(env: Env) -> Job:
 def test_a_crash_midway_through_an_import_stores_nothing(
     env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real_save = run.skill_save
+    real_save = skill_save
     calls = []
 
     def crashing_save(**kwargs: Any) -> Any:

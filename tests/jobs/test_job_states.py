@@ -21,6 +21,7 @@ from skills_app.models import Job, Skill
 from skills_app.selectors.jobs import job_as_read
 from skills_app.services import jobs
 from skills_app.services.jobs import run, start
+from skills_app.services.skills import skill_save
 from tests.factories import Env, actor_for, build_env, save
 from tests.support import require_service
 
@@ -196,7 +197,7 @@ def test_import_progress_is_visible_while_the_import_runs(
         data=_pack(("one", "two", "three")),
         filename="p.zip",
     )
-    real_save = run.skill_save
+    real_save = skill_save
     seen: list[tuple[int, int, str]] = []
 
     def observed_save(**kwargs: Any) -> Any:
