@@ -67,11 +67,13 @@ worker: install
 BENCH_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/xmemo_bench
 
 ## Benchmarks (PostgreSQL): recall through gunicorn vs a bare view, import/export jobs, then
-## workspace backup and restore (200 skills x 5 revisions).
+## workspace backup and restore (200 skills x 5 revisions), then Level 0 search quality beside
+## BM25 on the evaluation set in bench/search_eval (docs/search.md).
 bench: install
 	BENCH_DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) -m bench
 	DATABASE_URL=$(BENCH_DATABASE_URL) SECRET_KEY=bench-only $(PY) -m bench.import_export
 	DATABASE_URL=$(BENCH_DATABASE_URL) SECRET_KEY=bench-only $(PY) -m bench.backup
+	BENCH_DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) -m bench.search_quality
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
