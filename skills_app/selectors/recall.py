@@ -6,11 +6,11 @@ what they return, so the two front doors answer byte-for-byte alike. Every answe
 
 Cost per request. Resolving a slug (or a pinned revision id) to a revision, tenancy included
 (membership, token restriction, feature switch), is one indexed, prepared query
-(``selectors.db``); its answer is cached per process under the invalidation generation of
-``selectors.invalidation``, which moves with every committed change on PostgreSQL (LISTEN/
+(``infra.db``); its answer is cached per process under the invalidation generation of
+``infra.invalidation``, which moves with every committed change on PostgreSQL (LISTEN/
 NOTIFY), so a warm request usually makes no query at all and never serves a resolution older
 than the last commit it could have seen. A revision's content and components are immutable and
-cached by revision id (``selectors.cache``: in-process LRU, then the Django cache); REST also
+cached by revision id (``infra.cache``: in-process LRU, then the Django cache); REST also
 keeps the encoded JSON of an immutable answer. Cold, Level 1 adds one query for the revision
 and one for its component listing, Level 2 one for the component's bytes — never one per
 component, revision or skill.
@@ -38,9 +38,9 @@ from ..domain.limits import validate_slug
 from ..domain.paths import is_text
 from ..domain.render import render_body
 from ..domain.wire import encode_json
+from ..infra import db, invalidation
+from ..infra.cache import cached_immutable, local_cache
 from ..models import Skill, SkillComponent, SkillRevision, Workspace
-from . import db, invalidation
-from .cache import cached_immutable, local_cache
 from .search import search_skills
 
 SEARCH_DEFAULT_LIMIT = 10
@@ -340,7 +340,7 @@ def _path_key(path: str) -> str:
 # --- resolution: which revision, and may this actor read it -------------------------------------
 
 # Resolutions are mutable facts (what is published, who is a member), so they are cached only
-# under the generation of ``selectors.invalidation``, which moves with every committed change
+# under the generation of ``infra.invalidation``, which moves with every committed change
 # anywhere. Failures are never cached.
 _RESOLUTIONS: dict[tuple[Any, ...], tuple[int, Any]] = {}
 _RESOLUTIONS_MAX = 50_000

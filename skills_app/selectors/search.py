@@ -21,8 +21,8 @@ from django.db import connection
 
 from ..access import Actor, readable_workspace_sql
 from ..domain.lifecycle import LATEST_FALLBACK_KINDS
+from ..infra import db
 from ..models import Skill, SkillRevision, Workspace
-from . import db
 
 MAX_TERMS = 12
 # ts_rank weights for {D, C, B, A}: body (C) < description (B) < name and slug (A).
