@@ -7,7 +7,7 @@ and any other value as JSON, each tagged. A stored value it did not write (a pic
 else it cannot decode as data) reads as a miss, and ``incr`` of a value that is not an integer
 starts the count afresh. Values round-trip as JSON does: tuples come back as lists. What the
 cache holds can still be forged as data; readers whose answers must not be forged sign what they
-store (``skills_app.selectors.cache``).
+store (``skills_app.infra.cache``).
 
 Degraded, not down. Everything this project keeps in the cache can be recomputed from the
 database, so ``TolerantRedisCache`` (the configured backend, data only as well) turns a Redis

@@ -276,7 +276,7 @@ SPECTACULAR_SETTINGS = {
         "WebhookDeliveryStateEnum": ["pending", "succeeded", "failed"],
     },
 }
-# REST hot path (skills_app/gateway/auth.py, skills_app/selectors/db.py, cache.py, invalidation.py):
+# REST hot path (skills_app/gateway/auth.py, skills_app/infra/db.py, cache.py, invalidation.py):
 # how long a verified token is trusted without a database look-up where LISTEN/NOTIFY
 # invalidation is unavailable (the bound on revocation in other worker processes), server-side
 # prepared statements on PostgreSQL, caching of recall resolutions under LISTEN/NOTIFY

@@ -9,7 +9,7 @@ authentication round trip at all. The bound this puts on revocation:
 * in the process that revokes (or in any process whose ORM saves/deletes the token, user or
   membership row), the entry is dropped at once (``post_save``/``post_delete`` signals);
 * in every other worker process, on PostgreSQL, at the next request after the revoking
-  transaction commits: a trigger NOTIFYs every process (``selectors/invalidation.py``), which
+  transaction commits: a trigger NOTIFYs every process (``infra/invalidation.py``), which
   drops every entry cached before;
 * where that is unavailable (SQLite, or the notification connection lost), a revoked or edited
   token keeps working for at most ``XMEMO_AUTH_CACHE_SECONDS``, and so does a deactivated user
@@ -44,10 +44,10 @@ from oauth2_provider.models import AccessToken
 from .. import errors
 from ..access import Actor
 from ..domain.tokens import MAX_TOKEN_LENGTH, TOKEN_PREFIX, token_hash
+from ..infra import invalidation
 from ..models import ApiToken, Membership
 from ..oauth import tokens as oauth_tokens
 from ..oauth.resource import audience_allows
-from ..selectors import invalidation
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from django.utils import timezone
 
@@ -47,7 +47,28 @@ def job_list_recent(*, actor: Actor, workspace: Workspace, kind: str, limit: int
     return [job_as_read(job) for job in jobs if job_readable(actor, job)][:limit]
 
 
-def job_as_dict(job: Job) -> dict[str, Any]:
+class JobProgress(TypedDict):
+    done: int
+    total: int
+
+
+class JobDict(TypedDict):
+    """A job as REST answers it (`GET /v1/jobs/{job_id}`, docs/contract.md §7)."""
+
+    job_id: str
+    kind: str
+    state: str
+    workspace: str
+    progress: JobProgress
+    result: Any
+    error: Any
+    log: str
+    created_at: str
+    started_at: str | None
+    finished_at: str | None
+
+
+def job_as_dict(job: Job) -> JobDict:
     return {
         "job_id": job.job_id,
         "kind": job.kind,

@@ -15,14 +15,14 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from django.db import connection
 
 from ..access import Actor, readable_workspace_sql
 from ..domain.lifecycle import LATEST_FALLBACK_KINDS
+from ..infra import db
 from ..models import Skill, SkillRevision, Workspace
-from . import db
 
 MAX_TERMS = 12
 # ts_rank weights for {D, C, B, A}: body (C) < description (B) < name and slug (A).
@@ -43,9 +43,22 @@ def query_terms(text: str) -> list[str]:
     return list(seen)[:MAX_TERMS]
 
 
+class SearchResult(TypedDict):
+    """One Level 0 descriptor (docs/contract.md §5), best match first."""
+
+    skill_id: str
+    slug: str
+    workspace: str
+    scope: str
+    name: str
+    description: str
+    published_revision_number: int | None
+    score: float
+
+
 def search_skills(
     *, actor: Actor, text: str, workspace: Workspace | None, limit: int
-) -> list[dict[str, Any]]:
+) -> list[SearchResult]:
     terms = query_terms(text)
     if not terms:
         return []

@@ -21,7 +21,7 @@ from ..domain import lifecycle
 from ..domain.diff import RevisionSnapshot, diff_snapshots, snapshot_of
 from ..models import Skill, SkillComponent, SkillRevision
 from .pagination import Page, paginate
-from .recall import ComponentContent, component_content
+from .recall.content import ComponentContent, component_content
 from .reviews import revision_approvals
 from .revisions import revision_bundle
 from .search import search_skills

@@ -11,7 +11,7 @@ from django.test import Client
 
 from skills_app.gateway.auth import clear_token_cache
 from skills_app.gateway.ratelimit import limiter
-from skills_app.selectors.cache import clear_local
+from skills_app.infra.cache import clear_local
 from tests.factories import ALL_SCOPES, make_token
 
 

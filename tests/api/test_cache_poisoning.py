@@ -25,8 +25,9 @@ from kombu.serialization import loads as kombu_loads
 
 from skills_app.gateway.auth import clear_token_cache
 from skills_app.gateway.ratelimit import limiter
-from skills_app.selectors import cache as recall_cache
-from skills_app.selectors.recall import _path_key, clear_resolutions
+from skills_app.infra import cache as recall_cache
+from skills_app.selectors.recall import clear_resolutions
+from skills_app.selectors.recall.content import _path_key
 from tests.api.conftest import ApiFactory
 from tests.factories import Env, component, publish
 from tests.support import require_service

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from skills_app.selectors.cache import clear_local
+from skills_app.infra.cache import clear_local
 from tests.api.conftest import ApiFactory
 from tests.factories import Env, component, publish, save
 

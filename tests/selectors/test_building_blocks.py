@@ -1,4 +1,4 @@
-"""Cursors, the byte-bounded LRU and the batched rate limiter."""
+"""Cursors and the batched rate limiter."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from django.core.cache import cache
 
 from skills_app import errors
 from skills_app.gateway.ratelimit import RateLimiter, parse_rate
-from skills_app.selectors.cache import ByteBoundedLRU
 from skills_app.selectors.pagination import decode_cursor, encode_cursor
 
 
@@ -41,21 +40,6 @@ def test_tampered_cursors_are_refused(mutate: str) -> None:
         cursor, kind = "abc", "skills"
     with pytest.raises(errors.ValidationFailed):
         decode_cursor(kind, cursor)
-
-
-def test_lru_is_bounded_by_bytes_and_keeps_recent_entries() -> None:
-    lru = ByteBoundedLRU(max_bytes=1000)
-    for i in range(10):
-        lru.set(f"k{i}", i, 200)
-    assert len(lru) == 5
-    assert lru.get("k0") is None
-    assert lru.get("k9") == 9
-    lru.get("k5")  # recently used: survives the next eviction
-    lru.set("k10", 10, 200)
-    assert lru.get("k5") == 5
-    assert lru.get("k6") is None
-    lru.set("huge", "x", 600)  # more than a quarter of the budget: never cached
-    assert lru.get("huge") is None
 
 
 def test_rate_parsing() -> None:

@@ -29,6 +29,7 @@ T = TypeVar("T")
 # One week: the entries are immutable, the timeout only lets unused ones age out of Redis.
 SHARED_TIMEOUT_SECONDS = 7 * 24 * 3600
 KEY_PREFIX = "xmemo:recall:v2:"
+# The module's first home: kept so entries already in the shared cache still verify.
 _MAC_SALT = "skills_app.selectors.cache"
 _MAC_BYTES = 32
 

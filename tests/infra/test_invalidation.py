@@ -16,8 +16,8 @@ from django.test.utils import CaptureQueriesContext
 from skills_app import errors
 from skills_app.access import Actor
 from skills_app.gateway.auth import clear_token_cache
-from skills_app.selectors import invalidation
-from skills_app.selectors.cache import clear_local
+from skills_app.infra import invalidation
+from skills_app.infra.cache import clear_local
 from skills_app.selectors.recall import clear_resolutions, recall
 from tests.factories import build_env, make_token, publish
 from tests.support import require_service

@@ -1,0 +1,140 @@
+"""A revision's immutable content and components, cached by revision id (``infra.cache``)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from dataclasses import astuple, dataclass
+
+from ...domain.paths import is_text
+from ...domain.wire import encode_json
+from ...infra.cache import cached_immutable
+from ...models import SkillComponent, SkillRevision
+
+
+def _path_key(path: str) -> str:
+    return hashlib.sha256(path.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class RootContent:
+    revision_number: int
+    name: str
+    description: str
+    canonical_hash: str
+    frontmatter_json: str  # kept as text so no caller can mutate the cached value
+    instruction_body: str
+    resources: tuple[tuple[str, str, str, int, str], ...]
+
+
+@dataclass(frozen=True)
+class ComponentContent:
+    logical_path: str
+    type: str
+    content_hash: str
+    size: int
+    media_type: str
+    encoding: str
+    content: str
+    raw: bytes
+
+
+def _root_content(revision_id: str, revision_pk: int) -> RootContent:
+    def load() -> RootContent:
+        rev = (
+            SkillRevision.objects.filter(pk=revision_pk)
+            .values_list(
+                "revision_number",
+                "name",
+                "description",
+                "canonical_hash",
+                "frontmatter",
+                "instruction_body",
+            )
+            .get()
+        )
+        resources = tuple(
+            SkillComponent.objects.filter(revision_id=revision_pk)
+            .order_by("logical_path")
+            .values_list("logical_path", "type", "content_hash", "size", "media_type")
+        )
+        return RootContent(
+            revision_number=rev[0],
+            name=rev[1],
+            description=rev[2],
+            canonical_hash=rev[3],
+            frontmatter_json=json.dumps(rev[4] or {}, ensure_ascii=False),
+            instruction_body=rev[5],
+            resources=resources,
+        )
+
+    content = cached_immutable(
+        f"root:{revision_id}", load, encode=_root_encode, decode=_root_decode
+    )
+    assert content is not None
+    return content
+
+
+def _root_encode(content: RootContent) -> bytes:
+    return encode_json(astuple(content))
+
+
+def _root_decode(payload: bytes) -> RootContent:
+    number, name, description, canonical, frontmatter_json, body, resources = json.loads(payload)
+    return RootContent(
+        number, name, description, canonical, frontmatter_json, body, tuple(map(tuple, resources))
+    )
+
+
+def component_content(revision_id: str, revision_pk: int, path: str) -> ComponentContent | None:
+    """One component of a revision the caller has already been allowed to read."""
+
+    def load() -> ComponentContent | None:
+        row = (
+            SkillComponent.objects.filter(revision_id=revision_pk, logical_path=path)
+            .values_list("logical_path", "type", "content_hash", "size", "media_type", "blob__data")
+            .first()
+        )
+        return None if row is None else _component(*row[:5], bytes(row[5]))
+
+    return cached_immutable(
+        f"comp:{revision_id}:{_path_key(path)}",
+        load,
+        encode=_component_encode,
+        decode=_component_decode,
+    )
+
+
+def _component(
+    logical_path: str, ctype: str, content_hash: str, size: int, media_type: str, raw: bytes
+) -> ComponentContent:
+    text = is_text(raw)
+    return ComponentContent(
+        logical_path=logical_path,
+        type=ctype,
+        content_hash=content_hash,
+        size=size,
+        media_type=media_type,
+        encoding="utf-8" if text else "base64",
+        content=raw.decode("utf-8") if text else base64.b64encode(raw).decode("ascii"),
+        raw=raw,
+    )
+
+
+def _component_encode(component: ComponentContent) -> bytes:
+    """The metadata as one JSON line (JSON escapes every newline), then the raw bytes."""
+    header = [
+        component.logical_path,
+        component.type,
+        component.content_hash,
+        component.size,
+        component.media_type,
+    ]
+    return encode_json(header) + b"\n" + component.raw
+
+
+def _component_decode(payload: bytes) -> ComponentContent:
+    header, _, raw = payload.partition(b"\n")
+    logical_path, ctype, content_hash, size, media_type = json.loads(header)
+    return _component(logical_path, ctype, content_hash, size, media_type, raw)

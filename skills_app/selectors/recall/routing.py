@@ -1,0 +1,197 @@
+"""Which level a recall asks for, and the answer as a document or as encoded REST bytes."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import Any, NamedTuple, Unpack
+
+from ... import errors
+from ...access import Actor, require_scope
+from ...domain.wire import encode_json
+from ...infra.cache import local_cache
+from .arguments import (
+    ARGUMENTS_MAX_LENGTH,
+    FALLBACKS,
+    SEARCH_DEFAULT_LIMIT,
+    RecallArgs,
+    _conflicting,
+    _split_slug,
+)
+from .content import _path_key, _root_content, component_content
+from .documents import _resource_document, _root_document, recall_search
+from .resolution import _cached_resolution, _identity, _resolve_by_slug, _resolve_pinned
+
+
+class Encoded(NamedTuple):
+    """A recall answer as the REST body: the same JSON ``recall`` returns, already encoded."""
+
+    kind: str
+    body: bytes
+    etag: str | None
+
+
+def recall(*, actor: Actor, **args: Unpack[RecallArgs]) -> dict[str, Any]:
+    """Pick the level from the arguments given, exactly as ``recall_cloud_skill`` does."""
+    answer = _route(actor=actor, encode=False, **args)
+    assert isinstance(answer, dict)
+    return answer
+
+
+def recall_encoded(*, actor: Actor, **args: Unpack[RecallArgs]) -> Encoded:
+    """``recall`` as JSON bytes plus its ETag — for REST, where the bytes of an immutable
+    answer come from a cache instead of being encoded again on every request."""
+    answer = _route(actor=actor, encode=True, **args)
+    assert isinstance(answer, Encoded)
+    return answer
+
+
+def _encoded(kind: str, document: dict[str, Any]) -> Encoded:
+    """The REST body and its ETag: a digest of the very bytes sent (SPEC §5), so anything in
+    the answer that can change (``state``, ``resolved_by``, a rendered body …) changes the tag,
+    and a 304 never stands for an answer other than the one the client holds."""
+    body = encode_json(document)
+    return Encoded(kind, body, f'"{hashlib.sha256(body).hexdigest()}"')
+
+
+def _encoded_once(key: str, kind: str, document: Callable[[], dict[str, Any]]) -> Encoded:
+    """``_encoded`` of a document fully determined by ``key``, kept per process."""
+    answer = local_cache.get(key)
+    if answer is None:
+        answer = _encoded(kind, document())
+        local_cache.set(key, answer, len(answer.body) + 200)
+    assert isinstance(answer, Encoded)
+    return answer
+
+
+def _route(
+    *,
+    actor: Actor,
+    encode: bool,
+    query: str | None = None,
+    slug: str | None = None,
+    workspace: str | None = None,
+    revision_id: str | None = None,
+    resource: str | None = None,
+    arguments: str | None = None,
+    fallback: str | None = None,
+    limit: int | None = None,
+) -> dict[str, Any] | Encoded:
+    require_scope(actor, "skills:read")
+    # An empty optional parameter means "not given", as ``?workspace=`` does in a query string;
+    # REST and MCP both rely on this one rule.
+    workspace, revision_id, fallback = workspace or None, revision_id or None, fallback or None
+    if resource is not None:
+        if not revision_id:
+            raise errors.RevisionIdRequired(
+                "Resource recall (Level 2) needs the revision_id from the Level 1 answer, so "
+                "every resource comes from the revision you read.",
+                details={"resource": resource},
+            )
+        if query is not None:
+            raise _conflicting("query", "resource")
+        return _resource(
+            actor=actor,
+            slug=slug,
+            workspace=workspace,
+            revision_id=revision_id,
+            resource=resource,
+            encode=encode,
+        )
+    if slug is not None:
+        if query is not None:
+            raise _conflicting("query", "slug")
+        return _root(
+            actor=actor,
+            slug=slug,
+            workspace=workspace,
+            revision_id=revision_id,
+            arguments=arguments,
+            fallback=fallback or "latest",
+            encode=encode,
+        )
+    if query is not None:
+        answer = recall_search(
+            actor=actor,
+            query=query,
+            workspace=workspace,
+            limit=SEARCH_DEFAULT_LIMIT if limit is None else limit,
+        )
+        return Encoded("search", encode_json(answer), None) if encode else answer
+    raise errors.ValidationFailed(
+        "Say what to recall: 'query' to search (Level 0), 'slug' for a skill's instructions "
+        "(Level 1), or 'slug', 'revision_id' and 'resource' for one file (Level 2).",
+        details={"field": "query"},
+    )
+
+
+def _root(
+    *,
+    actor: Actor,
+    slug: str,
+    workspace: str | None,
+    revision_id: str | None,
+    arguments: str | None,
+    fallback: str,
+    encode: bool,
+) -> dict[str, Any] | Encoded:
+    if fallback not in FALLBACKS:
+        raise errors.ValidationFailed(
+            "fallback must be 'latest' or 'none'.", details={"field": "fallback"}
+        )
+    if arguments is not None and (
+        not isinstance(arguments, str) or len(arguments) > ARGUMENTS_MAX_LENGTH
+    ):
+        raise errors.ValidationFailed(
+            f"arguments must be text of at most {ARGUMENTS_MAX_LENGTH:,} characters.",
+            details={"field": "arguments", "limit": ARGUMENTS_MAX_LENGTH},
+        )
+    ws_slug, bare = _split_slug(slug, workspace)
+    if revision_id:
+        target = _resolve_pinned(actor, revision_id, bare, ws_slug)
+        resolved_by = "pinned"
+    else:
+        target, resolved_by = _cached_resolution(
+            ("slug", *_identity(actor), bare, ws_slug, fallback),
+            lambda: _resolve_by_slug(actor, bare, ws_slug, fallback),
+        )
+    content = _root_content(target.revision_id, target.revision_pk)
+    if not encode:
+        return _root_document(target, content, resolved_by, arguments)
+    if arguments is not None:
+        return _encoded("root", _root_document(target, content, resolved_by, arguments))
+    # Everything in this body is fixed by these values: encode it once per process.
+    key = ":".join(
+        ("rootjson", target.revision_id, target.state, resolved_by, target.workspace, target.slug)
+    )
+    return _encoded_once(key, "root", lambda: _root_document(target, content, resolved_by, None))
+
+
+def _resource(
+    *,
+    actor: Actor,
+    revision_id: str | None,
+    resource: str,
+    slug: str | None,
+    workspace: str | None,
+    encode: bool,
+) -> dict[str, Any] | Encoded:
+    if not revision_id:
+        raise errors.RevisionIdRequired(details={"resource": resource})
+    if not isinstance(resource, str) or not resource or len(resource) > 1024:
+        raise errors.ValidationFailed(
+            "resource must be the logical_path of one of the revision's resources.",
+            details={"field": "resource"},
+        )
+    ws_slug, bare = _split_slug(slug, workspace) if slug else (workspace or None, None)
+    target = _resolve_pinned(actor, revision_id, bare, ws_slug)
+    component = component_content(target.revision_id, target.revision_pk, resource)
+    if component is None:
+        raise errors.NotFound(
+            f"Revision '{revision_id}' has no resource '{resource}'.",
+            details={"revision_id": revision_id, "resource": resource},
+        )
+    if not encode:
+        return _resource_document(target, component)
+    key = f"resjson:{target.revision_id}:{component.content_hash}:{_path_key(resource)}"
+    return _encoded_once(key, "resource", lambda: _resource_document(target, component))
