@@ -16,7 +16,8 @@ What it does, all on this machine and on loopback only:
    (or a threaded client when wrk is missing), after a short warm-up;
 4. prints throughput and latency (median, p95, p99), the ratios to the bare view, and the
    targets: Level 1 and 2 throughput >= 50% of bare with p99 <= 10 ms, Level 0 p95 <= 50 ms;
-5. measures Level 1 again with an OAuth access token (SPEC §12) and prints its cost per request
+5. measures Level 1 again with an OAuth access token (docs/contract.md §12) and prints its cost per
+   request
    as a ratio to the API token's (target: at most 1.10).
 
 The token's rate limit is raised for the run (the throttle code still runs on every request).

@@ -1,4 +1,5 @@
-"""Workspace backups (SPEC §9): every skill with every revision, written and read back verified.
+"""Workspace backups (docs/contract.md §9): every skill with every revision, written and read back
+verified.
 
 A backup is a deterministic ZIP (the capsule writer's fixed order, timestamps and modes)::
 
@@ -24,7 +25,7 @@ revisions simply have no comments or approvals).
 Reading verifies everything before anything is stored: the ZIP through the same safe reader as
 imports; exactly the listed files; every blob's size and sha256; each SKILL.md against the
 manifest's name, description and frontmatter; every canonical hash recomputed; the limits of
-SPEC §3; revision numbers 1..n; at most one published revision per skill.
+docs/contract.md §3; revision numbers 1..n; at most one published revision per skill.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Source Capsules (SPEC §9): lossless, deterministic ZIP exports of revisions, and their reading.
+"""Source Capsules (docs/contract.md §9): lossless, deterministic ZIP exports of revisions, and
+their reading.
 
 One revision's capsule is a ZIP holding, in this order::
 

@@ -1,4 +1,5 @@
-"""Encryption at rest for workspace secrets (SPEC §2) and webhook signing secrets, with the
+"""Encryption at rest for workspace secrets (docs/contract.md §2) and webhook signing secrets, with
+the
 ``cryptography`` library's Fernet (AES-128-CBC + HMAC-SHA256, authenticated, with a timestamp)
 behind a ``MultiFernet``.
 

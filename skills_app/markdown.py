@@ -1,4 +1,4 @@
-"""Markdown for the browser: the one place skill text becomes HTML (SPEC §11).
+"""Markdown for the browser: the one place skill text becomes HTML (docs/contract.md §11).
 
 Two layers, so a mistake in one is caught by the other:
 

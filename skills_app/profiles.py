@@ -1,5 +1,5 @@
 """Client profiles: reads ``config/mcp-documentation-contract.json``, the only place that decides
-which MCP tools each client profile sees (SPEC §12).
+which MCP tools each client profile sees (docs/contract.md §12).
 
 Neutral ground: tokens (services), the console's token forms, REST and MCP all name profiles, so
 they live here rather than in the MCP door.

@@ -11,7 +11,7 @@ store (``skills_app.infra.cache``).
 
 Degraded, not down. Everything this project keeps in the cache can be recomputed from the
 database, so ``TolerantRedisCache`` (the configured backend, data only as well) turns a Redis
-outage into misses and skipped writes instead of failing the request (SPEC §7). Counting
+outage into misses and skipped writes instead of failing the request (docs/contract.md §7). Counting
 (``incr``/``decr``) still raises: a caller that counts must know the count is missing (the rate
 limiter then counts in-process).
 """

@@ -201,7 +201,7 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("XMEMO_HSTS_INCLUDE_SUBDOMAINS", True)
 SECURE_HSTS_PRELOAD = env_bool("XMEMO_HSTS_PRELOAD", True)
 SECURE_SSL_REDIRECT = env_bool("XMEMO_SSL_REDIRECT", SESSION_COOKIE_SECURE)
 
-# --- Accounts: sign-up, invitations, e-mail (SPEC §16) -----------------------------------------
+# --- Accounts: sign-up, invitations, e-mail (docs/contract.md §16) --------------------------------
 # Open sign-up: anybody may create an account at /signup/ (on in the embedded default only).
 XMEMO_OPEN_SIGNUP = env_bool("XMEMO_OPEN_SIGNUP", EMBEDDED)
 XMEMO_INVITATION_DAYS = int(os.environ.get("XMEMO_INVITATION_DAYS", "7"))
@@ -346,7 +346,8 @@ OAUTH2_PROVIDER = {
 # ConnectionValidator at the authorization endpoint; tested by
 # tests/oauth/test_redirect_schemes.py. The library has no loopback-only setting to use instead.
 SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008"]
-# URL import (SPEC §8): base URLs are settings so tests can point them at a local fake server.
+# URL import (docs/contract.md §8): base URLs are settings so tests can point them at a local fake
+# server.
 XMEMO_GITHUB_API_URL = os.environ.get("XMEMO_GITHUB_API_URL", "https://api.github.com")
 XMEMO_GITHUB_CODELOAD_URL = os.environ.get(
     "XMEMO_GITHUB_CODELOAD_URL", "https://codeload.github.com"
@@ -360,17 +361,19 @@ XMEMO_IMPORT_ALLOW_PRIVATE = env_bool("XMEMO_IMPORT_ALLOW_PRIVATE", False)
 XMEMO_IMPORT_MAX_BYTES = int(os.environ.get("XMEMO_IMPORT_MAX_BYTES", str(16 * 1024 * 1024)))
 XMEMO_IMPORT_TIMEOUT_SECONDS = float(os.environ.get("XMEMO_IMPORT_TIMEOUT_SECONDS", "20"))
 XMEMO_IMPORT_DIR_ROOTS = env_list("XMEMO_IMPORT_DIR_ROOTS", "")
-# Webhooks (SPEC §16): delivery attempts with exponential backoff (base * 2**(n-1) seconds),
+# Webhooks (docs/contract.md §16): delivery attempts with exponential backoff (base * 2**(n-1)
+# seconds),
 # each POST bounded in time and in how much of the answer is read. Private and loopback
 # addresses are refused unless XMEMO_WEBHOOK_ALLOW_PRIVATE (tests only).
 XMEMO_WEBHOOK_ALLOW_PRIVATE = env_bool("XMEMO_WEBHOOK_ALLOW_PRIVATE", False)
 XMEMO_WEBHOOK_MAX_ATTEMPTS = int(os.environ.get("XMEMO_WEBHOOK_MAX_ATTEMPTS", "6"))
 XMEMO_WEBHOOK_BACKOFF_SECONDS = float(os.environ.get("XMEMO_WEBHOOK_BACKOFF_SECONDS", "30"))
 XMEMO_WEBHOOK_TIMEOUT_SECONDS = float(os.environ.get("XMEMO_WEBHOOK_TIMEOUT_SECONDS", "10"))
-# Sandbox (SPEC §13).
+# Sandbox (docs/contract.md §13).
 XMEMO_BWRAP_PATH = os.environ.get("XMEMO_BWRAP_PATH", "bwrap")
 XMEMO_SANDBOX_MAX_TIMEOUT = int(os.environ.get("XMEMO_SANDBOX_MAX_TIMEOUT", "120"))
-# Workspace secrets (SPEC §2): Fernet keys, comma-separated; the first encrypts, all decrypt (a
+# Workspace secrets (docs/contract.md §2): Fernet keys, comma-separated; the first encrypts, all
+# decrypt (a
 # rotation prepends a new key, runs `manage.py rotate_workspace_secrets`, then drops the old).
 # Empty: a key derived from SECRET_KEY, which production should not rely on (see skills_app.crypto).
 XMEMO_SECRETS_KEY = env_list("XMEMO_SECRETS_KEY", "")

@@ -1,5 +1,5 @@
 """OpenAPI details drf-spectacular cannot guess: the bearer scheme and the error envelope that
-every operation may answer (SPEC §7)."""
+every operation may answer (docs/contract.md §7)."""
 
 from __future__ import annotations
 

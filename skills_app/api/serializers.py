@@ -190,7 +190,7 @@ def _choice(values: list[str]) -> serializers.CharField:
 
 
 class ErrorBody(serializers.Serializer):
-    code = serializers.CharField(help_text="UPPER_SNAKE error code (SPEC §7).")
+    code = serializers.CharField(help_text="UPPER_SNAKE error code (docs/contract.md §7).")
     message = serializers.CharField()
     details = serializers.DictField(child=serializers.JSONField())
 
@@ -240,7 +240,9 @@ class RootDataOut(serializers.Serializer):
     resolved_by = _choice(["published", "latest_fallback", "pinned"])
     resources = ResourceOut(many=True)
     rendered_body = serializers.CharField(
-        required=False, allow_blank=True, help_text="Only when 'arguments' was given (SPEC §11)."
+        required=False,
+        allow_blank=True,
+        help_text="Only when 'arguments' was given (docs/contract.md §11).",
     )
 
 

@@ -1,4 +1,5 @@
-"""The REST API under /v1/ (SPEC §7). Add new endpoints above the catch-all at the end; the
+"""The REST API under /v1/ (docs/contract.md §7). Add new endpoints above the catch-all at the end;
+the
 tenant-isolation test walks every pattern here and fails on one it does not know."""
 
 from __future__ import annotations

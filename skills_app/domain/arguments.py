@@ -1,5 +1,5 @@
 """Arguments checked against a JSON Schema (Draft 2020-12), with errors that name the field:
-an MCP tool's input schema, and a script manifest's ``schema`` (SPEC §13)."""
+an MCP tool's input schema, and a script manifest's ``schema`` (docs/contract.md §13)."""
 
 from __future__ import annotations
 

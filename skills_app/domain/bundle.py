@@ -22,7 +22,7 @@ class ComponentData:
     media_type: str = "application/octet-stream"
 
     def __post_init__(self) -> None:
-        # Paths are stored NFC (SPEC §3), whichever door the component came through.
+        # Paths are stored NFC (docs/contract.md §3), whichever door the component came through.
         object.__setattr__(self, "logical_path", nfc_path(self.logical_path))
 
 

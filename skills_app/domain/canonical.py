@@ -1,7 +1,7 @@
-"""The canonical hash of a revision's content (SPEC §3).
+"""The canonical hash of a revision's content (docs/contract.md §3).
 
 The document is specified byte for byte so anyone can recompute the hash from a Source
-Capsule; change nothing here without changing the SPEC (and every stored hash) with it.
+Capsule; change nothing here without changing docs/contract.md §3 (and every stored hash) with it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Word-level diff between two revisions (SPEC §10), as JSON-ready data.
+"""Word-level diff between two revisions (docs/contract.md §10), as JSON-ready data.
 
 Texts are cut into word, whitespace and punctuation tokens; each distinct token becomes one
 character (diff-match-patch's ``linesToChars`` trick, applied to words), the characters are
@@ -134,7 +134,8 @@ def _listing(path: str, component: ComponentSnapshot) -> dict[str, Any]:
 
 
 def diff_snapshots(old: RevisionSnapshot, new: RevisionSnapshot) -> dict[str, Any]:
-    """The diff of SPEC §10. ``name``/``description``/``frontmatter`` are None when equal.
+    """The diff of docs/contract.md §10. ``name``/``description``/``frontmatter`` are None when
+    equal.
 
     ``frontmatter`` diffs a key-sorted YAML dump. A component is "changed" when its bytes or
     its type differ; its ``diff`` is None when either side is binary or only the type changed.

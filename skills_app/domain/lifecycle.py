@@ -1,4 +1,4 @@
-"""The revision lifecycle of SPEC §4 as one table.
+"""The revision lifecycle of docs/contract.md §4 as one table.
 
 ``TRANSITIONS`` is the only place that says which action moves a revision from which state to
 which, for which role in which kind of workspace. Services call ``check_transition`` (under
@@ -35,7 +35,8 @@ PERSONAL = "personal"
 TEAM = "team"
 WORKSPACE_KINDS = (PERSONAL, TEAM)
 # Where agents may be served a revision nobody reviewed when a skill has no published one (the
-# latest fallback of SPEC §5). A personal workspace's owner is its only author and reader; a
+# latest fallback of docs/contract.md §5). A personal workspace's owner is its only author and
+# reader; a
 # team reviews so that unreviewed text never reaches agents by default — not through a first
 # draft, nor by deprecating the published revision. Level 1 and Level 0 both follow this.
 LATEST_FALLBACK_KINDS = frozenset({PERSONAL})
@@ -47,7 +48,7 @@ ROLES = (OWNER, ADMIN, MEMBER)
 # The roles that administer a workspace (members, settings, archive/delete, workspace exports).
 ADMIN_ROLES = (OWNER, ADMIN)
 
-# What a token may do (SPEC §2); roles are checked apart, by the rows below.
+# What a token may do (docs/contract.md §2); roles are checked apart, by the rows below.
 READ = "skills:read"
 WRITE = "skills:write"
 REVIEW = "skills:review"
@@ -136,7 +137,8 @@ TRANSITIONS: tuple[Transition, ...] = (
         scope=REVIEW,
         review_decision=True,
     ),
-    # Reject named for what it is (SPEC §16): the revision goes back to its author with a comment.
+    # Reject named for what it is (docs/contract.md §16): the revision goes back to its author with
+    # a comment.
     Transition(
         REQUEST_CHANGES,
         frozenset({PROPOSED}),

@@ -1,4 +1,5 @@
-"""The size and shape limits of SPEC §3, checked on a whole bundle before anything is stored.
+"""The size and shape limits of docs/contract.md §3, checked on a whole bundle before anything is
+stored.
 
 ``validate_bundle`` is the one gate every writer (console, REST, MCP, imports, restore) passes
 through; each failure names the limit it broke so a person can fix the input.
@@ -46,7 +47,8 @@ MAX_COMPONENT_BYTES = 131_072
 NAME_MAX = 200
 DESCRIPTION_MAX = 1024
 SLUG_MAX = 64
-# Not in the SPEC: without it the body limit could be dodged by moving text into frontmatter,
+# A decision of docs/contract.md §3: without it the body limit could be dodged by moving text into
+# frontmatter,
 # which Level 1 returns in full. Measured as compact UTF-8 JSON, like the canonical document.
 MAX_FRONTMATTER_BYTES = 65_536
 

@@ -1,4 +1,4 @@
-"""Component logical paths (SPEC §3) and the media type a component is served with.
+"""Component logical paths (docs/contract.md §3) and the media type a component is served with.
 
 A logical path is where a component lives inside a skill directory and inside a Source Capsule
 ZIP, so the rules here are the ones that keep an export extractable on every operating system:

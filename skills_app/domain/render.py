@@ -1,4 +1,4 @@
-"""The one body renderer (SPEC §11): console argument preview and Level 1 ``arguments``.
+"""The one body renderer (docs/contract.md §11): console argument preview and Level 1 ``arguments``.
 
 Single pass: one regular expression walks the original body once and every match is replaced
 by a function of that match alone. Substituted text is never scanned again, so an argument
@@ -17,7 +17,8 @@ Tokens, as written in the body:
 ``@path``                  ``Read(path)`` at line start or after whitespace (so ``a@b.com`` stays)
 =========================  =====================================================================
 
-The output is capped at ``MAX_RENDERED_BYTES`` of UTF-8 (SPEC §5): arguments substituted many
+The output is capped at ``MAX_RENDERED_BYTES`` of UTF-8 (docs/contract.md §5): arguments substituted
+many
 times over could otherwise multiply a 64 KiB body into hundreds of megabytes. The renderer counts
 as it goes and stops at the first piece past the cap, so it never holds much more than the cap.
 

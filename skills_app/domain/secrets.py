@@ -1,4 +1,4 @@
-"""Workspace secrets (SPEC §2, §13): the shape of a name and a value.
+"""Workspace secrets (docs/contract.md §2, §13): the shape of a name and a value.
 
 A secret's name is the environment variable a script receives it under, so it follows the
 same rule as a manifest's ``env_allow`` entries.

@@ -33,7 +33,7 @@ from skills_app.errors import ValidationFailed
 IDENTITY_KEYS = ("name", "description")
 COMPATIBILITY_MAX = 500
 SCRIPT_CLASSES = ("safe", "mutating", "dangerous")
-# Renderer words an argument name may not shadow (SPEC §11).
+# Renderer words an argument name may not shadow (docs/contract.md §11).
 RESERVED_ARGUMENT_NAMES = ("ARGUMENTS", "ARG_COUNT")
 
 _STR_TAG = "tag:yaml.org,2002:str"
@@ -280,7 +280,7 @@ def merge_frontmatter(name: str, description: str, rest: Mapping[str, Any]) -> d
     return merged
 
 
-# --- dialect validation (SPEC §8) -------------------------------------------------------------
+# --- dialect validation (docs/contract.md §8) -----------------------------------------------------
 
 
 def _is_str(value: Any) -> bool:

@@ -1,4 +1,4 @@
-"""Whether text can be stored at all (SPEC §3): valid Unicode, no NUL.
+"""Whether text can be stored at all (docs/contract.md §3): valid Unicode, no NUL.
 
 PostgreSQL text and JSON cannot hold NUL, and a lone surrogate (``"\\ud800"``, which JSON and
 YAML escapes can produce) cannot be encoded as UTF-8 anywhere. Both are refused up front, naming

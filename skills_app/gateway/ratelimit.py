@@ -11,7 +11,7 @@ the batch is one request and every request syncs.
 
 While the shared cache is unreachable (a Redis outage) each process goes on counting alone —
 a per-process limiter, looser by the number of processes — and asks the cache again after
-``RETRY_SECONDS``: rate limiting degrades, requests keep being answered (SPEC §7).
+``RETRY_SECONDS``: rate limiting degrades, requests keep being answered (docs/contract.md §7).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Two-level cache for immutable recall data: an in-process LRU, then the Django cache.
 
 Only content that can never change goes here — a revision's Level 1 content and its
-components are immutable (SPEC §3), and revision ids are random and never reused, so entries
+components are immutable (docs/contract.md §3), and revision ids are random and never reused, so
+entries
 need no invalidation. What *can* change (which revision is published, who may read it, whether
 the revision still exists) is resolved by one database query on every request before the cache
 is consulted, so a deleted skill or a removed member never reads from here.

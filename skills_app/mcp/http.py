@@ -6,7 +6,8 @@ Every request passes, in order:
    ``XMEMO_MCP_ALLOWED_HOSTS`` (loopback by default) and ``XMEMO_MCP_ALLOWED_ORIGINS``;
 2. bearer-token authentication with exactly the REST rules (``gateway.auth``):
    a missing, unknown, revoked or expired token is answered 401 with the REST error envelope
-   and ``WWW-Authenticate: Bearer resource_metadata=…`` (the OAuth discovery of SPEC §12)
+   and ``WWW-Authenticate: Bearer resource_metadata=…`` (the OAuth discovery of docs/contract.md
+   §12)
    before any MCP message is read; an OAuth access token bound to this server is accepted;
 3. ``GET`` answers 405: with no server-initiated messages there is no event stream to offer;
 4. the SDK's streamable HTTP transport, in **stateless JSON mode**: no session state lives in a

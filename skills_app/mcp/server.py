@@ -1,4 +1,4 @@
-"""The MCP server of SPEC §12, independent of the transport that carries it.
+"""The MCP server of docs/contract.md §12, independent of the transport that carries it.
 
 Which tools a caller sees and may call is decided per request from its token's client profile:
 the profile's tools in ``config/mcp-documentation-contract.json`` that this server implements
@@ -88,7 +88,7 @@ def _json_text(value: Any) -> types.TextContent:
 
 
 def _error_result(exc: XmemoError) -> types.CallToolResult:
-    """A tool error carrying the REST error envelope (SPEC §7)."""
+    """A tool error carrying the REST error envelope (docs/contract.md §7)."""
     envelope = {"error": exc.as_dict()}
     return types.CallToolResult(
         content=[_json_text(envelope)], structured_content=envelope, is_error=True

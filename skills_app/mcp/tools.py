@@ -6,7 +6,8 @@ one entry: it applies the REST rate limit, the token scope the contract names an
 contract's input schema, then runs the body. Failures are ``skills_app.errors`` exceptions,
 which the server reports as tool errors carrying the REST error envelope.
 
-``execute_cloud_skill`` has no body here on purpose: it is REST-only (SPEC §12, §13), so no
+``execute_cloud_skill`` has no body here on purpose: it is REST-only (docs/contract.md §12, §13), so
+no
 contract, however edited, can make the MCP server run it.
 """
 

@@ -1,4 +1,5 @@
-"""Component rows of an existing revision cannot be inserted or deleted by plain SQL (SPEC §3).
+"""Component rows of an existing revision cannot be inserted or deleted by plain SQL
+(docs/contract.md §3).
 
 Migration 0002 refuses UPDATEs; this closes INSERT and DELETE. A revision carries
 ``components_lock``: ``open`` while the save that creates it runs (its components are inserted

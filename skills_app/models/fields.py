@@ -11,7 +11,8 @@ from psycopg.types.json import Json
 
 
 class OrderedJSONField(models.JSONField):
-    """A JSONField whose mappings keep their key order on PostgreSQL too (SPEC §3: frontmatter
+    """A JSONField whose mappings keep their key order on PostgreSQL too (docs/contract.md §3:
+    frontmatter
     "values and key order as authored").
 
     Django stores JSONField as ``jsonb`` there, which reorders keys (shorter first); this field

@@ -1,4 +1,4 @@
-"""The review conversation of a revision (SPEC §16): comments and recorded approvals."""
+"""The review conversation of a revision (docs/contract.md §16): comments and recorded approvals."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ class RevisionApproval(models.Model):
 
 
 class NotificationPreference(models.Model):
-    """Which review e-mails a user wants (SPEC §16); no row = all of them."""
+    """Which review e-mails a user wants (docs/contract.md §16); no row = all of them."""
 
     user = models.OneToOneField(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notification_preference"

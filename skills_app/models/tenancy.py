@@ -24,7 +24,8 @@ class Workspace(models.Model):
     cloud_skills_enabled = models.BooleanField(default=default_skills_enabled)
     require_distinct_reviewer = models.BooleanField(default=False)
     allow_dangerous_scripts = models.BooleanField(default=False)
-    # How many distinct reviewers (never the author) must approve a team revision (SPEC §16).
+    # How many distinct reviewers (never the author) must approve a team revision (docs/contract.md
+    # §16).
     required_approvals = models.PositiveSmallIntegerField(default=1)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
@@ -74,7 +75,7 @@ class ApiToken(models.Model):
     """A bearer token. Only a SHA-256 of the secret is stored (tokens carry 256 random bits,
     so a fast hash is safe and keeps authentication to one indexed lookup).
 
-    A token with a ``role`` belongs to its ``workspace``, not to a person (SPEC §16): a
+    A token with a ``role`` belongs to its ``workspace``, not to a person (docs/contract.md §16): a
     service account whose role there — not ``user``'s membership — bounds what it may do.
     ``user`` is then only who created it; it keeps working when they leave the team.
     """
@@ -117,7 +118,7 @@ class ApiToken(models.Model):
 
 
 class WorkspaceSecret(models.Model):
-    """A value a workspace's scripts may receive (SPEC §2, §13), stored only encrypted.
+    """A value a workspace's scripts may receive (docs/contract.md §2, §13), stored only encrypted.
 
     ``ciphertext`` is a Fernet token (see ``skills_app.crypto``); the plain value is never
     stored, logged, audited or answered.

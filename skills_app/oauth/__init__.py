@@ -1,4 +1,4 @@
-"""OAuth 2.1 for MCP clients on django-oauth-toolkit (SPEC §12).
+"""OAuth 2.1 for MCP clients on django-oauth-toolkit (docs/contract.md §12).
 
 ``resource`` says which audience this server is; ``tokens`` turns an OAuth access token into the
 consented ``ApiToken`` for ``gateway.auth``; ``validator`` adds the product's rules to the library's

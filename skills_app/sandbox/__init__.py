@@ -1,4 +1,5 @@
-"""Sandboxed script execution (SPEC §13): the bubblewrap runner, its wire protocol and policy."""
+"""Sandboxed script execution (docs/contract.md §13): the bubblewrap runner, its wire protocol and
+policy."""
 
 from skills_app.sandbox.policy import (
     DEFAULT_MAX_TIMEOUT_SECONDS,

@@ -1,4 +1,4 @@
-"""Who may run a script, and for how long (SPEC §13; classes from seed 000 "Class 분류").
+"""Who may run a script, and for how long (docs/contract.md §13, "Class gating").
 
 Pure rules with no Django in them, so the REST view, the service and the task all ask the same
 questions and get the same answers.

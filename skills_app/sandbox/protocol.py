@@ -1,4 +1,4 @@
-"""The subprocess wire protocol of a skill script (SPEC §13, seed 000 "와이어 프로토콜").
+"""The subprocess wire protocol of a skill script (docs/contract.md §13, "Wire protocol").
 
 stdin carries the JSON args object, stdout must carry exactly one JSON result object, stderr is
 free-form log lines. These two functions are the only place that encodes or judges those bytes.

@@ -1,4 +1,4 @@
-"""Run one script of a revision inside bubblewrap (SPEC §13).
+"""Run one script of a revision inside bubblewrap (docs/contract.md §13).
 
 The isolation, and why each piece is there:
 

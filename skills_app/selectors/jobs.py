@@ -1,4 +1,4 @@
-"""The read side of jobs: one job as the API answers it (SPEC §7)."""
+"""The read side of jobs: one job as the API answers it (docs/contract.md §7)."""
 
 from __future__ import annotations
 

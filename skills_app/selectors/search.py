@@ -83,7 +83,8 @@ def search_skills(
 
 def _filters(actor: Actor, workspace: Workspace | None) -> tuple[str, list[Any]]:
     access_sql, access_params = readable_workspace_sql(actor, "s.workspace_id")
-    # The revision Level 1 answers by default (SPEC §5): the published one, else — only where
+    # The revision Level 1 answers by default (docs/contract.md §5): the published one, else — only
+    # where
     # unreviewed revisions may be served — the current one, which the search columns mirror.
     fallback_kinds = sorted(LATEST_FALLBACK_KINDS)
     sql = (

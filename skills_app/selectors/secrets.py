@@ -35,7 +35,8 @@ def secret_list(
 
 
 def script_environment(*, workspace: Workspace, names: Iterable[str]) -> dict[str, str]:
-    """The environment of a script of ``workspace`` whose manifest names ``names`` (SPEC §13):
+    """The environment of a script of ``workspace`` whose manifest names ``names`` (docs/contract.md
+    §13):
     each name that is one of the workspace's secrets, with its value. Nothing else — names with
     no secret are left out, and no value ever comes from the worker's own environment."""
     wanted = [name for name in names if isinstance(name, str)]

@@ -1,4 +1,5 @@
-"""Reads of skills, revisions, components and diffs (the JSON shapes of SPEC §7 and §10)."""
+"""Reads of skills, revisions, components and diffs (the JSON shapes of docs/contract.md §7 and
+§10)."""
 
 from __future__ import annotations
 
@@ -310,7 +311,7 @@ def component_file(*, actor: Actor, revision_id: str, logical_path: str) -> Comp
     return component
 
 
-# --- diff (SPEC §10) ----------------------------------------------------------------------------
+# --- diff (docs/contract.md §10) ------------------------------------------------------------------
 
 
 def _snapshot(revision: SkillRevision) -> RevisionSnapshot:

@@ -98,7 +98,8 @@ def _free_personal_slug(username: str) -> str:
 
 @transaction.atomic
 def personal_workspace_ensure(*, user: User) -> Workspace:
-    """Give ``user`` their personal workspace unless they have one (SPEC §2: one per user,
+    """Give ``user`` their personal workspace unless they have one (docs/contract.md §2: one per
+    user,
     however the user comes to exist). Idempotent; the slug is the username when it can be."""
     existing = personal_workspace(user)
     if existing is not None:
@@ -271,7 +272,8 @@ def _require_within_parent(
     profile: str,
     expires_at: datetime | None,
 ) -> None:
-    """A token made with a token is bounded by it (SPEC §2): scopes ⊆, the same workspace
+    """A token made with a token is bounded by it (docs/contract.md §2): scopes ⊆, the same
+    workspace
     restriction, an expiry no later, and a client profile that exposes no more MCP tools."""
     if "workspace:admin" not in (parent.scopes or []):
         raise errors.PermissionDenied(
@@ -309,7 +311,8 @@ WORKSPACE_TOKEN_ROLES = ("member", "admin")
 
 
 def _workspace_token_check(actor: Actor, workspace: Workspace | None, role: str) -> Workspace:
-    """A token owned by a team (SPEC §16): made by its owners and admins, with the role member
+    """A token owned by a team (docs/contract.md §16): made by its owners and admins, with the role
+    member
     or admin there (never owner: a token cannot manage who owns the team)."""
     if workspace is None:
         raise errors.ValidationFailed(

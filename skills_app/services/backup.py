@@ -1,4 +1,4 @@
-"""Workspace backup and restore (SPEC §9): the database side of ``skills_app.backup``.
+"""Workspace backup and restore (docs/contract.md §9): the database side of ``skills_app.backup``.
 
 Restore rules (decided here, documented in docs/backup.md):
 

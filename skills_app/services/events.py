@@ -1,4 +1,5 @@
-"""Product events for webhooks (SPEC §16), derived from the audit entries the services write.
+"""Product events for webhooks (docs/contract.md §16), derived from the audit entries the services
+write.
 
 ``audit_record`` hands every entry to ``emit_from_audit``: the audit trail already names each
 change once, in its transaction, so events need no second set of call sites. An event becomes

@@ -1,4 +1,4 @@
-"""Invitations into a team, and sign-up (SPEC §16).
+"""Invitations into a team, and sign-up (docs/contract.md §16).
 
 An invitation is a single-use link with an expiry, mailed to one address. Accepting it either
 joins the signed-in account (whose e-mail must be the invited address: the link proves control

@@ -1,4 +1,4 @@
-"""Who is told what about a review, by e-mail (SPEC §16). The one place that decides it.
+"""Who is told what about a review, by e-mail (docs/contract.md §16). The one place that decides it.
 
 * a revision is proposed → the team's reviewers (owners and admins), not whoever proposed it;
 * a revision is approved, rejected, sent back (changes requested) or commented on → its author,

@@ -1,4 +1,5 @@
-"""Consent to an OAuth client (SPEC §12): the product side of django-oauth-toolkit's flow.
+"""Consent to an OAuth client (docs/contract.md §12): the product side of django-oauth-toolkit's
+flow.
 
 Approving a client makes an ``ApiToken`` with the consented scopes, workspace and profile and
 links it to the (user, application) pair; the OAuth access tokens of that pair act through it.

@@ -1,4 +1,5 @@
-"""The review conversation of a revision (SPEC §16): comments, and the approvals a team needs.
+"""The review conversation of a revision (docs/contract.md §16): comments, and the approvals a team
+needs.
 
 ``revision_comment_add`` is its own use case (one transaction). ``thread_comment_record`` and
 ``approval_record`` run inside the lifecycle transaction of ``services.skills`` (the skill row is

@@ -1,4 +1,5 @@
-"""The save of SPEC §6 from its JSON payload, shared by ``POST /v1/skills/save`` and the MCP tool
+"""The save of docs/contract.md §6 from its JSON payload, shared by ``POST /v1/skills/save`` and the
+MCP tool
 ``save_cloud_skill`` so both front doors check, store and answer alike.
 
 The payload is untrusted JSON: every field is checked for its type here (a wrong type is a
@@ -130,7 +131,7 @@ def _components(value: Any) -> tuple[ComponentData, ...] | None:
 
 
 def save_answer(result: SaveResult) -> dict[str, Any]:
-    """The answer of a save (SPEC §6)."""
+    """The answer of a save (docs/contract.md §6)."""
     revision = result.revision
     return {
         "skill_id": revision.skill.skill_id,
@@ -145,7 +146,7 @@ def save_answer(result: SaveResult) -> dict[str, Any]:
 def save_from_payload(
     *, actor: Actor, payload: Any, source: str = SkillRevision.Source.API
 ) -> dict[str, Any]:
-    """Check ``payload`` (the JSON body of SPEC §6), save it, and return the answer.
+    """Check ``payload`` (the JSON body of docs/contract.md §6), save it, and return the answer.
 
     ``components`` omitted or null carries the base revision's components over; a list is the
     full new set. ``intent`` defaults to ``draft``. Raises ``ValidationFailed`` for a payload of

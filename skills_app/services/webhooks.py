@@ -1,4 +1,4 @@
-"""Webhooks (SPEC §16): subscriptions of a workspace, and the signed delivery of events.
+"""Webhooks (docs/contract.md §16): subscriptions of a workspace, and the signed delivery of events.
 
 A delivery is a POST of the event JSON with the Standard Webhooks headers (``webhook-id``,
 ``webhook-timestamp``, ``webhook-signature``), sent through the outbound guard to the

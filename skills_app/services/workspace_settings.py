@@ -1,4 +1,4 @@
-"""A workspace's settings and secrets, owned by its owners and admins (SPEC §2).
+"""A workspace's settings and secrets, owned by its owners and admins (docs/contract.md §2).
 
 Every change is audited; a secret's value never is: entries name the secret only.
 """

@@ -1,6 +1,6 @@
 """Safe, bounded reading of skill ZIPs: one skill, a pack, or a repository archive's folder.
 
-Layout (SPEC §8):
+Layout (docs/contract.md §8):
 
 * ``SKILL.md`` (or ``skill.json``) at the root → one skill; every other file is a component.
 * Otherwise each top-level folder holding a SKILL.md (or skill.json) is a skill: one folder is
@@ -32,7 +32,8 @@ with hard caps where they do not (headers can lie):
   a lying header costs at most one cap of memory, and the bytes read never exceed the declared
   total that was already bounded.
 
-Each refusal names the offending entry: UnsafeArchive, or the SPEC's limit error
+Each refusal names the offending entry: UnsafeArchive, or the limit's own error (docs/contract.md
+§3)
 (ComponentTooLarge, TooManyComponents, BodyTooLarge), ValidationFailed for a missing SKILL.md,
 invalid UTF-8 or malformed YAML, UnsupportedFormat for what is not a ZIP.
 """

@@ -1,4 +1,4 @@
-"""The directory-tree loader (SPEC §8, seeds/000 "로더 동작"): walk roots, yield one entry per find.
+"""The directory-tree loader (docs/contract.md §8): walk roots, yield one entry per find.
 
 Every folder holding ``SKILL.md`` (or, failing that, ``skill.json``) is a skill; its whole
 subtree is its components, so it is not searched for further skills. Walking never stops on a
@@ -16,7 +16,7 @@ broken entry: each manifest yields a ``DirectoryEntry`` whose status says what h
 Symlinked folders that stay inside the root are not descended (their real location is walked
 anyway); inside a skill folder they are followed, once each. Junk (``.git/``, ``__MACOSX/``,
 ``.DS_Store``) is skipped as in ZIPs. Duplicate slugs are the caller's call, with
-``directory_outcomes``: the first one found wins, as in the seed loader, so dropping a new copy
+``directory_outcomes``: the first one found wins (docs/contract.md §8), so dropping a new copy
 in before removing the old one never breaks a run.
 """
 

@@ -41,7 +41,7 @@ MANIFEST_MAX_BYTES = 256 * 1024
 JUNK_FOLDERS = frozenset({"__MACOSX", ".git"})
 JUNK_FILES = frozenset({".DS_Store", "Thumbs.db"})
 
-# SPEC §8: the first folder of a component's path decides its type.
+# docs/contract.md §8: the first folder of a component's path decides its type.
 _TYPE_BY_FOLDER = {
     "scripts": "script",
     "reference": "reference",

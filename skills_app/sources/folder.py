@@ -8,7 +8,8 @@ Which manifest decides:
 
 A SKILL.md skill takes its slug from the folder's name when that is a valid slug (the Agent
 Skills convention, and what a pack of capsules writes), else from its name; a skill.json
-skill's slug is always its name with ``_`` → ``-`` (SPEC §8); a capsule's is the recorded one.
+skill's slug is always its name with ``_`` → ``-`` (docs/contract.md §8); a capsule's is the
+recorded one.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A ``skill.json`` subprocess manifest → a bundle (SPEC §8, seeds/000 "Skill manifest").
+"""A ``skill.json`` subprocess manifest → a bundle (docs/contract.md §8, "skill.json").
 
 The manifest becomes a skill whose entry executable is a ``script`` component and whose
 manifest fields live on in frontmatter (every field but ``name``/``description``, which are

@@ -1,4 +1,4 @@
-"""A single uploaded SKILL.md → a bundle (SPEC §8 "SKILL.md upload")."""
+"""A single uploaded SKILL.md → a bundle (docs/contract.md §8 "SKILL.md upload")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""URL import (SPEC §8): GitHub folders, ClawHub skills, or a direct link, fetched SSRF-safely.
+"""URL import (docs/contract.md §8): GitHub folders, ClawHub skills, or a direct link, fetched
+SSRF-safely.
 
 What a URL means:
 

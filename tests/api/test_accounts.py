@@ -1,4 +1,4 @@
-"""Workspaces, members, tokens and the audit log (SPEC §7)."""
+"""Workspaces, members, tokens and the audit log (docs/contract.md §7)."""
 
 from __future__ import annotations
 

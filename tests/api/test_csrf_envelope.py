@@ -1,4 +1,4 @@
-"""Every /v1/ failure answers the JSON envelope, CSRF included (SPEC §7)."""
+"""Every /v1/ failure answers the JSON envelope, CSRF included (docs/contract.md §7)."""
 
 from __future__ import annotations
 

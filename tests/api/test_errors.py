@@ -1,4 +1,4 @@
-"""One error envelope for every failure, DRF's and Django's own included (SPEC §7)."""
+"""One error envelope for every failure, DRF's and Django's own included (docs/contract.md §7)."""
 
 from __future__ import annotations
 

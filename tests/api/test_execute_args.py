@@ -1,5 +1,5 @@
 """Execution args meet the manifest: a skill.json's ``schema`` is enforced before anything is
-queued or run (SPEC §13)."""
+queued or run (docs/contract.md §13)."""
 
 from __future__ import annotations
 

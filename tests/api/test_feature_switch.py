@@ -1,4 +1,4 @@
-"""The Cloud Skills switch holds on every skills endpoint (SPEC §2).
+"""The Cloud Skills switch holds on every skills endpoint (docs/contract.md §2).
 
 Where ``cloud_skills_enabled`` is off, every skills endpoint answers 403 FEATURE_DISABLED, job
 reads included; a call that spans several workspaces leaves the switched-off ones out and

@@ -1,5 +1,5 @@
 """Imports of text the database cannot store fail up front with a specific error naming the
-field (SPEC §3), not a vague JOB_FAILED from deep inside the save."""
+field (docs/contract.md §3), not a vague JOB_FAILED from deep inside the save."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Invitations over the API (SPEC §7, §16): invite, list, revoke; the link goes by e-mail only."""
+"""Invitations over the API (docs/contract.md §7, §16): invite, list, revoke; the link goes by
+e-mail only."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Who may read a job (SPEC §2, §9, §13): a workspace export is for admins and owners, an
+"""Who may read a job (docs/contract.md §2, §9, §13): a workspace export is for admins and owners,
+an
 execution's result for its creator and the workspace's admins and owners; anything else for any
 member. A job the caller may not read answers 404 like a missing one, on every job endpoint."""
 

@@ -1,4 +1,4 @@
-"""GET /v1/recall — every field and status of SPEC §5, level by level."""
+"""GET /v1/recall — every field and status of docs/contract.md §5, level by level."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A 304 never hides a change (SPEC §5): the recall ETag stands for the whole answer.
+"""A 304 never hides a change (docs/contract.md §5): the recall ETag stands for the whole answer.
 
 An agent that keeps each answer with its ETag and revalidates with ``If-None-Match`` walks a
 revision through its lifecycle. After every step, for every request it has cached, the server

@@ -1,4 +1,5 @@
-"""Level 1 ``arguments`` cannot make the server build an unbounded answer (SPEC §5, §11)."""
+"""Level 1 ``arguments`` cannot make the server build an unbounded answer (docs/contract.md §5,
+§11)."""
 
 from __future__ import annotations
 

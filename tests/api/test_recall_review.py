@@ -1,4 +1,5 @@
-"""Team review cannot be bypassed, and Level 0 shows exactly what Level 1 serves (SPEC §5).
+"""Team review cannot be bypassed, and Level 0 shows exactly what Level 1 serves (docs/contract.md
+§5).
 
 In a team workspace only a published (reviewed) revision is served by slug or shown by Level 0:
 no latest fallback, whatever ``fallback`` asks. Pinned reads by revision_id stay possible for

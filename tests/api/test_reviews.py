@@ -1,4 +1,5 @@
-"""The review conversation over REST (SPEC §7, §16): exact shapes, 404 across workspaces, clear
+"""The review conversation over REST (docs/contract.md §7, §16): exact shapes, 404 across
+workspaces, clear
 errors for bad input with nothing stored."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""POST /v1/skills/save — SPEC §6."""
+"""POST /v1/skills/save — docs/contract.md §6."""
 
 from __future__ import annotations
 

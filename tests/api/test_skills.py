@@ -1,4 +1,4 @@
-"""Skills, revisions, lifecycle actions, components and diff (SPEC §7, §10)."""
+"""Skills, revisions, lifecycle actions, components and diff (docs/contract.md §7, §10)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""A token made with a token is bounded by it (SPEC §2): the attacks that used to escape."""
+"""A token made with a token is bounded by it (docs/contract.md §2): the attacks that used to
+escape."""
 
 from __future__ import annotations
 

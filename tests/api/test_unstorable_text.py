@@ -1,5 +1,5 @@
 """Text that is not valid Unicode (lone surrogates) or holds NUL is a 400 naming the field, over
-REST and MCP alike, and nothing is stored (SPEC §3)."""
+REST and MCP alike, and nothing is stored (docs/contract.md §3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Webhooks over the API and their delivery (SPEC §7, §16): subscriptions, the outbound
+"""Webhooks over the API and their delivery (docs/contract.md §7, §16): subscriptions, the outbound
 guard, events emitted from the services, signed attempts with backoff and a delivery log."""
 
 from __future__ import annotations

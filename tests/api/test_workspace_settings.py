@@ -1,4 +1,5 @@
-"""Workspace settings and secrets belong to the workspace's owners and admins (SPEC §2, §7)."""
+"""Workspace settings and secrets belong to the workspace's owners and admins (docs/contract.md §2,
+§7)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Workspace tokens (SPEC §16): owned by a team, bounded by their own role there, outliving the
+"""Workspace tokens (docs/contract.md §16): owned by a team, bounded by their own role there,
+outliving the
 member who made them, ended by revocation; refused to anyone else, audited."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The editor's live preview renders with the same capped renderer as Level 1 (SPEC §11)."""
+"""The editor's live preview renders with the same capped renderer as Level 1 (docs/contract.md
+§11)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""canonical_hash is exactly the SPEC §3 definition and sensitive to every byte."""
+"""canonical_hash is exactly the docs/contract.md §3 definition and sensitive to every byte."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ CASE: dict[str, Any] = {
     "components": [("z/b.md", "reference", B_SHA), ("a.md", "example", A_SHA)],
 }
 
-# Written by hand from SPEC §3: sorted keys at every level, no spaces, non-ASCII as is,
+# Written by hand from docs/contract.md §3: sorted keys at every level, no spaces, non-ASCII as is,
 # components sorted by path.
 EXPECTED_JSON = (
     '{"components":['

@@ -1,4 +1,4 @@
-"""Word-level revision diff (SPEC §10)."""
+"""Word-level revision diff (docs/contract.md §10)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The lifecycle table of SPEC §4: every row, every role, every forbidden move."""
+"""The lifecycle table of docs/contract.md §4: every row, every role, every forbidden move."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ ALL_STATES = (None, *STATES)  # None: the revision is new (a save)
 
 
 def allowed(action: str, kind: str, role: str | None, is_author: bool, distinct: bool) -> bool:
-    """Who may act, transcribed from the SPEC §4 table (independently of the module's table)."""
+    """Who may act, transcribed from the docs/contract.md §4 table (independently of the module's
+    table)."""
     if role is None:
         return False
     if kind == "personal":
@@ -45,14 +46,14 @@ def allowed(action: str, kind: str, role: str | None, is_author: bool, distinct:
 
 
 # action → (from states, to state in personal, to state in team); None: not in that kind.
-SPEC_TABLE: dict[str, tuple[set[str | None], str | None, str | None]] = {
+CONTRACT_TABLE: dict[str, tuple[set[str | None], str | None, str | None]] = {
     "save_draft": ({None}, "draft", "draft"),
     "save_publish": ({None}, "published", "proposed"),
     "propose": ({"draft"}, None, "proposed"),
     "withdraw": ({"proposed"}, None, "draft"),
     "approve": ({"proposed"}, None, "published"),
     "reject": ({"proposed"}, None, "draft"),
-    "request_changes": ({"proposed"}, None, "draft"),  # SPEC §16
+    "request_changes": ({"proposed"}, None, "draft"),  # docs/contract.md §16
     "publish": ({"draft"}, "published", None),
     "deprecate": ({"draft", "published"}, "deprecated", "deprecated"),
     "restore": (set(STATES), "published", "proposed"),
@@ -62,7 +63,7 @@ SPEC_TABLE: dict[str, tuple[set[str | None], str | None, str | None]] = {
 def expected_outcome(
     action: str, state: str | None, kind: str, role: str | None, is_author: bool, distinct: bool
 ) -> str | type[XmemoError]:
-    from_states, to_personal, to_team = SPEC_TABLE[action]
+    from_states, to_personal, to_team = CONTRACT_TABLE[action]
     target = to_personal if kind == "personal" else to_team
     if target is None or state not in from_states:
         return InvalidTransition
@@ -79,8 +80,8 @@ MATRIX = list(
 
 
 def test_the_table_covers_exactly_the_spec_actions() -> None:
-    assert set(ACTIONS) == set(SPEC_TABLE)
-    assert set(REVISION_ACTIONS) == set(SPEC_TABLE) - {"save_draft", "save_publish"}
+    assert set(ACTIONS) == set(CONTRACT_TABLE)
+    assert set(REVISION_ACTIONS) == set(CONTRACT_TABLE) - {"save_draft", "save_publish"}
 
 
 @pytest.mark.parametrize(("action", "state", "kind", "role", "is_author", "distinct"), MATRIX)
@@ -109,7 +110,7 @@ def test_every_move_matches_the_spec(
         assert caught.value.details["state"] == state
 
 
-# Spot checks that read like the SPEC table, so a reviewer can see the rules at a glance.
+# Spot checks that read like the contract's table, so a reviewer can see the rules at a glance.
 @pytest.mark.parametrize(
     ("action", "state", "kind", "role", "is_author", "target"),
     [
@@ -327,7 +328,8 @@ def test_a_rejection_without_a_comment_is_refused_after_the_state_and_role_check
     assert reject("proposed", "admin", "why") == "draft"
 
 
-# action → the token scope it needs (SPEC §2), transcribed independently of the module's table.
+# action → the token scope it needs (docs/contract.md §2), transcribed independently of the module's
+# table.
 SCOPE_TABLE = {
     "save_draft": "skills:write",
     "save_publish": "skills:write",

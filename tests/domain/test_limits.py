@@ -1,4 +1,4 @@
-"""SPEC §3 limits: each boundary passes exactly at the limit and fails one unit over."""
+"""docs/contract.md §3 limits: each boundary passes exactly at the limit and fails one unit over."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Logical path rules (SPEC §3), uniqueness, and media types."""
+"""Logical path rules (docs/contract.md §3), uniqueness, and media types."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Paths are stored NFC; case or normalization twins, invisible and bidi characters are refused
-(SPEC §3), and media types are a plain ``type/subtype``."""
+(docs/contract.md §3), and media types are a plain ``type/subtype``."""
 
 from __future__ import annotations
 

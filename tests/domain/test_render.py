@@ -1,4 +1,4 @@
-"""The single-pass renderer of SPEC §11."""
+"""The single-pass renderer of docs/contract.md §11."""
 
 from __future__ import annotations
 

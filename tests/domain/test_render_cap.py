@@ -1,4 +1,4 @@
-"""The renderer's output cap (SPEC §5, §11): 256 KiB, and it stops before building more.
+"""The renderer's output cap (docs/contract.md §5, §11): 256 KiB, and it stops before building more.
 
 The attack: a 64 KiB body of ``$ARGUMENTS`` with 10,000 characters of arguments would render
 to ~65 MB. The renderer must refuse it without ever holding anything near that in memory.

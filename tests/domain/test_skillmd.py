@@ -1,4 +1,4 @@
-"""SKILL.md parsing, lossless serialisation and the frontmatter dialects of SPEC §8."""
+"""SKILL.md parsing, lossless serialisation and the frontmatter dialects of docs/contract.md §8."""
 
 from __future__ import annotations
 

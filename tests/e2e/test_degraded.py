@@ -1,5 +1,5 @@
 """Real processes under stress: a Redis outage degrades instead of failing, and one workspace's
-scripts never hold back another workspace's jobs (SPEC §7, §13)."""
+scripts never hold back another workspace's jobs (docs/contract.md §7, §13)."""
 
 from __future__ import annotations
 

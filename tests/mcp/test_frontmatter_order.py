@@ -1,4 +1,5 @@
-"""Frontmatter keys keep the order their author wrote them in (SPEC §3), on PostgreSQL: saved
+"""Frontmatter keys keep the order their author wrote them in (docs/contract.md §3), on PostgreSQL:
+saved
 over MCP, recalled over REST and MCP, exported as a capsule and imported again. (SQLite: see
 tests/services/test_sqlite_frontmatter_order.py.)"""
 

@@ -1,7 +1,7 @@
 """MCP over streamable HTTP, served by uvicorn with the rest of the app, driven by the SDK client.
 
 Every answer is compared with what the REST API of the same live server answers for the same
-token and data: the MCP tools must be REST's twins (SPEC §12).
+token and data: the MCP tools must be REST's twins (docs/contract.md §12).
 """
 
 from __future__ import annotations

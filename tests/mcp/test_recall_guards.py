@@ -1,4 +1,5 @@
-"""The recall guards of SPEC §2 and §5 hold over MCP exactly as over REST, with the SDK client.
+"""The recall guards of docs/contract.md §2 and §5 hold over MCP exactly as over REST, with the SDK
+client.
 
 Each test is an attack an agent could make through ``recall_cloud_skill`` / ``save_cloud_skill``:
 reading unreviewed team text by slug or by search, reading a switched-off workspace, and asking

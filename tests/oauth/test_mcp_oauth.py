@@ -1,4 +1,5 @@
-"""Acceptance: the MCP SDK's own OAuth client connects without a pasted secret (SPEC §12).
+"""Acceptance: the MCP SDK's own OAuth client connects without a pasted secret (docs/contract.md
+§12).
 
 Against a live uvicorn server, ``OAuthClientProvider`` discovers the authorization server from a
 bare 401, registers itself (RFC 7591), and sends a real headless Chromium, signed in to the

@@ -1,4 +1,5 @@
-"""OAuth 2.1 for MCP clients (SPEC §12) through Django's test client: discovery, registration,
+"""OAuth 2.1 for MCP clients (docs/contract.md §12) through Django's test client: discovery,
+registration,
 the consent page, the token endpoint, and what the tokens may do on ``/v1/`` — including every
 bad input the OAuth RFCs name an error for, each storing nothing (but an audit entry where a
 workspace is concerned)."""

@@ -1,4 +1,4 @@
-"""The admin commands of SPEC §15, exactly as scripts call them."""
+"""The admin commands of docs/contract.md §15, exactly as scripts call them."""
 
 from __future__ import annotations
 

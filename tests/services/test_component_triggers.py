@@ -1,4 +1,5 @@
-"""Components of an existing revision cannot be inserted or deleted by plain SQL (SPEC §3:
+"""Components of an existing revision cannot be inserted or deleted by plain SQL (docs/contract.md
+§3:
 immutability enforced in the database), while saving a revision with its components and
 deleting a skill for good keep working — on PostgreSQL here and SQLite in a subprocess."""
 

@@ -1,6 +1,7 @@
-"""Every lifecycle row of SPEC §4, through the services, for each workspace kind and role.
+"""Every lifecycle row of docs/contract.md §4, through the services, for each workspace kind and
+role.
 
-The expectations are written out from the SPEC table here, independently of
+The expectations are written out from the table of docs/contract.md §4 here, independently of
 ``domain/lifecycle.py``, so a wrong table entry fails these tests.
 """
 

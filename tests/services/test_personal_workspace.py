@@ -1,4 +1,4 @@
-"""Every user has a personal workspace, however the user comes to exist (SPEC §2)."""
+"""Every user has a personal workspace, however the user comes to exist (docs/contract.md §2)."""
 
 from __future__ import annotations
 

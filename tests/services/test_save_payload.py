@@ -1,4 +1,4 @@
-"""save_from_payload: the JSON body of SPEC §6 → checked → stored → the save answer."""
+"""save_from_payload: the JSON body of docs/contract.md §6 → checked → stored → the save answer."""
 
 from __future__ import annotations
 

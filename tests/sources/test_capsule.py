@@ -267,7 +267,7 @@ def test_tampered_capsule_is_refused(change: Any, error: type[Exception], named:
 # --- property: any valid revision survives export and re-import -------------------------------
 
 _segment = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-", min_size=1, max_size=8)
-# NUL cannot be stored (SPEC §3: refused), so generated text never holds it.
+# NUL cannot be stored (docs/contract.md §3: refused), so generated text never holds it.
 _STORABLE = st.characters(codec="utf-8", exclude_characters="\x00")
 
 

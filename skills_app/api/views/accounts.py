@@ -1,4 +1,4 @@
-"""Workspaces, members, the audit log and tokens (SPEC §7)."""
+"""Workspaces, members, the audit log and tokens (docs/contract.md §7)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Imports, exports, sandboxed execution and job polling (SPEC §7-9, §13)."""
+"""Imports, exports, sandboxed execution and job polling (docs/contract.md §7-9, §13)."""
 
 from __future__ import annotations
 

@@ -104,7 +104,9 @@ _QUERY_PARAMS = [
         "resource", OpenApiTypes.STR, description="Level 2: a resource's logical_path."
     ),
     OpenApiParameter(
-        "arguments", OpenApiTypes.STR, description="Level 1: render the body with these (SPEC §11)."
+        "arguments",
+        OpenApiTypes.STR,
+        description="Level 1: render the body with these (docs/contract.md §11).",
     ),
     OpenApiParameter(
         "fallback",
@@ -121,7 +123,7 @@ _QUERY_PARAMS = [
 
 
 class RecallView(ApiView):
-    """Progressive recall (SPEC §5)."""
+    """Progressive recall (docs/contract.md §5)."""
 
     @extend_schema(
         operation_id="recall",

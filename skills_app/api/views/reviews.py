@@ -1,4 +1,4 @@
-"""The review conversation of a revision and the review e-mails one gets (SPEC §16)."""
+"""The review conversation of a revision and the review e-mails one gets (docs/contract.md §16)."""
 
 from __future__ import annotations
 

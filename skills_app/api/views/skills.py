@@ -1,4 +1,5 @@
-"""Save (SPEC §6), skills, revisions, lifecycle actions, components and diff (SPEC §7, §10)."""
+"""Save (docs/contract.md §6), skills, revisions, lifecycle actions, components and diff
+(docs/contract.md §7, §10)."""
 
 from __future__ import annotations
 
@@ -150,7 +151,7 @@ class RevisionListView(ApiView):
 class SkillDiffView(ApiView):
     @extend_schema(
         operation_id="skills_diff",
-        summary="Word-level diff between two revisions of a skill (SPEC §10)",
+        summary="Word-level diff between two revisions of a skill (docs/contract.md §10)",
         parameters=[
             OpenApiParameter(
                 "from", OpenApiTypes.STR, description="Default: the published revision."
@@ -185,7 +186,7 @@ class RevisionDetailView(ApiView):
 class RevisionActionView(ApiView):
     @extend_schema(
         operation_id="revisions_action",
-        summary="A lifecycle action (SPEC §4); restore answers the new revision",
+        summary="A lifecycle action (docs/contract.md §4); restore answers the new revision",
         parameters=[
             OpenApiParameter(
                 "action", OpenApiTypes.STR, OpenApiParameter.PATH, enum=list(REVISION_ACTIONS)

@@ -1,4 +1,4 @@
-"""Webhooks of a workspace and their delivery log (SPEC §7, §16)."""
+"""Webhooks of a workspace and their delivery log (docs/contract.md §7, §16)."""
 
 from __future__ import annotations
 

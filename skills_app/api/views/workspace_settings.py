@@ -1,4 +1,4 @@
-"""A workspace's settings and write-only secrets (SPEC §2, §7)."""
+"""A workspace's settings and write-only secrets (docs/contract.md §2, §7)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The signed-in user's review e-mail preferences (SPEC §16)."""
+"""The signed-in user's review e-mail preferences (docs/contract.md §16)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``python manage.py mcp_stdio --token TOKEN``: MCP over stdin/stdout (SPEC §12, §15).
+"""``python manage.py mcp_stdio --token TOKEN``: MCP over stdin/stdout (docs/contract.md §12, §15).
 
 The token is checked with the REST rules before serving, and again on every request (through
 the short-lived token cache), so revoking it ends the session's access. stdout carries only

@@ -1,4 +1,4 @@
-"""Progressive recall (SPEC §5): Level 0 search, Level 1 root, Level 2 resource.
+"""Progressive recall (docs/contract.md §5): Level 0 search, Level 1 root, Level 2 resource.
 
 REST (``GET /v1/recall``) and MCP (``recall_cloud_skill``) both call these functions and send
 what they return, so the two front doors answer byte-for-byte alike. Every answer is

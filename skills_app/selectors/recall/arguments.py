@@ -15,7 +15,7 @@ FALLBACKS = ("latest", "none")
 
 
 class RecallArgs(TypedDict, total=False):
-    """The arguments of ``recall_cloud_skill`` and ``GET /v1/recall`` (SPEC §5)."""
+    """The arguments of ``recall_cloud_skill`` and ``GET /v1/recall`` (docs/contract.md §5)."""
 
     query: str | None
     slug: str | None

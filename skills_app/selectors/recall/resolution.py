@@ -93,7 +93,7 @@ def _resolve_by_slug(
         sql += " AND w.slug = %s"
         params.append(ws_slug)
     rows = db.fetch_all(sql, params)
-    # Archived skills are left out of recall by slug (SPEC §4); pinned reads still work.
+    # Archived skills are left out of recall by slug (docs/contract.md §4); pinned reads still work.
     rows = [row for row in rows if row[1] == Skill.Status.ACTIVE]
     enabled = [row for row in rows if row[3]]
     if not enabled:

@@ -11,7 +11,7 @@ from ..outbox import Outbox, outbox_send
 
 
 def job_queue(kind: str) -> str:
-    """The Celery queue of a job kind: executions have their own (SPEC §13)."""
+    """The Celery queue of a job kind: executions have their own (docs/contract.md §13)."""
     if kind == Job.Kind.EXECUTE:
         return str(settings.XMEMO_EXECUTE_QUEUE)
     return str(settings.CELERY_TASK_DEFAULT_QUEUE)

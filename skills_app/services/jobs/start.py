@@ -132,7 +132,7 @@ def restore_start(*, actor: Actor, workspace: Workspace, data: bytes, filename: 
 def execute_start(
     *, actor: Actor, revision: SkillRevision, resource: str, args: dict[str, Any]
 ) -> Job:
-    """Queue one script component of a pinned revision for the sandbox (SPEC §13)."""
+    """Queue one script component of a pinned revision for the sandbox (docs/contract.md §13)."""
     require_scope(actor, "skills:execute")
     role = require_role(actor, revision.workspace)
     component = revision.components.filter(logical_path=resource).first()
