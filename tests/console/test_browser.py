@@ -319,41 +319,60 @@ def test_skills_list_fits_360px(sign_in: Any, team: dict[str, Any]) -> None:
     assert Workspace.objects.filter(slug="acme").exists()
 
 
-def test_owner_invites_and_the_invitee_creates_an_account_from_the_email(
-    sign_in: Any, team: dict[str, Any], browser: Browser, live_server: Any
-) -> None:
+def invite_and_join(
+    owner: Page, browser: Browser, base_url: str, *, ws: str, email: str, username: str, role: str
+) -> User:
+    """The owner invites ``email`` from the members page; the invitee opens the link in the
+    captured e-mail in a fresh browser, creates ``username`` and lands in the team."""
     from django.core import mail
 
     from tests.mail import last_invite_path
 
-    owner = sign_in(team["owner"]).page
-    owner.goto(f"/w/{team['ws'].slug}/members/")
+    mail.outbox.clear()
+    owner.goto(f"/w/{ws}/members/")
     form = owner.get_by_test_id("invite-form")
-    form.get_by_label("E-mail address").fill("ivy@example.com")
-    form.get_by_label("Role").select_option("admin")
+    form.get_by_label("E-mail address").fill(email)
+    form.get_by_label("Role").select_option(role)
     form.get_by_role("button", name="Send invitation").click()
-    expect(owner.locator(".flash")).to_contain_text("Invitation sent to ivy@example.com")
-    expect(owner.get_by_test_id("invitations")).to_contain_text("ivy@example.com")
+    expect(owner.locator(".flash")).to_contain_text(f"Invitation sent to {email}")
+    expect(owner.get_by_test_id("invitations")).to_contain_text(email)
     [message] = mail.outbox
-    assert message.to == ["ivy@example.com"]
+    assert message.to == [email]
 
-    context = browser.new_context(base_url=live_server.url)
+    context = browser.new_context(base_url=base_url)
     try:
         page = context.new_page()
         page.set_default_timeout(10_000)
         page.goto(last_invite_path())
         expect(page.get_by_test_id("invitation")).to_contain_text("Join Team")
-        page.get_by_label("Username").fill("ivy")
+        page.get_by_label("Username").fill(username)
         page.get_by_label("Password", exact=True).fill(PASSWORD)
         page.get_by_label("Password again").fill(PASSWORD)
         _shot(page, "invitation")
         page.get_by_role("button", name="Create account and join").click()
-        expect(page).to_have_url(re.compile(f"/w/{team['ws'].slug}/skills/$"))
+        expect(page).to_have_url(re.compile(f"/w/{ws}/skills/$"))
         expect(page.locator(".flash")).to_contain_text("Welcome to Team")
-        page.goto(f"/w/{team['ws'].slug}/members/")
-        expect(page.get_by_test_id("members")).to_contain_text("ivy (you)")
+        page.goto(f"/w/{ws}/members/")
+        expect(page.get_by_test_id("members")).to_contain_text(f"{username} (you)")
     finally:
         context.close()
-    user = User.objects.get(username="ivy")
-    assert user.email == "ivy@example.com"
-    assert Workspace.objects.filter(slug="ivy", kind="personal").exists()
+    user = User.objects.get(username=username)
+    assert user.email == email
+    assert Workspace.objects.filter(slug=username, kind="personal").exists()
+    return user
+
+
+def test_owner_invites_and_the_invitee_creates_an_account_from_the_email(
+    sign_in: Any, team: dict[str, Any], browser: Browser, live_server: Any
+) -> None:
+    owner = sign_in(team["owner"]).page
+    ivy = invite_and_join(
+        owner,
+        browser,
+        live_server.url,
+        ws=team["ws"].slug,
+        email="ivy@example.com",
+        username="ivy",
+        role="admin",
+    )
+    assert ivy.memberships.get(workspace=team["ws"]).role == "admin"

@@ -11,10 +11,18 @@ import urllib.request
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.core import mail
 from playwright.sync_api import expect
 
-from skills_app.models import RevisionComment, Skill, SkillRevision
+from skills_app.models import (
+    Membership,
+    RevisionApproval,
+    RevisionComment,
+    Skill,
+    SkillRevision,
+    Workspace,
+)
 from tests.console.test_browser import _user, _write_skill, browser, sign_in
 from tests.factories import make_team, make_token
 
@@ -34,37 +42,48 @@ def review_team(transactional_db: None) -> dict[str, Any]:
     return {"ws": workspace, "owner": owner, "admin": admin, "admin2": admin2, "author": author}
 
 
-def test_comment_request_changes_revise_and_two_approvals(
-    sign_in: Any, review_team: dict[str, Any], live_server: Any
-) -> None:
-    team = review_team
-    ws = team["ws"].slug
+def review_conversation(
+    sign_in: Any, base_url: str, *, ws: str, owner: User, author: User, approvers: list[User]
+) -> SkillRevision:
+    """The whole conversation in the browser, with a two-approval rule the owner sets: the author
+    proposes, every admin is e-mailed, the owner comments on a line of the diff and requests
+    changes, the author revises, ``approvers`` approve in turn, and Level 1 serves the result.
+    Returns the published revision."""
+    reviewers = {
+        m.user.email
+        for m in Membership.objects.filter(
+            workspace__slug=ws, role__in=["owner", "admin"]
+        ).select_related("user")
+    }
     mail.outbox.clear()
 
-    owner = sign_in(team["owner"])
-    page = owner.page
+    owner_session = sign_in(owner)
+    page = owner_session.page
     page.goto(f"/w/{ws}/settings/")
     page.fill("#id_required_approvals", "2")
     page.get_by_role("button", name="Save settings").click()
     expect(page.locator(".flash")).to_contain_text("Settings saved")
+    assert Workspace.objects.get(slug=ws).required_approvals == 2
 
-    author = sign_in(team["author"])
-    page = author.page
+    author_session = sign_in(author)
+    page = author_session.page
     page.goto(f"/w/{ws}/skills/new/")
     body = "# Release\n\n1. Run the tests.\n2. Tag the build.\n"
     _write_skill(page, slug="release", body=body, component=None)
     page.get_by_test_id("save-publish").click()
     expect(page.locator(".flash")).to_contain_text("Revision #1 proposed for review")
-    first = SkillRevision.objects.get(revision_number=1)
+    first = SkillRevision.objects.get(revision_number=1, skill__workspace__slug=ws)
+    assert first.state == "proposed"
+    assert first.author == author
 
     told = {m.to[0]: m for m in mail.outbox}
-    assert set(told) == {"olive@example.test", "adam@example.test", "ada@example.test"}
-    review_link = re.search(r"https?://\S+/review/", str(told["olive@example.test"].body))
+    assert set(told) == reviewers
+    review_link = re.search(r"https?://\S+/review/", str(told[owner.email].body))
     assert review_link is not None
     assert review_link.group(0).endswith(f"/w/{ws}/revisions/{first.revision_id}/review/")
     mail.outbox.clear()
 
-    page = owner.page
+    page = owner_session.page
     page.goto(f"/w/{ws}/revisions/{first.revision_id}/review/")
     expect(page.get_by_test_id("approvals")).to_contain_text("2 needed")
     page.select_option("#id_line", "4")
@@ -83,45 +102,65 @@ def test_comment_request_changes_revise_and_two_approvals(
     expect(page.locator(".flash")).to_contain_text("returned to its author")
     assert SkillRevision.objects.get(pk=first.pk).state == "draft"
     assert [m.subject.split(":")[0] for m in mail.outbox] == ["New comment", "Changes requested"]
-    assert {m.to[0] for m in mail.outbox} == {"ana@example.test"}
-    assert RevisionComment.objects.filter(revision=first).count() == 2
+    assert {m.to[0] for m in mail.outbox} == {author.email}
+    assert list(RevisionComment.objects.filter(revision=first).values_list("author", "line")) == [
+        (owner.pk, 4),
+        (owner.pk, None),
+    ]
     mail.outbox.clear()
 
-    page = author.page
-    skill = Skill.objects.get(slug="release")
+    page = author_session.page
+    skill = Skill.objects.get(slug="release", workspace__slug=ws)
     page.goto(f"/w/{ws}/skills/{skill.skill_id}/")
     page.get_by_role("link", name="New revision").click()
     page.fill("#id_instruction_body", body.replace("Tag the build.", "Tag the build as v1.2.3."))
     page.get_by_test_id("save-publish").click()
     expect(page.locator(".flash")).to_contain_text("Revision #2 proposed for review")
-    second = SkillRevision.objects.get(revision_number=2)
+    second = SkillRevision.objects.get(revision_number=2, skill=skill)
     assert second.answers_revision_id == first.pk
-    assert [m.subject.split(":")[0] for m in mail.outbox] == ["Review requested"] * 3
+    assert [m.subject.split(":")[0] for m in mail.outbox] == ["Review requested"] * len(reviewers)
     mail.outbox.clear()
 
-    for reviewer in (team["admin"], team["admin2"]):
+    for reviewer in approvers:
         page = sign_in(reviewer).page
         page.goto(f"/w/{ws}/revisions/{second.revision_id}/review/")
         expect(page.get_by_test_id("answers-review")).to_contain_text("revision #1")
         page.get_by_test_id("approve").click()
-        if reviewer == team["admin"]:
+        if reviewer == approvers[0]:
             expect(page.locator(".flash")).to_contain_text("Approval recorded")
             assert SkillRevision.objects.get(pk=second.pk).state == "proposed"
         else:
             expect(page.locator(".flash")).to_contain_text("approved and published")
     assert SkillRevision.objects.get(pk=second.pk).state == "published"
+    assert [a.user for a in RevisionApproval.objects.filter(revision=second)] == approvers
     assert sorted(m.subject.split(":")[0] for m in mail.outbox) == [
         "Approved (1 of 2)",
         "Approved and published",
     ]
-    assert owner.dialogs == author.dialogs == []
+    assert owner_session.dialogs == author_session.dialogs == []
 
-    _, secret = make_token(team["author"], scopes=["skills:read"])
+    _, secret = make_token(author, scopes=["skills:read"])
     request = urllib.request.Request(
-        f"{live_server.url}/v1/recall?slug={ws}/release",
+        f"{base_url}/v1/recall?slug={ws}/release",
         headers={"Authorization": f"Bearer {secret}"},
     )
     with urllib.request.urlopen(request, timeout=10) as response:
         answer = json.load(response)
     assert answer["data"]["revision_id"] == second.revision_id
+    assert answer["data"]["state"] == "published"
     assert "v1.2.3" in answer["data"]["instruction_body"]
+    return second
+
+
+def test_comment_request_changes_revise_and_two_approvals(
+    sign_in: Any, review_team: dict[str, Any], live_server: Any
+) -> None:
+    team = review_team
+    review_conversation(
+        sign_in,
+        live_server.url,
+        ws=team["ws"].slug,
+        owner=team["owner"],
+        author=team["author"],
+        approvers=[team["admin"], team["admin2"]],
+    )
