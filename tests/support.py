@@ -8,8 +8,13 @@ service is a failure, never a silent skip.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def services_required() -> bool:
@@ -23,3 +28,16 @@ def require_service(name: str, available: bool, reason: str = "") -> None:
     if services_required():
         pytest.fail(f"XMEMO_REQUIRE_SERVICES=1 but {message}")
     pytest.skip(message)
+
+
+def run_on_fresh_sqlite(script: str, var_dir: Path, **env_extra: str) -> str:
+    """Run ``script`` with ``manage.py shell`` on a new SQLite database migrated in ``var_dir``,
+    in a subprocess (so the embedded default's own migrations and triggers are what is tested,
+    whatever database the suite runs on); answers its standard output, stripped."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    env.update(XMEMO_VAR_DIR=str(var_dir), XMEMO_DEBUG="1", **env_extra)
+    manage = [sys.executable, str(ROOT / "manage.py")]
+    subprocess.run([*manage, "migrate", "-v0"], env=env, check=True, cwd=ROOT)
+    shell = [*manage, "shell", "--no-imports", "-c", script]
+    done = subprocess.run(shell, env=env, check=True, cwd=ROOT, capture_output=True, text=True)
+    return done.stdout.strip()

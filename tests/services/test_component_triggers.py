@@ -5,9 +5,6 @@ deleting a skill for good keep working — on PostgreSQL here and SQLite in a su
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from django.db import IntegrityError, connection, transaction
@@ -16,9 +13,7 @@ from skills_app.access import Actor
 from skills_app.models import Skill, SkillComponent, SkillRevision
 from skills_app.services.skills import skill_delete, skill_set_status
 from tests.factories import Env, save
-from tests.support import require_service
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support import require_service, run_on_fresh_sqlite
 
 
 def _refused(sql: str, params: list[int]) -> bool:
@@ -112,17 +107,6 @@ print(connection.vendor, results)
 
 
 def test_sqlite_refuses_plain_sql_insert_and_delete_of_components(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
-    env.update(XMEMO_VAR_DIR=str(tmp_path), XMEMO_DEBUG="1")
-    manage = [sys.executable, str(ROOT / "manage.py")]
-    subprocess.run([*manage, "migrate", "-v0"], env=env, check=True, cwd=ROOT)
-    out = subprocess.run(
-        [*manage, "shell", "--no-imports", "-c", SQLITE_SCRIPT],
-        env=env,
-        check=True,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
+    out = run_on_fresh_sqlite(SQLITE_SCRIPT, tmp_path)
     refused = "'refused:IntegrityError'"
     assert out == f"sqlite [{refused}, {refused}, {refused}, 0]", out

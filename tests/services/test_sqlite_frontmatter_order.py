@@ -6,12 +6,9 @@ REST and MCP doors: tests/mcp/test_frontmatter_order.py.)"""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support import run_on_fresh_sqlite
 
 FRONTMATTER = {
     "zeta-long-key": "first as written",
@@ -55,14 +52,7 @@ print(json.dumps([order(x) for x in (stored, recalled, SkillRevision.objects.get
 
 
 def test_sqlite_keeps_frontmatter_key_order(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
-    env.update(XMEMO_VAR_DIR=str(tmp_path), XMEMO_DEBUG="1", FRONTMATTER=json.dumps(FRONTMATTER))
-    manage = [sys.executable, str(ROOT / "manage.py")]
-    subprocess.run([*manage, "migrate", "-v0"], env=env, check=True, cwd=ROOT)
-    shell = [*manage, "shell", "--no-imports", "-c", SCRIPT]
-    out = subprocess.run(
-        shell, env=env, check=True, cwd=ROOT, capture_output=True, text=True
-    ).stdout
+    out = run_on_fresh_sqlite(SCRIPT, tmp_path, FRONTMATTER=json.dumps(FRONTMATTER))
     *orders, same_hash = json.loads(out.strip().splitlines()[-1])
 
     def order(value: object) -> object:

@@ -3,12 +3,9 @@ itself runs on PostgreSQL: a real migrate into a fresh SQLite file, then raw UPD
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support import run_on_fresh_sqlite
 
 SCRIPT = """
 import sqlite3
@@ -42,17 +39,6 @@ print(connection.vendor, results)
 
 
 def test_sqlite_refuses_raw_updates_of_content(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
-    env.update(XMEMO_VAR_DIR=str(tmp_path), XMEMO_DEBUG="1")
-    manage = [sys.executable, str(ROOT / "manage.py")]
-    subprocess.run([*manage, "migrate", "-v0"], env=env, check=True, cwd=ROOT)
-    out = subprocess.run(
-        [*manage, "shell", "--no-imports", "-c", SCRIPT],
-        env=env,
-        check=True,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
+    out = run_on_fresh_sqlite(SCRIPT, tmp_path)
     refused = "'refused:IntegrityError'"
     assert out == f"sqlite [{refused}, {refused}, {refused}, 'allowed']", out
