@@ -289,6 +289,11 @@ XMEMO_RECALL_LOCAL_CACHE_BYTES = int(
     os.environ.get("XMEMO_RECALL_LOCAL_CACHE_BYTES", str(32 * 1024 * 1024))
 )
 
+# --- Level 0 search ---------------------------------------------------------------------------
+# Semantic retrieval beside the lexical ranking (docs/search.md): on wherever the embedding model
+# is installed; 0 makes Level 0 lexical only (and workers compute no embeddings).
+XMEMO_SEMANTIC_SEARCH = env_bool("XMEMO_SEMANTIC_SEARCH", True)
+
 # --- Product knobs --------------------------------------------------------------------------
 XMEMO_SKILLS_DEFAULT_ENABLED = env_bool("XMEMO_SKILLS_DEFAULT_ENABLED", True)
 XMEMO_MCP_CONTRACT = Path(

