@@ -122,6 +122,38 @@ def _publish_all(skills: list[dict[str, str]]) -> Any:
     return Actor(user=user, token=token, via="api")
 
 
+def _embed_all() -> None:
+    """What the workers do after each save, all at once (tasks run in process here)."""
+    from skills_app.infra import embedding
+    from skills_app.models import RevisionEmbedding, Skill
+
+    model = embedding.encoder()
+    if model is None:
+        print("No embedding model installed: Level 0 ranks by words alone.")
+        return
+    skills = list(Skill.objects.select_related("current_revision"))
+    texts = [
+        f"{s.current_revision.name}\n{s.current_revision.description}\n"
+        f"{s.current_revision.instruction_body[:1000]}"
+        for s in skills
+        if s.current_revision
+    ]
+    vectors = model.encode(texts)
+    RevisionEmbedding.objects.bulk_create(
+        [
+            RevisionEmbedding(
+                revision=s.current_revision,
+                model=embedding.MODEL,
+                model_version=embedding.model_version(),
+                dim=embedding.DIM,
+                vector=embedding.vector_bytes(v),
+            )
+            for s, v in zip(skills, vectors, strict=True)
+        ],
+        ignore_conflicts=True,
+    )
+
+
 def _bm25(skills: list[dict[str, str]], tasks: list[Task]) -> list[list[str]]:
     import bm25s
 
@@ -173,6 +205,7 @@ def main() -> None:
     skills, tasks = load_skills(), load_tasks()
     print(f"{len(skills)} skills, {len(tasks)} tasks")
     actor = _publish_all(skills)
+    _embed_all()
     level0, bm25 = _level0(actor, tasks), _bm25(skills, tasks)
     other = [i for i, t in enumerate(tasks) if t.kind == "other"]
     other_tasks = [tasks[i] for i in other]

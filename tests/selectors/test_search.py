@@ -8,7 +8,7 @@ from django.db import connection
 from skills_app import errors
 from skills_app.access import Actor
 from skills_app.selectors.recall import recall_search
-from skills_app.selectors.search import query_terms
+from skills_app.domain.search_text import query_words
 from tests.factories import Env, actor_for, make_token, publish, save
 from tests.support import require_service
 
@@ -17,16 +17,19 @@ def _slugs(answer: dict) -> list[str]:
     return [hit["slug"] for hit in answer["data"]["results"]]
 
 
-def test_query_terms_split_words_and_underscores() -> None:
-    assert query_terms("Deploy the web_app, DEPLOY again!") == [
-        "deploy",
-        "the",
-        "web",
-        "app",
-        "again",
-    ]
-    assert query_terms("'; DROP TABLE x; --") == ["drop", "table", "x"]
-    assert len(query_terms(" ".join(f"w{i}" for i in range(40)))) == 12
+def test_query_words_split_words_and_drop_stop_words_before_the_cap() -> None:
+    assert query_words("Deploy the web_app, DEPLOY again!").words == ("deploy", "web", "app")
+    assert query_words("'; DROP TABLE x; --").words == ("drop", "table", "x")
+    many = " ".join(f"the w{i} of" for i in range(40))
+    assert query_words(many).words == tuple(f"w{i}" for i in range(12))
+
+
+def test_only_a_last_word_still_being_typed_is_a_prefix() -> None:
+    assert query_words("rotate cert").last_is_prefix
+    assert not query_words("rotate cert ").last_is_prefix  # a space: the word is finished
+    assert not query_words("rotate cert.").last_is_prefix
+    assert not query_words("rotate db").last_is_prefix  # too short to stand for a prefix
+    assert not query_words("rotate the").last_is_prefix  # a stop word is no content
 
 
 def test_postgresql_full_text_search_uses_the_weighted_gin_index(env: Env) -> None:

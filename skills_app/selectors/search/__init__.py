@@ -1,0 +1,98 @@
+"""Level 0 search: words and meaning, fused (docs/search.md).
+
+Two rankings of the skills the caller may read — by words (``lexical``: whole words weighed by
+rarity, name above description above body, typos forgiven) and by meaning (``semantic``: the
+query's embedding against each skill's) — fused by reciprocal rank, then fetched through the
+search gate (``gate``), which every answered skill passes whichever ranking proposed it. Where no
+embedding model is installed the word ranking answers alone (the encoder says so once in the
+log). A query of stop words only has no content to rank: no results.
+"""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+from ...access import Actor
+from ...domain.search_text import query_words, reciprocal_rank_fusion
+from ...infra import db
+from ...models import Skill, SkillRevision, Workspace
+from . import lexical, semantic
+from .gate import Gate, gate_for
+
+__all__ = ["SearchResult", "search_skills"]
+
+_SKILL = Skill._meta.db_table
+_WS = Workspace._meta.db_table
+_REV = SkillRevision._meta.db_table
+# How many skills each ranking proposes to the fusion.
+POOL = 50
+
+
+class SearchResult(TypedDict):
+    """One Level 0 descriptor (docs/contract.md §5), best match first."""
+
+    skill_id: str
+    slug: str
+    workspace: str
+    scope: str
+    name: str
+    description: str
+    published_revision_number: int | None
+    score: float
+
+
+def search_skills(
+    *, actor: Actor, text: str, workspace: Workspace | None, limit: int
+) -> list[SearchResult]:
+    words = query_words(text)
+    if not words.words:
+        return []
+    gate = gate_for(actor=actor, workspace=workspace)
+    if not gate.workspace_ids:
+        return []
+    pool = max(POOL, limit)
+    by_words = lexical.rank(gate=gate, words=words, slug_guess="-".join(words.words), limit=pool)
+    by_meaning = semantic.rank(gate=gate, text=text, limit=pool)
+    if by_meaning is None:
+        ranked = by_words
+    else:
+        fused = reciprocal_rank_fusion([pk for pk, _ in by_words], [pk for pk, _ in by_meaning])
+        ranked = [(int(pk), score) for pk, score in fused]  # type: ignore[call-overload]
+    return _descriptors(gate, ranked, limit)
+
+
+def _descriptors(gate: Gate, ranked: list[tuple[int, float]], limit: int) -> list[SearchResult]:
+    """The ranked skills that pass the gate now, as descriptors, in rank order."""
+    if not ranked:
+        return []
+    where, params = gate.sql("s")
+    pks = [pk for pk, _ in ranked]
+    rows = db.fetch_all(
+        "SELECT s.id, s.skill_id, s.slug, w.slug, w.kind, s.search_name, s.search_description,"  # noqa: S608 - names only
+        f" p.revision_number FROM {_SKILL} s JOIN {_WS} w ON w.id = s.workspace_id"
+        f" LEFT JOIN {_REV} p ON p.id = s.published_revision_id"
+        f" WHERE s.id IN ({', '.join(['%s'] * len(pks))}) AND {where}",
+        [*pks, *params],
+        prepare=False,
+    )
+    found = {row[0]: row[1:] for row in rows}
+    results: list[SearchResult] = []
+    for pk, score in ranked:
+        if pk not in found:
+            continue
+        skill_id, slug, ws, kind, name, description, published = found[pk]
+        results.append(
+            {
+                "skill_id": skill_id,
+                "slug": slug,
+                "workspace": ws,
+                "scope": kind,
+                "name": name,
+                "description": description,
+                "published_revision_number": published,
+                "score": round(float(score), 6),
+            }
+        )
+        if len(results) == limit:
+            break
+    return results

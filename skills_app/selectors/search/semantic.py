@@ -1,0 +1,247 @@
+"""Level 0's meaning ranking: the query's embedding against each skill's stored one.
+
+The vectors live in the database (``RevisionEmbedding``, one per revision and model, computed by
+workers after save). Each process keeps, per workspace, a faiss index of the vectors of the
+skills Level 0 may show there: an exact inner-product index (the vectors are unit length, so
+this is cosine) while a workspace holds up to EXACT_LIMIT of them, an inverted-file index
+(IVF, about √n lists, NPROBE of them searched) above that — exact search over 100,000 vectors
+costs tens of milliseconds on a small machine, the IVF index about one.
+
+Freshness, on PostgreSQL: at most once per CHECK_SECONDS per workspace, one query reads the
+newest ``search_updated_at`` of the workspace's skills (stamped by a trigger, migration 0013)
+and the newest embedding id; what changed since the index was built (with a margin for
+transactions that commit out of order) is removed and added again, and the whole index is
+rebuilt every REBUILD_SECONDS. A stale index can only cost a hit, never leak one: whatever it
+proposes passes the search gate again before it is answered (``gate``).
+
+On SQLite (the embedded default) nothing is cached: each search reads the readable vectors.
+
+How this moves when one tenant outgrows a process: docs/search.md.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from django.db import connection
+
+from ...infra import db, embedding
+from ...models import RevisionEmbedding, Skill
+from .gate import Gate
+
+if TYPE_CHECKING:
+    import numpy as np
+
+_SKILL = Skill._meta.db_table
+_EMBEDDING = RevisionEmbedding._meta.db_table
+EXACT_LIMIT = 20_000
+NPROBE = 16
+CHECK_SECONDS = 1.0
+REBUILD_SECONDS = 600.0
+# Transactions that commit out of order: a change stamped up to this long before the newest
+# stamp seen may still become visible later.
+COMMIT_MARGIN = timedelta(seconds=60)
+# Cosine below which a skill is not "about" the query at all (all-MiniLM-L6-v2: unrelated
+# texts score about 0 to 0.15).
+MIN_SIMILARITY = 0.2
+# Vectors kept per process over all workspaces (384 float32 each: 1.5 KiB).
+MAX_CACHED_VECTORS = 400_000
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+logger = logging.getLogger("skills_app.search")
+
+
+def rank(*, gate: Gate, text: str, limit: int) -> list[tuple[int, float]] | None:
+    """(skill pk, cosine) of the skills nearest in meaning, best first; None when no model is
+    installed (the caller then ranks by words alone)."""
+    model = embedding.encoder()
+    if model is None or not gate.workspace_ids:
+        return None if model is None else []
+    query = query_vector(text)
+    if connection.vendor != "postgresql":
+        return _rank_uncached(gate, query, limit)
+    found: list[tuple[int, float]] = []
+    for workspace_id in gate.workspace_ids:
+        found += _CACHE.index(workspace_id, gate).search(query, limit)
+    found.sort(key=lambda pair: -pair[1])
+    return [(pk, score) for pk, score in found[:limit] if score >= MIN_SIMILARITY]
+
+
+@functools.lru_cache(maxsize=2048)
+def _query_vector_cached(text: str) -> bytes:
+    model = embedding.encoder()
+    assert model is not None
+    return embedding.vector_bytes(model.encode([text])[0])
+
+
+def query_vector(text: str) -> np.ndarray:
+    """The query's embedding; repeated queries are answered from a per-process cache."""
+    return embedding.vector_from_bytes(_query_vector_cached(text))
+
+
+def _eligible_sql(alias: str = "s") -> str:
+    """What the index holds of a workspace: what Level 0 may show there to anyone (agents'
+    ``invoke.model`` and membership are the gate's business, at answer time)."""
+    return (
+        f"{alias}.status = 'active' AND {alias}.current_revision_id IS NOT NULL"
+        f" AND ({alias}.published_revision_id IS NOT NULL OR %s)"
+    )
+
+
+def _rank_uncached(gate: Gate, query: np.ndarray, limit: int) -> list[tuple[int, float]]:
+    import numpy as np
+
+    where, params = gate.sql("s")
+    rows = db.fetch_all(
+        f"SELECT s.id, e.vector FROM {_SKILL} s JOIN {_EMBEDDING} e"  # noqa: S608 - names only
+        " ON e.revision_id = s.current_revision_id AND e.model = %s"
+        f" WHERE {where}",
+        [embedding.MODEL, *params],
+    )
+    if not rows:
+        return []
+    matrix = np.stack([embedding.vector_from_bytes(bytes(vector)) for _, vector in rows])
+    scores = matrix @ query
+    order = np.argsort(-scores)[:limit]
+    return [(rows[i][0], float(scores[i])) for i in order if scores[i] >= MIN_SIMILARITY]
+
+
+@dataclass
+class _Index:
+    """One workspace's vectors in a faiss index keyed by skill pk."""
+
+    workspace_id: int
+    index: Any = None
+    size: int = 0
+    built_at: float = 0.0
+    checked_at: float = 0.0
+    stamp: datetime | None = None  # newest search_updated_at seen
+    last_embedding: int = 0  # newest embedding id seen
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def search(self, query: np.ndarray, limit: int) -> list[tuple[int, float]]:
+        if self.index is None or self.size == 0:
+            return []
+        scores, ids = self.index.search(query.reshape(1, -1), min(limit, self.size))
+        return [(int(pk), float(s)) for pk, s in zip(ids[0], scores[0], strict=True) if pk >= 0]
+
+
+class _Cache:
+    def __init__(self) -> None:
+        self._indexes: OrderedDict[int, _Index] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._indexes.clear()
+
+    def index(self, workspace_id: int, gate: Gate) -> _Index:
+        with self._lock:
+            entry = self._indexes.get(workspace_id)
+            if entry is None:
+                entry = self._indexes[workspace_id] = _Index(workspace_id)
+            self._indexes.move_to_end(workspace_id)
+        fallback = workspace_id in gate.fallback_ids
+        now = time.monotonic()
+        if now - entry.checked_at >= CHECK_SECONDS:
+            with entry.lock:
+                if now - entry.checked_at >= CHECK_SECONDS:
+                    _refresh(entry, fallback, now)
+            self._evict()
+        return entry
+
+    def _evict(self) -> None:
+        with self._lock:
+            total = sum(e.size for e in self._indexes.values())
+            while total > MAX_CACHED_VECTORS and len(self._indexes) > 1:
+                _, oldest = self._indexes.popitem(last=False)
+                total -= oldest.size
+
+
+_CACHE = _Cache()
+
+
+def clear_cache() -> None:
+    """Forget every cached index (tests; a process that changed models)."""
+    _CACHE.clear()
+    _query_vector_cached.cache_clear()
+
+
+def _refresh(entry: _Index, fallback: bool, now: float) -> None:
+    [(stamp, last_embedding)] = db.fetch_all(
+        f"SELECT (SELECT max(search_updated_at) FROM {_SKILL} WHERE workspace_id = %s),"  # noqa: S608 - names only
+        f" (SELECT coalesce(max(id), 0) FROM {_EMBEDDING})",
+        [entry.workspace_id],
+    )
+    entry.checked_at = now
+    if entry.index is None or now - entry.built_at >= REBUILD_SECONDS:
+        _build(entry, fallback, stamp, last_embedding, now)
+    elif stamp != entry.stamp or last_embedding != entry.last_embedding:
+        _update(entry, fallback, stamp, last_embedding)
+
+
+def _build(
+    entry: _Index, fallback: bool, stamp: datetime | None, last_embedding: int, now: float
+) -> None:
+    import faiss
+    import numpy as np
+
+    rows = db.fetch_all(
+        f"SELECT s.id, e.vector FROM {_SKILL} s JOIN {_EMBEDDING} e"  # noqa: S608 - names only
+        " ON e.revision_id = s.current_revision_id AND e.model = %s"
+        f" WHERE s.workspace_id = %s AND {_eligible_sql()}",
+        [embedding.MODEL, entry.workspace_id, fallback],
+        prepare=False,
+    )
+    ids = np.array([pk for pk, _ in rows], dtype=np.int64)
+    vectors = np.stack(
+        [embedding.vector_from_bytes(bytes(v)) for _, v in rows]
+        or [np.zeros(embedding.DIM, dtype=np.float32)]
+    )[: len(rows)]
+    faiss.omp_set_num_threads(1)  # web processes: one request, one core
+    index: Any
+    if len(rows) > EXACT_LIMIT:
+        lists = int(len(rows) ** 0.5)
+        quantizer = faiss.IndexFlatIP(embedding.DIM)
+        index = faiss.IndexIVFFlat(quantizer, embedding.DIM, lists, faiss.METRIC_INNER_PRODUCT)
+        index.train(vectors)
+        index.nprobe = NPROBE
+    else:
+        index = faiss.IndexIDMap2(faiss.IndexFlatIP(embedding.DIM))
+    if len(rows):
+        index.add_with_ids(vectors, ids)
+    entry.index, entry.size = index, len(rows)
+    entry.built_at, entry.stamp, entry.last_embedding = now, stamp, last_embedding
+    logger.info("Vector index of workspace %s: %d vectors", entry.workspace_id, len(rows))
+
+
+def _update(entry: _Index, fallback: bool, stamp: datetime | None, last_embedding: int) -> None:
+    import numpy as np
+
+    since = entry.stamp - COMMIT_MARGIN if entry.stamp else _EPOCH
+    rows = db.fetch_all(
+        f"SELECT s.id, e.vector, {_eligible_sql()} FROM {_SKILL} s"  # noqa: S608 - names only
+        f" LEFT JOIN {_EMBEDDING} e ON e.revision_id = s.current_revision_id AND e.model = %s"
+        " WHERE s.workspace_id = %s AND (s.search_updated_at > %s OR s.current_revision_id IN"
+        f" (SELECT revision_id FROM {_EMBEDDING} WHERE id > %s))",
+        [fallback, embedding.MODEL, entry.workspace_id, since, entry.last_embedding],
+        prepare=False,
+    )
+    if rows:
+        ids = np.array([pk for pk, _, _ in rows], dtype=np.int64)
+        entry.index.remove_ids(ids)
+        keep = [(pk, bytes(v)) for pk, v, eligible in rows if eligible and v is not None]
+        if keep:
+            entry.index.add_with_ids(
+                np.stack([embedding.vector_from_bytes(v) for _, v in keep]),
+                np.array([pk for pk, _ in keep], dtype=np.int64),
+            )
+        entry.size = int(entry.index.ntotal)
+    entry.stamp, entry.last_embedding = stamp, last_embedding
