@@ -15,7 +15,8 @@ What it does, all on this machine and on loopback only:
 3. drives each scenario for ``--seconds`` with ``--connections`` (default 16) using ``wrk``
    (or a threaded client when wrk is missing), after a short warm-up;
 4. prints throughput and latency (median, p95, p99), the ratios to the bare view, and the
-   targets: Level 1 and 2 throughput >= 50% of bare with p99 <= 10 ms, Level 0 p95 <= 50 ms;
+   targets: Level 1 and 2 throughput >= 50% of bare with p99 <= 10 ms, Level 0 p95 <= 20 ms
+   (query embedding included; its time alone is printed on its own line);
 5. measures Level 1 again with an OAuth access token (docs/contract.md §12) and prints its cost per
    request
    as a ratio to the API token's (target: at most 1.10).
@@ -46,6 +47,7 @@ DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/xmemo_bench"
 RESULTS = ROOT / "bench" / "results"
 OAUTH_LEVEL1 = "Level 1 root (OAuth)"
 OAUTH_MAX_RATIO = 1.10
+LEVEL0_P95_MS = 20.0
 
 
 def _env(db_url: str, redis_url: str | None) -> dict[str, str]:
@@ -160,7 +162,7 @@ def _paths(sample: int) -> dict[str, list[str]]:
     """Request paths per scenario, over a random sample of the seeded skills."""
     from skills_app.models import Skill, SkillComponent
 
-    from .seed import TEAM_SLUG, TOPIC_WORDS, VOCABULARY
+    from .seed import TEAM_SLUG
 
     rng = random.Random(1)
     skills = list(
@@ -182,14 +184,41 @@ def _paths(sample: int) -> dict[str, list[str]]:
         for slug, pk, revision_id in skills
         if pk in components
     ]
+    # Distinct queries, so that each search runs the embedding model (repeated queries are
+    # answered from a per-process cache of query vectors).
     level0 = [
-        "/v1/recall?"
-        + urllib.parse.urlencode(
-            {"query": f"{rng.choice(TOPIC_WORDS)} {rng.choice(VOCABULARY)}", "limit": "10"}
-        )
-        for _ in range(500)
+        "/v1/recall?" + urllib.parse.urlencode({"query": query, "limit": "10"})
+        for query in level0_queries(rng)
     ]
     return {"bare": ["/bench/bare"], "level0": level0, "level1": level1, "level2": level2}
+
+
+def level0_queries(rng: random.Random, count: int = 20_000) -> list[str]:
+    from .seed import TOPIC_WORDS, VOCABULARY
+
+    queries = {
+        f"{rng.choice(TOPIC_WORDS)} {rng.choice(VOCABULARY)} {rng.choice(VOCABULARY)}"
+        for _ in range(count)
+    }
+    return sorted(queries)
+
+
+def _embedding_time(rng: random.Random) -> tuple[float, float]:
+    """p50 and p95 in ms of the query embedding alone, in this process, on distinct queries."""
+    from skills_app.infra import embedding
+
+    model = embedding.encoder()
+    if model is None:
+        return float("nan"), float("nan")
+    queries = level0_queries(rng, 300)
+    model.encode(queries[:5])  # load and warm
+    times = []
+    for query in queries:
+        started = time.perf_counter()
+        model.encode([query])
+        times.append((time.perf_counter() - started) * 1000)
+    times.sort()
+    return times[len(times) // 2], times[int(len(times) * 0.95)]
 
 
 def _check(base: str, path: str, auth: str) -> None:
@@ -249,13 +278,14 @@ def main() -> None:
     _django(env)
     from django.core.cache import cache
 
-    from .seed import ensure_account, oauth_access_token, seed
+    from .seed import ensure_account, oauth_access_token, seed, seed_vectors
 
     print(f"Seeding {args.n:,} skills into {args.db} …")
     started = time.perf_counter()
     _, secret = ensure_account()
     added = seed(args.n)
     print(f"  {added:,} added in {time.perf_counter() - started:.1f} s")
+    seed_vectors(progress=lambda _: None)
     _analyze()
     cache.clear()
     auth = f"Bearer {secret}"
@@ -304,6 +334,7 @@ def main() -> None:
             _stop(server)
             print(f"Topping up to {args.level0_scale:,} skills for Level 0 …")
             seed(args.level0_scale, revisions=1, progress=lambda _: None)
+            seed_vectors(progress=lambda _: None)
             _analyze()
             server, base = _start_server(env, args.workers)
             results.append(measure(f"Level 0 @ {args.level0_scale:,}", "level0", args.seconds))
@@ -336,11 +367,19 @@ def main() -> None:
         f"{oauth.rps:,.0f} req/s vs {api.rps:,.0f} with an API token, cost ratio {ratio:.3f} "
         f"(target <= {OAUTH_MAX_RATIO:.2f}); p50 {oauth.p50_ms:.2f} vs {api.p50_ms:.2f} ms"
     )
+    embed_p50, embed_p95 = _embedding_time(random.Random(2))
+    print(
+        f"      query embedding alone (all-MiniLM-L6-v2, numpy, in process): "
+        f"p50 {embed_p50:.2f} ms, p95 {embed_p95:.2f} ms"
+    )
     for r in results:
         if r.name.startswith("Level 0"):
-            ok = r.p95_ms <= 50
+            ok = r.p95_ms <= LEVEL0_P95_MS
             verdicts.append(ok)
-            print(f"{'PASS' if ok else 'FAIL'}  {r.name}: p95 {r.p95_ms:.2f} ms (target <= 50 ms)")
+            print(
+                f"{'PASS' if ok else 'FAIL'}  {r.name}: p95 {r.p95_ms:.2f} ms, query embedding "
+                f"included (target <= {LEVEL0_P95_MS:.0f} ms)"
+            )
     RESULTS.mkdir(parents=True, exist_ok=True)
     out = RESULTS / f"recall-{time.strftime('%Y%m%d-%H%M%S')}.json"
     out.write_text(

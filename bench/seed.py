@@ -316,3 +316,53 @@ def oauth_access_token(origin: str) -> str:
     set_token_value(access, secret)
     access.save()
     return secret
+
+
+def seed_vectors(*, progress: Any = print) -> int:
+    """Give every bench skill's current revision a stored embedding, as the workers would.
+
+    Computing 100,000 real embeddings takes tens of minutes on two cores, and the latency of
+    Level 0 does not depend on what the stored vectors say, so the bench stores deterministic
+    synthetic ones: unit vectors around one centre per topic word of the skill (so they cluster
+    like real ones). The query's embedding is real: the model runs for every search.
+    """
+    import numpy as np
+    from django.db import connection
+
+    from skills_app.infra import embedding
+    from skills_app.models import RevisionEmbedding, Skill, Workspace
+
+    team = Workspace.objects.get(slug=TEAM_SLUG)
+    missing = list(
+        Skill.objects.filter(workspace=team, current_revision__isnull=False)
+        .exclude(current_revision__embeddings__model=embedding.MODEL)
+        .values_list("current_revision_id", "slug")
+    )
+    rng = np.random.default_rng(11)
+    centres = rng.standard_normal((len(TOPIC_WORDS), embedding.DIM)).astype(np.float32)
+    added = 0
+    for start in range(0, len(missing), 5000):
+        batch = missing[start : start + 5000]
+        rows = []
+        for revision_pk, slug in batch:
+            index = int(slug.rsplit("-", 1)[1])
+            topic = random.Random(index).sample(range(len(TOPIC_WORDS)), 3)
+            noise = np.random.default_rng(index).standard_normal(embedding.DIM).astype(np.float32)
+            vector = centres[topic].sum(axis=0) + 1.5 * noise
+            vector /= np.linalg.norm(vector)
+            rows.append(
+                RevisionEmbedding(
+                    revision_id=revision_pk,
+                    model=embedding.MODEL,
+                    model_version="bench-synthetic",
+                    dim=embedding.DIM,
+                    vector=embedding.vector_bytes(vector),
+                )
+            )
+        RevisionEmbedding.objects.bulk_create(rows, ignore_conflicts=True)
+        added += len(rows)
+        progress(f"  stored {start + len(batch):,} / {len(missing):,} vectors")
+    if added and connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(f"ANALYZE {RevisionEmbedding._meta.db_table}")
+    return added
