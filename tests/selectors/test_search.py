@@ -7,8 +7,8 @@ from django.db import connection
 
 from skills_app import errors
 from skills_app.access import Actor
-from skills_app.selectors.recall import recall_search
 from skills_app.domain.search_text import query_words
+from skills_app.selectors.recall import recall_search
 from tests.factories import Env, actor_for, make_token, publish, save
 from tests.support import require_service
 

@@ -1,0 +1,186 @@
+"""Level 0 by meaning: found in other words, and only what the gate lets through.
+
+The skills here are found by a query sharing none of their words, so only the vector path can
+find them — and every rule (tenancy, ``invoke.model``, archived, team review, the feature
+switch) is checked on exactly that path. The vectors are computed with the real model and
+stored as the workers store them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.db import connection
+
+from skills_app.access import Actor
+from skills_app.infra import embedding
+from skills_app.models import RevisionEmbedding, Skill, SkillRevision, Workspace
+from skills_app.selectors.recall import recall_search
+from skills_app.selectors.search import semantic
+from skills_app.selectors.search.gate import gate_for
+from skills_app.services.skills import skill_set_status
+from tests.factories import Env, actor_for, make_token, personal_ws, publish, save
+
+QUERY = "my spreadsheet totals broke after I moved some columns around"
+SKILL = {
+    "name": "Repair Excel formula references",
+    "description": "Fix #REF! errors in workbook cells after rows or sheets were rearranged.",
+    "instruction_body": "Trace each damaged cell reference back to its source range.",
+}
+
+
+@pytest.fixture(autouse=True)
+def fresh_indexes(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(semantic, "CHECK_SECONDS", 0.0)
+    semantic.clear_cache()
+    yield
+    semantic.clear_cache()
+
+
+def _embed(revision: SkillRevision) -> None:
+    model = embedding.encoder()
+    if model is None:
+        pytest.fail("The embedding model is not installed (make install installs it).")
+    text = f"{revision.name}\n{revision.description}\n{revision.instruction_body}"
+    RevisionEmbedding.objects.create(
+        revision=revision,
+        model=embedding.MODEL,
+        model_version=embedding.model_version(),
+        dim=embedding.DIM,
+        vector=embedding.vector_bytes(model.encode([text])[0]),
+    )
+
+
+def _slugs(actor: Actor, query: str = QUERY, **kwargs: Any) -> list[str]:
+    return [
+        hit["slug"] for hit in recall_search(actor=actor, query=query, **kwargs)["data"]["results"]
+    ]
+
+
+def _agent(env: Env, **kwargs: Any) -> Actor:
+    token, _ = make_token(env.owner, **kwargs)
+    return Actor(user=env.owner, token=token, via="api")
+
+
+def _publish_embedded(user: Any, workspace: Workspace, slug: str, **overrides: Any) -> Skill:
+    revision = publish(user, workspace, slug=slug, **{**SKILL, **overrides}).revision
+    _embed(revision)
+    return Skill.objects.get(pk=revision.skill_id)
+
+
+def test_other_words_find_the_skill_only_by_meaning(env: Env) -> None:
+    _publish_embedded(env.owner, env.personal, "excel-refs")
+    publish(env.owner, env.personal, slug="bread", name="Bake bread", description="Sourdough.")
+    agent = _agent(env)
+    assert _slugs(agent) == ["excel-refs"]
+    [hit] = recall_search(actor=agent, query=QUERY)["data"]["results"]
+    assert isinstance(hit["score"], float)
+    assert hit["score"] > 0
+    # Without the model the same query finds nothing: no word is shared.
+    RevisionEmbedding.objects.all().delete()
+    semantic.clear_cache()
+    assert _slugs(agent) == []
+
+
+def test_meaning_never_crosses_tenants(env: Env) -> None:
+    _publish_embedded(env.outsider, personal_ws(env.outsider), "foreign-refs")
+    _publish_embedded(env.owner, env.team, "team-refs")
+    assert _slugs(actor_for(env.owner)) == ["team-refs"]
+    assert _slugs(actor_for(env.member)) == ["team-refs"]
+    assert _slugs(actor_for(env.outsider)) == ["foreign-refs"]
+    # A token restricted to the personal workspace does not see the team's skill.
+    assert _slugs(_agent(env, workspace=env.personal)) == []
+    # Nor does a search scoped to the personal workspace.
+    assert _slugs(actor_for(env.owner), workspace=env.personal.slug) == []
+
+
+def test_meaning_keeps_people_only_skills_from_agents(env: Env) -> None:
+    _publish_embedded(
+        env.owner, env.personal, "human-refs", frontmatter={"invoke": {"model": False}}
+    )
+    assert _slugs(_agent(env)) == []
+    assert _slugs(actor_for(env.owner, via="console")) == ["human-refs"]
+
+
+def test_meaning_leaves_archived_skills_out(env: Env) -> None:
+    skill = _publish_embedded(env.owner, env.personal, "old-refs")
+    assert _slugs(_agent(env)) == ["old-refs"]
+    skill_set_status(actor=actor_for(env.owner), skill=skill, status="archived")
+    assert _slugs(_agent(env)) == []
+
+
+def test_meaning_never_shows_unreviewed_team_text(env: Env) -> None:
+    # A team skill with only a proposed revision: embedded, yet never found.
+    proposed = save(env.member, env.team, slug="new-refs", intent="publish", **SKILL).revision
+    assert proposed.state == "proposed"
+    _embed(proposed)
+    assert _slugs(actor_for(env.member)) == []
+    # Published v1 about bread, proposed v2 about spreadsheets (embedded): v2's meaning must not
+    # lead to the skill while v1 is what agents get.
+    v1 = publish(env.owner, env.team, slug="swap", name="Bake bread", description="Sourdough.")
+    _embed(v1.revision)
+    v2 = save(env.member, env.team, slug="swap", intent="publish", **SKILL).revision
+    assert v2.state == "proposed"
+    _embed(v2)
+    assert "swap" not in _slugs(actor_for(env.member))
+
+
+def test_meaning_respects_the_feature_switch(env: Env) -> None:
+    _publish_embedded(env.owner, env.team, "team-refs")
+    _publish_embedded(env.owner, env.personal, "own-refs")
+    Workspace.objects.filter(pk=env.team.pk).update(cloud_skills_enabled=False)
+    assert _slugs(actor_for(env.owner)) == ["own-refs"]
+
+
+def test_whatever_the_vector_path_proposes_passes_the_gate(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stale or wrong vector index can cost a hit, never leak one."""
+    foreign = _publish_embedded(env.outsider, personal_ws(env.outsider), "foreign-refs")
+    archived = _publish_embedded(env.owner, env.personal, "archived-refs")
+    skill_set_status(actor=actor_for(env.owner), skill=archived, status="archived")
+    human = _publish_embedded(
+        env.owner, env.personal, "human-refs", frontmatter={"invoke": {"model": False}}
+    )
+    draft_only = save(env.member, env.team, slug="draft-refs", **SKILL).revision
+    mine = _publish_embedded(env.owner, env.personal, "mine-refs")
+    proposals = [foreign.pk, archived.pk, human.pk, draft_only.skill_id, mine.pk]
+    monkeypatch.setattr(
+        semantic, "rank", lambda **_: [(pk, 0.9 - i / 100) for i, pk in enumerate(proposals)]
+    )
+    assert _slugs(_agent(env)) == ["mine-refs"]
+
+
+def test_a_new_revision_moves_the_skill_in_meaning(env: Env) -> None:
+    skill = _publish_embedded(
+        env.owner,
+        env.personal,
+        "kitchen",
+        name="Bake bread",
+        description="Sourdough starter and oven.",
+        instruction_body="Knead.",
+    )
+    agent = _agent(env)
+    assert _slugs(agent) == []
+    assert _slugs(agent, query="how do I make a loaf at home") == ["kitchen"]
+    revision = publish(env.owner, env.personal, slug="kitchen", **SKILL).revision
+    assert revision.skill_id == skill.pk
+    _embed(revision)
+    assert _slugs(agent) == ["kitchen"]
+    assert _slugs(agent, query="how do I make a loaf at home") == []
+
+
+def test_large_workspaces_use_an_inverted_file_index(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("the per-process index is PostgreSQL's path")
+    monkeypatch.setattr(semantic, "EXACT_LIMIT", 1)
+    _publish_embedded(env.owner, env.personal, "excel-refs")
+    publish(env.owner, env.personal, slug="bread", name="Bake bread", description="Sourdough.")
+    _embed(Skill.objects.get(slug="bread").current_revision)
+    assert _slugs(_agent(env))[:1] == ["excel-refs"]
+    gate = gate_for(actor=_agent(env), workspace=None)
+    assert type(semantic._CACHE.index(env.personal.pk, gate).index).__name__ == "IndexIVFFlat"
