@@ -1,0 +1,216 @@
+"""Level 0 by words: whole words weighed by rarity, name above description above body, typos
+forgiven, and the per-workspace vocabulary that weighs them (PostgreSQL)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+from django.db import connection, connections
+
+from skills_app.access import Actor
+from skills_app.models import Skill
+from skills_app.selectors.recall import recall_search
+from skills_app.selectors.search import semantic
+from skills_app.services.skills import skill_delete, skill_set_status
+from tests.factories import Env, actor_for, make_token, make_user, personal_ws, publish, save
+from tests.support import require_service
+
+
+@pytest.fixture(autouse=True)
+def words_only(settings: object) -> Iterator[None]:
+    """These tests are about the word ranking alone."""
+    settings.XMEMO_SEMANTIC_SEARCH = False  # type: ignore[attr-defined]
+    from skills_app.infra import embedding
+
+    embedding.reset_for_tests()
+    semantic.clear_cache()
+    yield
+    embedding.reset_for_tests()
+
+
+def _slugs(actor: Actor, query: str) -> list[str]:
+    return [hit["slug"] for hit in recall_search(actor=actor, query=query)["data"]["results"]]
+
+
+def _df(workspace_id: int, lexeme: str) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT coalesce(sum(df), 0) FROM skills_app_searchterm"
+            " WHERE workspace_id = %s AND lexeme = %s",
+            [workspace_id, lexeme],
+        )
+        return int(cursor.fetchone()[0])
+
+
+@pytest.fixture
+def pg() -> None:
+    require_service("PostgreSQL", connection.vendor == "postgresql", "set DATABASE_URL")
+
+
+def test_rare_words_outweigh_common_ones(env: Env, pg: None) -> None:
+    for i in range(6):
+        publish(
+            env.owner,
+            env.personal,
+            slug=f"deploy-{i}",
+            name=f"Deploy service {i}",
+            description="Deploy a service.",
+            instruction_body="Deploy it.",
+        )
+    publish(
+        env.owner,
+        env.personal,
+        slug="canary",
+        name="Canary checks",
+        description="Watch a canary.",
+        instruction_body="Compare error rates.",
+    )
+    # "deploy" is in seven skills, "canary" in one: the canary skill wins though it lacks
+    # the common word.
+    assert _slugs(actor_for(env.owner), "deploy canary")[0] == "canary"
+
+
+def test_words_match_whole_not_as_prefixes_inside_a_sentence(env: Env, pg: None) -> None:
+    publish(
+        env.owner,
+        env.personal,
+        slug="apple",
+        name="Apple developer account",
+        description="Renew the Apple membership.",
+    )
+    publish(
+        env.owner,
+        env.personal,
+        slug="app-store",
+        name="App release",
+        description="Ship the app to the store.",
+    )
+    actor = actor_for(env.owner)
+    assert _slugs(actor, "release my app today") == ["app-store"]
+    # Still being typed: the last word is a prefix.
+    assert set(_slugs(actor, "appl")) == {"apple"}
+
+
+def test_name_outranks_description_outranks_body(env: Env, pg: None) -> None:
+    publish(
+        env.owner,
+        env.personal,
+        slug="in-body",
+        name="Alpha",
+        description="First.",
+        instruction_body="Mentions the zeppelin once.",
+    )
+    publish(
+        env.owner,
+        env.personal,
+        slug="in-description",
+        name="Beta",
+        description="About a zeppelin.",
+        instruction_body="Nothing.",
+    )
+    publish(
+        env.owner,
+        env.personal,
+        slug="in-name",
+        name="Zeppelin",
+        description="Third.",
+        instruction_body="Nothing.",
+    )
+    assert _slugs(actor_for(env.owner), "zeppelin") == ["in-name", "in-description", "in-body"]
+
+
+def test_a_misspelled_word_finds_the_word_it_meant(env: Env, pg: None) -> None:
+    publish(
+        env.owner,
+        env.personal,
+        slug="k8s",
+        name="Kubernetes rollout",
+        description="Roll out a deployment.",
+    )
+    publish(
+        env.owner,
+        env.personal,
+        slug="other",
+        name="Terraform plan",
+        description="Plan infrastructure.",
+    )
+    assert _slugs(actor_for(env.owner), "kubernets rolout") == ["k8s"]
+    # A short unknown word is not guessed at.
+    assert _slugs(actor_for(env.owner), "kub") == ["k8s"]  # but it is a prefix being typed
+    assert _slugs(actor_for(env.owner), "xq ") == []
+
+
+def test_the_vocabulary_counts_searchable_skills_per_workspace(env: Env, pg: None) -> None:
+    actor = actor_for(env.owner)
+    publish(env.owner, env.personal, slug="one", name="Quasar survey", description="Stars.")
+    publish(env.owner, env.personal, slug="two", name="Quasar map", description="Sky.")
+    publish(env.owner, env.team, slug="three", name="Quasar notes", description="Space.")
+    ws = env.personal.pk
+    assert _df(ws, "quasar") == 2
+    assert _df(ws, "") == 2  # the skills themselves
+    assert _df(env.team.pk, "quasar") == 1
+    # A new revision without the word: counted once less.
+    publish(env.owner, env.personal, slug="two", name="Star map", description="Sky.")
+    assert _df(ws, "quasar") == 1
+    assert _df(ws, "") == 2
+    # Archived skills are not searchable: not counted; unarchived: counted again.
+    skill = Skill.objects.get(workspace=env.personal, slug="one")
+    skill_set_status(actor=actor, skill=skill, status="archived")
+    assert _df(ws, "quasar") == 0
+    assert _df(ws, "") == 1
+    skill_set_status(actor=actor, skill=skill, status="active")
+    assert _df(ws, "quasar") == 1
+    skill_set_status(actor=actor, skill=skill, status="archived")
+    skill_delete(actor=actor, skill=skill)
+    assert _df(ws, "quasar") == 0
+    # Rarity is counted over what the caller reads: another tenant's words weigh nothing.
+    stranger = make_user()
+    for i in range(5):
+        publish(stranger, personal_ws(stranger), slug=f"s{i}", name="Quasar", description="x")
+    assert _df(env.personal.pk, "quasar") == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_saves_sharing_words_never_deadlock(pg: None) -> None:
+    from tests.factories import build_env
+
+    env = build_env()
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(4)
+
+    def writer(n: int) -> None:
+        try:
+            barrier.wait()
+            for i in range(6):
+                # Overlapping words in different orders, old and new words both shared.
+                words = ["alpha", "beta", "gamma", "delta", "omega"][(n + i) % 5 :]
+                save(
+                    env.owner,
+                    env.personal,
+                    slug=f"w{n}",
+                    name=" ".join(words) or "x",
+                    description=" ".join(reversed(words)) or "y",
+                    intent="publish",
+                )
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert _df(env.personal.pk, "") == 4
+
+
+def test_agents_token_search_counts_only_readable_rarity(env: Env, pg: None) -> None:
+    token, _ = make_token(env.owner, workspace=env.personal)
+    agent = Actor(user=env.owner, token=token, via="api")
+    publish(env.owner, env.personal, slug="mine", name="Quasar survey", description="Stars.")
+    save(env.member, env.team, slug="team-draft", name="Quasar draft", description="x")
+    assert _slugs(agent, "quasar") == ["mine"]
