@@ -17,7 +17,7 @@ from ...domain.search_text import query_words, reciprocal_rank_fusion
 from ...infra import db
 from ...models import Skill, SkillRevision, Workspace
 from . import lexical, semantic
-from .gate import Gate, gate_for
+from .gate import Gate, gate_for, member_sql
 
 __all__ = ["SearchResult", "search_skills"]
 
@@ -51,11 +51,12 @@ def search_skills(
     if not gate.workspace_ids:
         return []
     pool = max(POOL, limit)
+    embedding = semantic.embed_query(text)  # on a helper thread, while the words are ranked
     by_words = lexical.rank(gate=gate, words=words, slug_guess="-".join(words.words), limit=pool)
-    by_meaning = semantic.rank(gate=gate, text=text, limit=pool)
-    if by_meaning is None:
+    if embedding is None:
         ranked = by_words
     else:
+        by_meaning = semantic.rank(gate=gate, query=embedding.result(), limit=pool)
         fused = reciprocal_rank_fusion([pk for pk, _ in by_words], [pk for pk, _ in by_meaning])
         ranked = [(int(pk), score) for pk, score in fused]  # type: ignore[call-overload]
     return _descriptors(gate, ranked, limit)
@@ -66,14 +67,13 @@ def _descriptors(gate: Gate, ranked: list[tuple[int, float]], limit: int) -> lis
     if not ranked:
         return []
     where, params = gate.sql("s")
-    pks = [pk for pk, _ in ranked]
+    chosen, chosen_params = member_sql("s.id", tuple(pk for pk, _ in ranked))
     rows = db.fetch_all(
         "SELECT s.id, s.skill_id, s.slug, w.slug, w.kind, s.search_name, s.search_description,"  # noqa: S608 - names only
         f" p.revision_number FROM {_SKILL} s JOIN {_WS} w ON w.id = s.workspace_id"
         f" LEFT JOIN {_REV} p ON p.id = s.published_revision_id"
-        f" WHERE s.id IN ({', '.join(['%s'] * len(pks))}) AND {where}",
-        [*pks, *params],
-        prepare=False,
+        f" WHERE {chosen} AND {where}",
+        [*chosen_params, *params],
     )
     found = {row[0]: row[1:] for row in rows}
     results: list[SearchResult] = []

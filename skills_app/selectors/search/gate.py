@@ -34,8 +34,8 @@ class Gate:
 
     def sql(self, alias: str = "s") -> tuple[str, list[Any]]:
         """The condition on a skills row ``alias``."""
-        readable, readable_params = _member(f"{alias}.workspace_id", self.workspace_ids)
-        fallback, fallback_params = _member(f"{alias}.workspace_id", self.fallback_ids)
+        readable, readable_params = member_sql(f"{alias}.workspace_id", self.workspace_ids)
+        fallback, fallback_params = member_sql(f"{alias}.workspace_id", self.fallback_ids)
         return (
             f"{readable} AND {alias}.status = 'active'"
             f" AND {alias}.current_revision_id IS NOT NULL"
@@ -45,7 +45,7 @@ class Gate:
         )
 
 
-def _member(column: str, values: tuple[int, ...]) -> tuple[str, list[Any]]:
+def member_sql(column: str, values: tuple[int, ...]) -> tuple[str, list[Any]]:
     """``column`` is one of ``values``: one array parameter on PostgreSQL (the statement text
     stays the same, whatever the number), a list on SQLite."""
     if connection.vendor == "postgresql":

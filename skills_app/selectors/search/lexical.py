@@ -11,10 +11,11 @@ through its index. A word is matched whole (stemmed: "rollbacks" finds "rollback
 word of a query still being typed also as a prefix. A word no readable skill holds stands for
 the nearest word some skill does hold (trigram similarity over the vocabulary).
 
-Every word looks at PER_WORD_CAP matching skills at most, and skills holding all the words at
-most as many again, so one very common word costs a bounded amount however large the registry
-grows: the best of a common word's matches are found through the rarer words beside it, or
-through meaning (``semantic``).
+Candidates are every match of each rare word (held by at most PER_WORD_CAP readable skills) and
+up to PER_WORD_CAP skills holding all the words: a very common word costs a bounded amount
+however large the registry grows, and its best matches are found through the rarer words
+beside it, or through meaning
+(``semantic``). The CANDIDATES best by the words they hold are then ranked.
 
 SQLite (the embedded default): the same words and weights, scored in Python over substring
 candidates. Good enough for a demo-sized registry; production runs PostgreSQL.
@@ -35,7 +36,7 @@ from .gate import Gate
 
 _SKILL = Skill._meta.db_table
 PER_WORD_CAP = 2000
-CANDIDATES = 200
+CANDIDATES = 100
 # What a word adds beyond being anywhere in the skill, as a share of its IDF.
 NAME_WEIGHT = 1.0
 DESCRIPTION_WEIGHT = 0.5
@@ -48,6 +49,7 @@ class _Term:
     query: str  # a tsquery: one lexeme, maybe a prefix
     lexeme: str
     prefix: bool
+    documents: int  # readable skills holding it
     weight: float  # IDF
 
 
@@ -63,117 +65,123 @@ def rank(*, gate: Gate, words: QueryWords, slug_guess: str, limit: int) -> list[
 
 def _terms(gate: Gate, words: QueryWords) -> list[_Term]:
     """Each word's lexeme (stemmed by the English configuration) and IDF over the readable
-    workspaces; an unknown word replaced by its nearest known one."""
-    last = len(words.words) - 1
+    workspaces. A word no readable skill holds is, if it is the last word being typed, a prefix
+    of the words that some do; else it stands for its nearest known word, if one is near."""
+    readable = list(gate.workspace_ids)
     rows = db.fetch_all(
         "WITH w AS (SELECT w.ord::int AS ord, v.lexeme"
         " FROM unnest(%s::text[]) WITH ORDINALITY AS w(word, ord),"
         " unnest(to_tsvector('english', w.word)) v)"
-        " SELECT w.ord, w.lexeme,"
-        " (SELECT coalesce(sum(t.df), 0) FROM skills_app_searchterm t"
-        "   WHERE t.workspace_id = ANY(%s) AND t.lexeme = w.lexeme),"
-        " CASE WHEN w.ord = %s AND %s THEN (SELECT coalesce(sum(t.df), 0)"
-        "   FROM skills_app_searchterm t WHERE t.workspace_id = ANY(%s)"
-        "   AND t.lexeme LIKE replace(replace(w.lexeme, '%%', ''), '_', '\\_') || '%%') END,"
-        " (SELECT coalesce(sum(t.df), 0) FROM skills_app_searchterm t"
-        "   WHERE t.workspace_id = ANY(%s) AND t.lexeme = '')"
-        " FROM w ORDER BY w.ord",
-        [
-            list(words.words),
-            list(gate.workspace_ids),
-            last + 1,
-            words.last_is_prefix,
-            list(gate.workspace_ids),
-            list(gate.workspace_ids),
-        ],
-        prepare=False,
+        " SELECT w.ord, w.lexeme, (SELECT coalesce(sum(t.df), 0) FROM skills_app_searchterm t"
+        "   WHERE t.workspace_id = ANY(%s) AND t.lexeme = w.lexeme)"
+        " FROM w UNION ALL SELECT 0, '', (SELECT coalesce(sum(t.df), 0)"
+        "   FROM skills_app_searchterm t WHERE t.workspace_id = ANY(%s) AND t.lexeme = '')"
+        " ORDER BY 1",
+        [list(words.words), readable, readable],
     )
-    documents = max((row[4] for row in rows), default=0)
-    terms: list[_Term] = []
-    for _, lexeme, df, prefix_df, _ in rows:
-        prefix = prefix_df is not None and prefix_df > df
-        if df == 0 and not prefix:
-            lexeme = _nearest_known(gate, lexeme)
-            if lexeme is None:
-                continue
-            df = _df(gate, lexeme)
-        count = min(prefix_df, documents) if prefix else df
-        quoted = "'" + lexeme.replace("'", "''") + "'"
-        terms.append(
+    documents = int(rows[0][2])
+    last = len(words.words)
+    terms: dict[str, _Term] = {}  # one lexeme from two words ("deploy", "deploying") counts once
+    for ord_, lexeme, df in rows[1:]:
+        prefix = False
+        if df == 0:
+            if ord_ == last and words.last_is_prefix and len(lexeme) >= 3:
+                df = _vocabulary_df(gate, "t.lexeme LIKE %s", _like_prefix(lexeme))
+                prefix = df > 0
+            if not prefix:
+                nearest = _nearest_known(gate, lexeme)
+                if nearest is None:
+                    continue
+                lexeme, df = nearest
+        query = "'" + lexeme.replace("'", "''") + "'" + (":*" if prefix else "")
+        count = min(int(df), documents)
+        terms.setdefault(
+            query,
             _Term(
-                query=quoted + (":*" if prefix else ""),
+                query=query,
                 lexeme=lexeme,
                 prefix=prefix,
-                weight=idf(documents=max(documents, count), containing=count),
-            )
+                documents=count,
+                weight=idf(documents=documents, containing=count),
+            ),
         )
-    # One lexeme from two words (e.g. "deploy" and "deploying") counts once.
-    unique: dict[str, _Term] = {}
-    for term in terms:
-        unique.setdefault(term.query, term)
-    return list(unique.values())
+    return list(terms.values())
 
 
-def _nearest_known(gate: Gate, lexeme: str) -> str | None:
+def _like_prefix(lexeme: str) -> str:
+    escaped = lexeme.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return escaped + "%"
+
+
+def _vocabulary_df(gate: Gate, condition: str, *params: object) -> int:
+    """Readable skills holding a vocabulary word that meets ``condition``. The words are found
+    through the trigram index first (MATERIALIZED), then narrowed to the readable workspaces:
+    the other way round reads every word of a large workspace."""
+    rows = db.fetch_all(
+        "WITH m AS MATERIALIZED (SELECT t.workspace_id, t.df FROM skills_app_searchterm t"  # noqa: S608 - a fixed condition
+        f" WHERE {condition})"
+        " SELECT coalesce(sum(m.df), 0) FROM m WHERE m.workspace_id = ANY(%s)",
+        [*params, list(gate.workspace_ids)],
+        prepare=False,
+    )
+    return int(rows[0][0])
+
+
+def _nearest_known(gate: Gate, lexeme: str) -> tuple[str, int] | None:
+    """The readable vocabulary word most like ``lexeme`` (a typo), and how many skills hold it."""
     if len(lexeme) < 4:  # too short to tell a typo from another word
         return None
     rows = db.fetch_all(
-        "SELECT t.lexeme FROM skills_app_searchterm t"
-        " WHERE t.workspace_id = ANY(%s) AND t.df > 0 AND t.lexeme %% %s AND t.lexeme <> ''"
-        " AND similarity(t.lexeme, %s) >= %s"
-        " GROUP BY t.lexeme ORDER BY max(similarity(t.lexeme, %s)) DESC, sum(t.df) DESC"
+        "WITH m AS MATERIALIZED (SELECT t.workspace_id, t.lexeme, t.df"
+        " FROM skills_app_searchterm t WHERE t.lexeme %% %s AND t.lexeme <> '')"
+        " SELECT m.lexeme, sum(m.df) FROM m WHERE m.workspace_id = ANY(%s) AND m.df > 0"
+        " AND similarity(m.lexeme, %s) >= %s"
+        " GROUP BY m.lexeme ORDER BY max(similarity(m.lexeme, %s)) DESC, sum(m.df) DESC"
         " LIMIT 1",
-        [list(gate.workspace_ids), lexeme, lexeme, TYPO_SIMILARITY, lexeme],
+        [lexeme, list(gate.workspace_ids), lexeme, TYPO_SIMILARITY, lexeme],
         prepare=False,
     )
-    return rows[0][0] if rows else None
-
-
-def _df(gate: Gate, lexeme: str) -> int:
-    rows = db.fetch_all(
-        "SELECT coalesce(sum(df), 0) FROM skills_app_searchterm"
-        " WHERE workspace_id = ANY(%s) AND lexeme = %s",
-        [list(gate.workspace_ids), lexeme],
-    )
-    return int(rows[0][0])
+    return (rows[0][0], int(rows[0][1])) if rows else None
 
 
 def _rank_postgresql(
     gate: Gate, terms: Sequence[_Term], slug_guess: str, limit: int
 ) -> list[tuple[int, float]]:
     where, gate_params = gate.sql("s")
-    n = len(terms)
+    rare = [t.documents <= PER_WORD_CAP for t in terms]
     params: list[object] = [
-        list(range(n)),
+        list(range(len(terms))),
         [t.query for t in terms],
         [t.weight for t in terms],
         [f"{t.query}{'' if t.prefix else ':'}A" for t in terms],
         [f"{t.query}{'' if t.prefix else ':'}B" for t in terms],
+        rare,
+        *gate_params,
+        PER_WORD_CAP,
+        # Skills holding every word (for one word: all of its matches, up to the cap).
+        " & ".join(t.query for t in terms),
+        *gate_params,
+        PER_WORD_CAP,
     ]
-    every = ""
-    if n > 1:
-        every = (
-            " UNION SELECT a.id, t.i FROM (SELECT s.id FROM"  # noqa: S608 - names only
-            f" {_SKILL} s WHERE s.search_vector @@ %s::tsquery AND {where} LIMIT %s) a"
-            " CROSS JOIN t"
-        )
     sql = (
-        "WITH t(i, q, idf, qa, qb) AS"  # noqa: S608 - table and column names only; values are parameters
-        " (SELECT * FROM unnest(%s::int[], %s::text[], %s::float8[], %s::text[], %s::text[])),"
+        "WITH t(i, q, idf, qa, qb, rare) AS"  # noqa: S608 - table and column names only; values are parameters
+        " (SELECT * FROM unnest(%s::int[], %s::text[], %s::float8[], %s::text[], %s::text[],"
+        " %s::bool[])),"
+        # A rare word's matches, all of them (a common word's are found with the others).
         " hits AS (SELECT h.id, t.i FROM t CROSS JOIN LATERAL"
-        f" (SELECT s.id FROM {_SKILL} s WHERE s.search_vector @@ t.q::tsquery AND {where}"
-        f" LIMIT %s) h{every}),"
-        " cand AS (SELECT hits.id, sum(t.idf) AS anywhere FROM hits JOIN t ON t.i = hits.i"
-        " GROUP BY hits.id ORDER BY anywhere DESC LIMIT %s)"
+        f" (SELECT s.id FROM {_SKILL} s WHERE t.rare AND s.search_vector @@ t.q::tsquery"
+        f" AND {where} LIMIT %s) h"
+        " UNION SELECT a.id, t.i FROM (SELECT s.id FROM"
+        f" {_SKILL} s WHERE s.search_vector @@ %s::tsquery AND {where} LIMIT %s) a"
+        " CROSS JOIN t),"
+        " cand AS (SELECT hits.id, coalesce(sum(t.idf), 0) AS anywhere FROM hits"
+        " LEFT JOIN t ON t.i = hits.i GROUP BY hits.id ORDER BY anywhere DESC LIMIT %s)"
         " SELECT c.id, c.anywhere + (SELECT coalesce(sum(t.idf * ("
         f" {NAME_WEIGHT} * (s.search_head @@ t.qa::tsquery)::int"
         f" + {DESCRIPTION_WEIGHT} * (s.search_head @@ t.qb::tsquery)::int)), 0) FROM t)"
         " + CASE WHEN s.slug = %s THEN 1.0 ELSE 0.0 END AS score"
         f" FROM cand c JOIN {_SKILL} s ON s.id = c.id ORDER BY score DESC, s.id LIMIT %s"
     )
-    params += [*gate_params, PER_WORD_CAP]
-    if n > 1:
-        params += [" & ".join(t.query for t in terms), *gate_params, PER_WORD_CAP]
     params += [CANDIDATES, slug_guess, limit]
     return [(pk, float(score)) for pk, score in db.fetch_all(sql, params, prepare=False)]
 

@@ -26,6 +26,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -58,13 +59,20 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 logger = logging.getLogger("skills_app.search")
 
 
-def rank(*, gate: Gate, text: str, limit: int) -> list[tuple[int, float]] | None:
-    """(skill pk, cosine) of the skills nearest in meaning, best first; None when no model is
-    installed (the caller then ranks by words alone)."""
-    model = embedding.encoder()
-    if model is None or not gate.workspace_ids:
-        return None if model is None else []
-    query = query_vector(text)
+def embed_query(text: str) -> Future[np.ndarray] | None:
+    """The query's embedding, computed on a helper thread while the caller goes on (numpy
+    leaves the interpreter lock while it multiplies, so the word ranking's query runs
+    meanwhile); None when no model is installed."""
+    if embedding.encoder() is None:
+        return None
+    return _EMBEDDER.submit(query_vector, text)
+
+
+def rank(*, gate: Gate, query: np.ndarray, limit: int) -> list[tuple[int, float]]:
+    """(skill pk, cosine) of the skills nearest in meaning to the query's embedding, best
+    first."""
+    if not gate.workspace_ids:
+        return []
     if connection.vendor != "postgresql":
         return _rank_uncached(gate, query, limit)
     found: list[tuple[int, float]] = []
@@ -72,6 +80,9 @@ def rank(*, gate: Gate, text: str, limit: int) -> list[tuple[int, float]] | None
         found += _CACHE.index(workspace_id, gate).search(query, limit)
     found.sort(key=lambda pair: -pair[1])
     return [(pk, score) for pk, score in found[:limit] if score >= MIN_SIMILARITY]
+
+
+_EMBEDDER = ThreadPoolExecutor(max_workers=2, thread_name_prefix="xmemo-embed")
 
 
 @functools.lru_cache(maxsize=2048)
