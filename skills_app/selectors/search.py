@@ -54,6 +54,9 @@ class SearchResult(TypedDict):
     description: str
     published_revision_number: int | None
     score: float
+    # The estimated context cost of the Level 1 answer this hit leads to (domain.context_cost),
+    # stored with the revision Level 1 serves by default: the skill's current one.
+    approx_tokens: int
 
 
 def search_skills(
@@ -76,8 +79,9 @@ def search_skills(
             "description": description,
             "published_revision_number": published_number,
             "score": round(float(score), 6),
+            "approx_tokens": cost,
         }
-        for skill_id, slug, ws, kind, name, description, published_number, score in rows
+        for skill_id, slug, ws, kind, name, description, published_number, score, cost in rows
     ]
 
 
@@ -153,10 +157,11 @@ def _tier_sql(tier: _Tier, where: str) -> str:
         " SELECT s.id, s.skill_id, s.slug, w.slug, w.kind, s.search_name, s.search_description,"
         " p.revision_number,"
         f" %s + ts_rank('{WEIGHTS}', s.search_head, to_tsquery('english', %s), 1)"
-        " * CASE WHEN s.slug = %s THEN 2.0 ELSE 1.0 END AS score"
+        " * CASE WHEN s.slug = %s THEN 2.0 ELSE 1.0 END AS score, r.approx_tokens"
         f" FROM candidates c JOIN {_SKILL} s ON s.id = c.id"
         f" JOIN {_WS} w ON w.id = s.workspace_id"
         f" LEFT JOIN {_REV} p ON p.id = s.published_revision_id"
+        f" JOIN {_REV} r ON r.id = s.current_revision_id"
         " ORDER BY score DESC, s.slug, w.slug LIMIT %s"
     )
 
@@ -212,17 +217,18 @@ def _search_fallback(
         params.extend([like] * 4)
     sql = (
         "SELECT s.skill_id, s.slug, w.slug, w.kind, s.search_name, s.search_description,"  # noqa: S608 - table and column names only; values are parameters
-        " p.revision_number, s.search_body"
+        " p.revision_number, s.search_body, r.approx_tokens"
         f" FROM {_SKILL} s"
         f" JOIN {_WS} w ON w.id = s.workspace_id"
         f" LEFT JOIN {_REV} p ON p.id = s.published_revision_id"
+        f" JOIN {_REV} r ON r.id = s.current_revision_id"
         f" WHERE {where} AND ({' OR '.join(matches)})"
         f" LIMIT {_FALLBACK_CANDIDATES}"
     )
     rows = db.fetch_all(sql, params)
     slug_guess = "-".join(terms)
     scored = []
-    for skill_id, slug, ws, kind, name, description, published, body in rows:
+    for skill_id, slug, ws, kind, name, description, published, body, approx_tokens in rows:
         fields = (name.lower(), slug, description.lower(), body.lower())
         score = 0.0
         for term in terms:
@@ -240,6 +246,8 @@ def _search_fallback(
             score += 3.0 if in_head else 0.0
         else:
             score += 3.0 if every and in_head else 2.0 if every else 1.0 if in_head else 0.0
-        scored.append((skill_id, slug, ws, kind, name, description, published, score))
+        scored.append(
+            (skill_id, slug, ws, kind, name, description, published, score, approx_tokens)
+        )
     scored.sort(key=lambda row: (-row[7], row[1], row[2]))
     return scored[:limit]
