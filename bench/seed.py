@@ -175,6 +175,7 @@ def _seed_batch(team: Any, indexes: range, revisions: int) -> None:
     from django.utils import timezone
 
     from skills_app.domain.canonical import canonical_hash, sha256_hex
+    from skills_app.domain.context_cost import revision_tokens
     from skills_app.domain.paths import guess_media_type
     from skills_app.models import Blob, Skill, SkillComponent, SkillRevision
 
@@ -192,11 +193,12 @@ def _seed_batch(team: Any, indexes: range, revisions: int) -> None:
         for number in range(1, revisions + 1):
             files = content.components[number - 1]
             rows = [(path, ctype, sha256_hex(data)) for path, ctype, data in files]
+            manifest = []
             for (path, ctype, data), (_, _, sha) in zip(files, rows, strict=True):
                 blob_data[sha] = data
-                comp_specs.append(
-                    (len(rev_rows), path, ctype, sha, len(data), guess_media_type(path, data))
-                )
+                media_type = guess_media_type(path, data)
+                comp_specs.append((len(rev_rows), path, ctype, sha, len(data), media_type))
+                manifest.append((path, ctype, sha, len(data), media_type))
             frontmatter = {"license": "MIT", "metadata": {"bench": True}}
             if number < published_number:
                 state = "deprecated"
@@ -220,6 +222,13 @@ def _seed_batch(team: Any, indexes: range, revisions: int) -> None:
                         frontmatter=frontmatter,
                         instruction_body=content.bodies[number - 1],
                         components=rows,
+                    ),
+                    approx_tokens=revision_tokens(
+                        name=content.name,
+                        description=content.description,
+                        frontmatter=frontmatter,
+                        instruction_body=content.bodies[number - 1],
+                        resources=sorted(manifest),
                     ),
                     author=owner,
                     message="bench",

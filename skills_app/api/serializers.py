@@ -216,6 +216,11 @@ class SearchResultOut(serializers.Serializer):
     description = serializers.CharField(allow_blank=True)
     published_revision_number = serializers.IntegerField(allow_null=True)
     score = serializers.FloatField()
+    approx_tokens = serializers.IntegerField(
+        min_value=0,
+        help_text="Estimated tokens of the Level 1 answer this skill serves by default "
+        "(an estimate, not a tokenizer's count: docs/contract.md §5).",
+    )
 
 
 class RecallSearchOut(serializers.Serializer):
@@ -239,6 +244,12 @@ class RootDataOut(serializers.Serializer):
     instruction_body = serializers.CharField(allow_blank=True)
     resolved_by = _choice(["published", "latest_fallback", "pinned"])
     resources = ResourceOut(many=True)
+    approx_tokens = serializers.IntegerField(
+        min_value=0,
+        help_text="Estimated tokens of this answer: name, description, frontmatter, body and "
+        "resource manifest (and rendered_body when given), about 4 ASCII characters or 1 other "
+        "character per token; an estimate, not a tokenizer's count (docs/contract.md §5).",
+    )
     rendered_body = serializers.CharField(
         required=False,
         allow_blank=True,

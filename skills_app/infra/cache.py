@@ -29,7 +29,9 @@ T = TypeVar("T")
 
 # One week: the entries are immutable, the timeout only lets unused ones age out of Redis.
 SHARED_TIMEOUT_SECONDS = 7 * 24 * 3600
-KEY_PREFIX = "xmemo:recall:v2:"
+# Moves when what an entry holds changes shape (v3: a revision's root content gained
+# approx_tokens), so no process decodes an entry written in another shape.
+KEY_PREFIX = "xmemo:recall:v3:"
 # The module's first home: kept so entries already in the shared cache still verify.
 _MAC_SALT = "skills_app.selectors.cache"
 _MAC_BYTES = 32

@@ -87,6 +87,11 @@ class SkillRevision(models.Model):
     frontmatter = OrderedJSONField(default=dict)
     instruction_body = models.TextField(blank=True)
     canonical_hash = models.CharField(max_length=64)
+    # What the Level 1 answer serving this revision costs an agent's context, estimated from the
+    # content when the revision is stored (``domain.context_cost``). Derived from immutable
+    # content, so as immutable as it (the trigger guards it too); no default: whatever stores a
+    # revision must compute it.
+    approx_tokens = models.PositiveIntegerField(editable=False)
     parent = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -29,6 +29,7 @@ from ..access import ADMIN_ROLES, Actor, require_role, require_scope
 from ..backup import Backup, BackupApproval, BackupComment, BackupRevision, BackupSkill
 from ..capsule import CapsuleComponent
 from ..domain.bundle import ComponentData
+from ..domain.context_cost import revision_tokens
 from ..models import (
     RevisionApproval,
     RevisionComment,
@@ -195,6 +196,15 @@ def _revision_row(
         frontmatter=dict(rev.frontmatter),
         instruction_body=rev.instruction_body,
         canonical_hash=rev.canonical_hash,
+        approx_tokens=revision_tokens(
+            name=rev.name,
+            description=rev.description,
+            frontmatter=rev.frontmatter,
+            instruction_body=rev.instruction_body,
+            resources=[
+                (c.logical_path, c.type, c.sha256, c.size, c.media_type) for c in rev.components
+            ],
+        ),
         parent=parent,
         author=users.get(rev.author or ""),
         message=rev.message,

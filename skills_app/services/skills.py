@@ -20,6 +20,7 @@ from ..access import Actor, require_role, require_scope
 from ..domain import lifecycle
 from ..domain.bundle import ComponentData, SkillBundle
 from ..domain.canonical import canonical_hash, sha256_hex
+from ..domain.context_cost import revision_tokens
 from ..domain.limits import validate_bundle, validate_slug
 from ..models import Blob, Job, Skill, SkillComponent, SkillRevision, Workspace
 from ..selectors.revisions import revision_bundle
@@ -249,9 +250,14 @@ def _save_locked(
         carried = _component_rows(base) if base is not None else []
         hash_rows = [(c.logical_path, c.type, c.content_hash) for c in carried]
         new_components: Sequence[ComponentData] = ()
+        manifest = [(*row, c.size, c.media_type) for row, c in zip(hash_rows, carried, strict=True)]
     else:
         new_components = bundle.components
         hash_rows = [(c.logical_path, c.type, sha256_hex(c.content)) for c in new_components]
+        manifest = [
+            (*row, len(c.content), c.media_type)
+            for row, c in zip(hash_rows, new_components, strict=True)
+        ]
     digest = canonical_hash(
         name=bundle.name,
         description=bundle.description,
@@ -275,6 +281,13 @@ def _save_locked(
         frontmatter=bundle.frontmatter,
         instruction_body=bundle.instruction_body,
         canonical_hash=digest,
+        approx_tokens=revision_tokens(
+            name=bundle.name,
+            description=bundle.description,
+            frontmatter=bundle.frontmatter,
+            instruction_body=bundle.instruction_body,
+            resources=manifest,
+        ),
         parent=latest,
         author=actor.user,
         message=message,

@@ -30,6 +30,7 @@ ROOT_FIELDS = {
     "instruction_body",
     "resolved_by",
     "resources",
+    "approx_tokens",
 }
 RESOURCE_FIELDS = {
     "skill_id",
@@ -51,6 +52,7 @@ SEARCH_FIELDS = {
     "description",
     "published_revision_number",
     "score",
+    "approx_tokens",
 }
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256))
 

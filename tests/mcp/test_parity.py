@@ -106,6 +106,12 @@ def test_recall_levels_and_errors_are_byte_identical(live_url: str) -> None:
     assert results[6].structured_content["data"]["resolved_by"] == "pinned"
     assert results[7].structured_content["data"]["resolved_by"] == "latest_fallback"
     assert "🚀".encode() in _text(results[4])
+    # Both doors carry the context-cost estimate; Level 0 states what Level 1 will load.
+    [hit] = [h for h in results[0].structured_content["data"]["results"] if h["slug"] == "deploy"]
+    root = results[3].structured_content["data"]
+    assert hit["approx_tokens"] == root["approx_tokens"] > 0
+    rendered = results[5].structured_content["data"]
+    assert rendered["approx_tokens"] > root["approx_tokens"]
     binary = results[9].structured_content["data"]
     assert (binary["encoding"], base64.b64decode(binary["content"])) == ("base64", PNG)
 

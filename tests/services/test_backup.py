@@ -83,6 +83,7 @@ def _rows(workspace: Workspace) -> dict[str, Any]:
                     "description": rev.description,
                     "frontmatter": list(json.dumps(rev.frontmatter)),  # order matters
                     "body": rev.instruction_body,
+                    "approx_tokens": rev.approx_tokens,
                     "parent": rev.parent.revision_number if rev.parent else None,
                     "author": rev.author_id,
                     "message": rev.message,

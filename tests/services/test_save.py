@@ -227,6 +227,7 @@ def test_raw_sql_update_of_revision_content_is_refused(env: Env) -> None:
         ("UPDATE skills_app_skillrevision SET instruction_body = 'hacked' WHERE id = %s", rev.pk),
         ("UPDATE skills_app_skillrevision SET name = 'hacked' WHERE id = %s", rev.pk),
         ("UPDATE skills_app_skillrevision SET canonical_hash = 'x' WHERE id = %s", rev.pk),
+        ("UPDATE skills_app_skillrevision SET approx_tokens = 1 WHERE id = %s", rev.pk),
         ("""UPDATE skills_app_skillrevision SET frontmatter = '{"x": 1}' WHERE id = %s""", rev.pk),
         ("UPDATE skills_app_skillcomponent SET size = 1 WHERE id = %s", comp.pk),
         ("UPDATE skills_app_blob SET data = %s WHERE id = %s", None),

@@ -24,6 +24,7 @@ comp = SkillComponent.objects.get(revision=rev)
 results = []
 for sql, params in [
     ("UPDATE skills_app_skillrevision SET instruction_body='x' WHERE id=%s", [rev.pk]),
+    ("UPDATE skills_app_skillrevision SET approx_tokens=1 WHERE id=%s", [rev.pk]),
     ("UPDATE skills_app_skillcomponent SET size=1 WHERE id=%s", [comp.pk]),
     ("UPDATE skills_app_blob SET data=%s WHERE id=%s", [b"x", comp.blob_id]),
     ("UPDATE skills_app_skillrevision SET state='deprecated' WHERE id=%s", [rev.pk]),
@@ -41,4 +42,4 @@ print(connection.vendor, results)
 def test_sqlite_refuses_raw_updates_of_content(tmp_path: Path) -> None:
     out = run_on_fresh_sqlite(SCRIPT, tmp_path)
     refused = "'refused:IntegrityError'"
-    assert out == f"sqlite [{refused}, {refused}, {refused}, 'allowed']", out
+    assert out == f"sqlite [{refused}, {refused}, {refused}, {refused}, 'allowed']", out

@@ -26,6 +26,7 @@ class RootContent:
     frontmatter_json: str  # kept as text so no caller can mutate the cached value
     instruction_body: str
     resources: tuple[tuple[str, str, str, int, str], ...]
+    approx_tokens: int  # stored with the revision (domain.context_cost)
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,7 @@ def _root_content(revision_id: str, revision_pk: int) -> RootContent:
                 "canonical_hash",
                 "frontmatter",
                 "instruction_body",
+                "approx_tokens",
             )
             .get()
         )
@@ -67,6 +69,7 @@ def _root_content(revision_id: str, revision_pk: int) -> RootContent:
             frontmatter_json=json.dumps(rev[4] or {}, ensure_ascii=False),
             instruction_body=rev[5],
             resources=resources,
+            approx_tokens=rev[6],
         )
 
     content = cached_immutable(
@@ -81,9 +84,18 @@ def _root_encode(content: RootContent) -> bytes:
 
 
 def _root_decode(payload: bytes) -> RootContent:
-    number, name, description, canonical, frontmatter_json, body, resources = json.loads(payload)
+    number, name, description, canonical, frontmatter_json, body, resources, tokens = json.loads(
+        payload
+    )
     return RootContent(
-        number, name, description, canonical, frontmatter_json, body, tuple(map(tuple, resources))
+        number,
+        name,
+        description,
+        canonical,
+        frontmatter_json,
+        body,
+        tuple(map(tuple, resources)),
+        tokens,
     )
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from ... import errors
 from ...access import Actor, require_enabled_workspace, require_scope, workspace_for
+from ...domain.context_cost import rendered_body_tokens
 from ...domain.render import render_body
 from ..search import search_skills
 from .arguments import QUERY_MAX_LENGTH, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT
@@ -68,10 +69,11 @@ def _root_document(
             }
             for path, ctype, sha, size, media_type in content.resources
         ],
+        "approx_tokens": content.approx_tokens,
     }
     if arguments is not None:
         names = data["frontmatter"].get("argument-names")
-        data["rendered_body"] = render_body(
+        rendered = render_body(
             content.instruction_body,
             arguments=arguments,
             argument_names=names if isinstance(names, list) else (),
@@ -81,6 +83,9 @@ def _root_document(
                 "XMEMO_WORKSPACE": target.workspace,
             },
         )
+        # The estimate describes the answer sent: with arguments, the rendered body too.
+        data["approx_tokens"] += rendered_body_tokens(rendered)
+        data["rendered_body"] = rendered
     return {"kind": "root", "data": data}
 
 

@@ -39,6 +39,9 @@ class SearchResult(TypedDict):
     description: str
     published_revision_number: int | None
     score: float
+    # The estimated context cost of the Level 1 answer this hit leads to (domain.context_cost),
+    # stored with the revision Level 1 serves by default: the skill's current one.
+    approx_tokens: int
 
 
 def search_skills(
@@ -70,8 +73,9 @@ def _descriptors(gate: Gate, ranked: list[tuple[int, float]], limit: int) -> lis
     chosen, chosen_params = member_sql("s.id", tuple(pk for pk, _ in ranked))
     rows = db.fetch_all(
         "SELECT s.id, s.skill_id, s.slug, w.slug, w.kind, s.search_name, s.search_description,"  # noqa: S608 - names only
-        f" p.revision_number FROM {_SKILL} s JOIN {_WS} w ON w.id = s.workspace_id"
+        f" p.revision_number, r.approx_tokens FROM {_SKILL} s JOIN {_WS} w ON w.id = s.workspace_id"
         f" LEFT JOIN {_REV} p ON p.id = s.published_revision_id"
+        f" JOIN {_REV} r ON r.id = s.current_revision_id"
         f" WHERE {chosen} AND {where}",
         [*chosen_params, *params],
     )
@@ -80,7 +84,7 @@ def _descriptors(gate: Gate, ranked: list[tuple[int, float]], limit: int) -> lis
     for pk, score in ranked:
         if pk not in found:
             continue
-        skill_id, slug, ws, kind, name, description, published = found[pk]
+        skill_id, slug, ws, kind, name, description, published, approx_tokens = found[pk]
         results.append(
             {
                 "skill_id": skill_id,
@@ -91,6 +95,7 @@ def _descriptors(gate: Gate, ranked: list[tuple[int, float]], limit: int) -> lis
                 "description": description,
                 "published_revision_number": published,
                 "score": round(float(score), 6),
+                "approx_tokens": approx_tokens,
             }
         )
         if len(results) == limit:

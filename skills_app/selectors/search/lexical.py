@@ -3,7 +3,7 @@ the body, typos forgiven (docs/search.md).
 
 PostgreSQL: the stored ``search_vector`` (name and slug A, description B, body C) and
 ``search_head`` (name, slug, description) of migration 0003, both GIN-indexed, and the
-per-workspace vocabulary of migration 0013. A skill scores, for every query word it holds,
+per-workspace vocabulary of migration 0014. A skill scores, for every query word it holds,
 the word's IDF among the skills the caller may read — once if the word is anywhere in it, and
 again in part when the word is in its name or slug (all of it) or its description (half). Only
 the small inline head vector is read to rank; the large body vector only decides matching,

@@ -8,7 +8,7 @@ this is cosine) while a workspace holds up to EXACT_LIMIT of them, an inverted-f
 costs tens of milliseconds on a small machine, the IVF index about one.
 
 Freshness, on PostgreSQL: at most once per CHECK_SECONDS per workspace, one query reads the
-newest ``search_updated_at`` of the workspace's skills (stamped by a trigger, migration 0013)
+newest ``search_updated_at`` of the workspace's skills (stamped by a trigger, migration 0014)
 and the newest embedding id; what changed since the index was built (with a margin for
 transactions that commit out of order) is removed and added again, and the whole index is
 rebuilt every REBUILD_SECONDS. A stale index can only cost a hit, never leak one: whatever it

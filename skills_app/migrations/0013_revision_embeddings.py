@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('skills_app', '0011_review_conversations_workspace_tokens'),
+        ('skills_app', '0012_revision_approx_tokens'),
     ]
 
     operations = [

@@ -124,5 +124,5 @@ def backwards(apps, schema_editor):  # type: ignore[no-untyped-def]
 
 
 class Migration(migrations.Migration):
-    dependencies = [("skills_app", "0012_revision_embeddings")]
+    dependencies = [("skills_app", "0013_revision_embeddings")]
     operations = [migrations.RunPython(forwards, backwards)]
