@@ -223,7 +223,8 @@ def _embedding_time(rng: random.Random) -> tuple[float, float]:
 
 def _check(base: str, path: str, auth: str) -> None:
     request = urllib.request.Request(base + path, headers={"Authorization": auth})
-    with urllib.request.urlopen(request, timeout=5) as response:
+    # Generous: the first search of a process builds its vector index (docs/search.md).
+    with urllib.request.urlopen(request, timeout=120) as response:
         body = json.loads(response.read())
         assert response.status == 200, body
         assert "kind" in body, body

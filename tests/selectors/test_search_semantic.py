@@ -184,3 +184,25 @@ def test_large_workspaces_use_an_inverted_file_index(
     assert _slugs(_agent(env))[:1] == ["excel-refs"]
     gate = gate_for(actor=_agent(env), workspace=None)
     assert type(semantic._CACHE.index(env.personal.pk, gate).index).__name__ == "IndexIVFFlat"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_large_workspace_builds_its_index_in_the_background(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No search waits for a large index: words answer until the vectors are ready."""
+    import time
+
+    from tests.factories import build_env
+
+    if connection.vendor != "postgresql":
+        pytest.skip("the per-process index is PostgreSQL's path")
+    env = build_env()
+    monkeypatch.setattr(semantic, "SYNC_BUILD_LIMIT", 0)
+    _publish_embedded(env.owner, env.personal, "excel-refs")
+    agent = _agent(env)
+    assert _slugs(agent) == []  # the index is being built; no shared word
+    deadline = time.monotonic() + 30
+    while _slugs(agent) != ["excel-refs"]:
+        assert time.monotonic() < deadline, "the background build never finished"
+        time.sleep(0.2)
