@@ -123,35 +123,15 @@ def _publish_all(skills: list[dict[str, str]]) -> Any:
 
 
 def _embed_all() -> None:
-    """What the workers do after each save, all at once (tasks run in process here)."""
+    """What the workers do after each save, all at once (the same service)."""
     from skills_app.infra import embedding
-    from skills_app.models import RevisionEmbedding, Skill
+    from skills_app.services.embeddings import embeddings_catch_up
 
-    model = embedding.encoder()
-    if model is None:
+    if embedding.encoder() is None:
         print("No embedding model installed: Level 0 ranks by words alone.")
         return
-    skills = list(Skill.objects.select_related("current_revision"))
-    texts = [
-        f"{s.current_revision.name}\n{s.current_revision.description}\n"
-        f"{s.current_revision.instruction_body[:1000]}"
-        for s in skills
-        if s.current_revision
-    ]
-    vectors = model.encode(texts)
-    RevisionEmbedding.objects.bulk_create(
-        [
-            RevisionEmbedding(
-                revision=s.current_revision,
-                model=embedding.MODEL,
-                model_version=embedding.model_version(),
-                dim=embedding.DIM,
-                vector=embedding.vector_bytes(v),
-            )
-            for s, v in zip(skills, vectors, strict=True)
-        ],
-        ignore_conflicts=True,
-    )
+    counts = embeddings_catch_up()
+    print(f"{counts.stored} skills embedded")
 
 
 def _bm25(skills: list[dict[str, str]], tasks: list[Task]) -> list[list[str]]:

@@ -10,7 +10,7 @@ from typing import Any
 from celery import shared_task
 from celery.signals import worker_ready
 
-from .infra.queue import DELIVER_WEBHOOK, RUN_JOB
+from .infra.queue import DELIVER_WEBHOOK, EMBED_REVISIONS, RUN_JOB
 
 logger = logging.getLogger(__name__)
 
@@ -39,12 +39,31 @@ def _sweep_forever(interval: float) -> None:
         time.sleep(interval)
 
 
+def _embed_forever(interval: float) -> None:
+    from django.db import connection
+
+    from .services.embeddings import SWEEP_ROUND, embeddings_sweep
+
+    while True:
+        stored = 0
+        try:
+            stored = embeddings_sweep()
+        except Exception:  # the database is down: try again next round
+            logger.exception("embedding sweep failed")
+        finally:
+            connection.close()
+        if stored < SWEEP_ROUND:  # caught up (or another worker sweeps): wait for the next round
+            time.sleep(interval)
+
+
 @worker_ready.connect
 def _start_sweep(**kwargs: Any) -> None:
     """Every worker sweeps at start and then periodically: stale jobs are failed (what a poll
     already reads), and jobs and webhook deliveries committed while the broker was down are sent
     once it is back. All are conditional updates, so several workers sweeping at once act once
-    per row."""
+    per row. Current revisions still without a Level 0 vector (saved while the broker or the
+    workers were down, or before the model was installed) are embedded by a thread of their
+    own, so that a long catch-up never delays the outbox; one worker at a time does it."""
     from django.conf import settings
 
     interval = float(settings.XMEMO_OUTBOX_SWEEP_SECONDS)
@@ -52,6 +71,17 @@ def _start_sweep(**kwargs: Any) -> None:
         threading.Thread(
             target=_sweep_forever, args=(interval,), name="worker-sweep", daemon=True
         ).start()
+        threading.Thread(
+            target=_embed_forever, args=(interval,), name="embedding-sweep", daemon=True
+        ).start()
+
+
+@shared_task(name=EMBED_REVISIONS, acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def embed_revisions(revision_ids: list[str]) -> None:
+    """Level 0 vectors of these revisions, if still current and still without one."""
+    from .services.embeddings import embeddings_compute
+
+    embeddings_compute(revision_ids=revision_ids)
 
 
 @shared_task(name=DELIVER_WEBHOOK, acks_late=True, reject_on_worker_lost=True, ignore_result=True)

@@ -18,3 +18,10 @@ django_application = get_asgi_application()
 from skills_app.mcp.http import McpMount  # noqa: E402
 
 application = McpMount(django_application)
+
+# The embedded default (``make run``: tasks in-process, no worker) computes Level 0's vectors in
+# a background thread of this process, never inside a request; a no-op where workers do it
+# (docs/search.md, "Semantic retrieval").
+from skills_app.services.embeddings import embeddings_in_process_start  # noqa: E402
+
+embeddings_in_process_start()

@@ -14,6 +14,7 @@ from celery import current_app
 
 RUN_JOB = "skills_app.tasks.run_job"
 DELIVER_WEBHOOK = "skills_app.tasks.deliver_webhook"
+EMBED_REVISIONS = "skills_app.tasks.embed_revisions"
 
 
 def _task(name: str) -> Any:

@@ -39,6 +39,7 @@ from ..models import (
     Workspace,
 )
 from .audit import audit_record
+from .embeddings import embeddings_batched
 from .skills import _refresh_pointers, _store_blobs
 
 Progress = Callable[[int, int], None]
@@ -334,8 +335,10 @@ def workspace_restore(
         )
         _conversations_restore(rows, skills, locked, users)
         restored = [{"skill_id": skill.skill_id, "slug": skill.slug} for skill, _ in skills]
-        for skill_row in Skill.objects.filter(workspace=locked):
-            _refresh_pointers(skill_row)
+        # Vectors are derived data, not in the backup: asked for once, after commit.
+        with embeddings_batched():
+            for skill_row in Skill.objects.filter(workspace=locked):
+                _refresh_pointers(skill_row)
         audit_record(
             actor=actor,
             workspace=locked,

@@ -25,6 +25,7 @@ from ..domain.limits import validate_bundle, validate_slug
 from ..models import Blob, Job, Skill, SkillComponent, SkillRevision, Workspace
 from ..selectors.revisions import revision_bundle
 from .audit import audit_record
+from .embeddings import embedding_wanted
 from .notifications import lifecycle_notify
 from .reviews import approval_record, thread_comment_record
 
@@ -91,7 +92,11 @@ def _insert_blobs_binary(by_hash: dict[str, bytes]) -> None:
 
 
 def _refresh_pointers(skill: Skill) -> None:
-    """Recompute the denormalized pointers and search columns from the revisions."""
+    """Recompute the denormalized pointers and search columns from the revisions.
+
+    Every change that can move a skill's current revision ends here (saves, imports, restores,
+    lifecycle actions), so this is where Level 0's vector of it is asked for: after commit, a
+    worker embeds it if it has none yet (``embeddings``)."""
     revisions = SkillRevision.objects.filter(skill=skill)
     latest = revisions.order_by("-revision_number").first()
     published = revisions.filter(state=State.PUBLISHED).first()
@@ -108,6 +113,7 @@ def _refresh_pointers(skill: Skill) -> None:
         skill.search_body = current.instruction_body
         invoke = (current.frontmatter or {}).get("invoke")
         skill.model_invocable = not (isinstance(invoke, dict) and invoke.get("model") is False)
+        embedding_wanted(current)
     else:
         skill.search_name = skill.search_description = skill.search_body = ""
         skill.model_invocable = True

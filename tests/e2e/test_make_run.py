@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -28,6 +29,25 @@ def _read_token(proc: subprocess.Popen[str], deadline: float) -> tuple[str, list
         if line.startswith("Demo token: "):
             return line.split(": ", 1)[1].strip(), lines
     raise AssertionError("make run printed no token:\n" + "\n".join(lines))
+
+
+def _wait_for_vectors(database: Path, timeout: float = 120) -> None:
+    """The server's background thread embeds every skill's current revision (the demo data was
+    saved by ``seed_demo`` before the server started, so this is its catch-up at start)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with sqlite3.connect(database, timeout=30) as db:
+            wanted = db.execute(
+                "SELECT count(*) FROM skills_app_skill WHERE current_revision_id IS NOT NULL"
+            ).fetchone()[0]
+            have = db.execute(
+                "SELECT count(*) FROM skills_app_skill s JOIN skills_app_revisionembedding e"
+                " ON e.revision_id = s.current_revision_id"
+            ).fetchone()[0]
+        if wanted and have == wanted:
+            return
+        assert time.monotonic() < deadline, f"{have} of {wanted} demo skills embedded"
+        time.sleep(0.5)
 
 
 def test_make_run_serves_demo_data_with_a_working_token(tmp_path: Path) -> None:
@@ -71,6 +91,7 @@ def test_make_run_serves_demo_data_with_a_working_token(tmp_path: Path) -> None:
         mcp = httpx.post(f"{base}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
         assert mcp.status_code == 401, "MCP is served on the same origin and wants the token"
         assert (tmp_path / "xmemo.sqlite3").exists()
+        _wait_for_vectors(tmp_path / "xmemo.sqlite3")
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=20)

@@ -37,6 +37,7 @@ from ...sources import url
 from ...sources.detect import upload_bundles_read
 from ..audit import audit_record
 from ..backup import workspace_backup, workspace_restore
+from ..embeddings import embeddings_batched
 from ..skills import skill_save
 from .dispatch import job_dispatch
 
@@ -237,7 +238,8 @@ def _run_import(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]]
             "A slug can only be given when importing one skill.", details={"field": "slug"}
         )
     saved: list[dict[str, Any]] = []
-    with side_progress(job) as progress, transaction.atomic():
+    # One transaction, and one request for the skills' vectors once it commits.
+    with side_progress(job) as progress, transaction.atomic(), embeddings_batched():
         for index, bundle in enumerate(bundles, start=1):
             slug = slug_override or bundle.slug or slug_from_name(bundle.name)
             progress(index - 1, len(bundles))

@@ -1,0 +1,395 @@
+"""Level 0's semantic retrieval, the write side: each skill's current revision gets the vector of
+its descriptor (``domain.descriptor``), computed off the request path and kept in
+``RevisionEmbedding`` (docs/search.md, "Semantic retrieval").
+
+* When. ``skills._refresh_pointers`` — the one place that decides a skill's current revision,
+  for saves (REST, MCP, console), imports and packs, restores of a workspace, restores of a
+  revision and lifecycle actions — calls ``embedding_wanted``. After the transaction commits,
+  the revisions still without a vector for the installed model are handed to a worker (task
+  ``embed_revisions``, sent by name through ``infra.queue``), up to ``TASK_BATCH`` a message;
+  an import or a restore collects all of its skills first (``embeddings_batched``). Handing
+  over never fails the save: when the broker cannot take the message it is logged, and the
+  sweep catches up.
+* Where tasks run in-process (the embedded default: no broker, no worker), the server process
+  embeds in a background thread of its own instead (``embeddings_in_process_start``), woken
+  after each such commit: a request never waits for the model.
+* Catch-up. Every worker sweeps periodically (``embeddings_sweep``): a bounded round of current
+  revisions without a vector (broker or worker down when they were saved, or the model newly
+  installed). ``manage.py embed_skills`` backfills and re-embeds on demand.
+* Storing. Vectors are computed outside any transaction. Then, in a short one, the revisions'
+  skills are locked — ``FOR NO KEY UPDATE SKIP LOCKED``: a skill that a save or a delete holds
+  right now is left for later rather than waited on — and only the vectors still missing are
+  inserted (ON CONFLICT DO NOTHING besides). Two workers never store one vector twice, and a
+  delete never meets a vector inserted behind its back.
+
+Nothing is sent, swept or computed while ``XMEMO_SEMANTIC_SEARCH`` is off or the model package
+is not installed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import importlib.util
+import logging
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models.functions import Substr
+from django.utils import timezone
+
+from ..domain.descriptor import DESCRIPTOR_BODY_READ, descriptor_text
+from ..infra import embedding
+from ..infra.queue import EMBED_REVISIONS, send_task, tasks_run_eagerly
+from ..models import RevisionEmbedding, Skill, SkillRevision, Workspace
+
+logger = logging.getLogger(__name__)
+
+# Revisions per task message (an import of a large pack is several messages, so that jobs
+# queued behind it are not held back for long).
+TASK_BATCH = 100
+# Revisions read, encoded and stored together.
+ROUND = 100
+# Texts per forward pass (each pass is padded to its longest text, so texts go by length).
+# One at a time was fastest where measured (one BLAS thread, 2 cores: 90 ms a text of about 80
+# word pieces against 190 ms in passes of 16); larger passes spill the caches.
+ENCODE_CHUNK = 1
+# The most revisions one sweep round embeds; a worker runs the next round at once while
+# rounds come back full.
+SWEEP_ROUND = 100
+# pg_try_advisory_lock key of the sweep: one worker sweeps at a time, the others skip a round.
+SWEEP_LOCK_KEY = 0x786D656D6F0E  # "xmemo" + 0x0E
+
+
+@functools.cache
+def _model_installed() -> bool:
+    """Whether the model package is importable, without loading it (asked once a process: a
+    model installed later takes a restart, as the encoder's own answer does)."""
+    return importlib.util.find_spec(embedding.MODEL_PACKAGE.replace("-", "_")) is not None
+
+
+def _switched_on() -> bool:
+    return bool(getattr(settings, "XMEMO_SEMANTIC_SEARCH", True))
+
+
+def embeddings_available() -> bool:
+    """Whether vectors are wanted at all: semantic search on and the model installed."""
+    return _switched_on() and _model_installed()
+
+
+# --- after commit: handing revisions to a worker ----------------------------------------------
+
+Wanted = tuple[int, str]  # a revision's pk (to look up) and public id (to send)
+
+_collecting: contextvars.ContextVar[list[Wanted] | None] = contextvars.ContextVar(
+    "xmemo_embeddings_batch", default=None
+)
+
+
+def embedding_wanted(revision: SkillRevision) -> None:
+    """``revision`` is now its skill's current revision (inside the transaction that made it
+    so): once that commits, it is embedded off the request path if it has no vector yet.
+    Costs no query and sends nothing now."""
+    if not _switched_on():
+        return
+    wanted = (revision.pk, revision.revision_id)
+    batch = _collecting.get()
+    if batch is not None:
+        batch.append(wanted)
+        return
+    transaction.on_commit(lambda: embeddings_request([wanted]), robust=True)
+
+
+@contextlib.contextmanager
+def embeddings_batched() -> Iterator[None]:
+    """Within a transaction: the revisions wanted inside the block are requested together,
+    after commit (an import of a pack, a restore). Nothing is requested if the block raises."""
+    batch: list[Wanted] = []
+    token = _collecting.set(batch)
+    try:
+        yield
+    finally:
+        _collecting.reset(token)
+    if batch:
+        transaction.on_commit(lambda: embeddings_request(batch), robust=True)
+
+
+def embeddings_request(revisions: Sequence[Wanted]) -> None:
+    """After commit: hand the revisions still without a vector for the installed model to a
+    worker (or wake this process's embedder). Never raises — the save has committed, and the
+    sweep catches up with whatever could not be handed over."""
+    try:
+        if not embeddings_available():
+            return
+        wanted = dict(revisions)
+        have = set(
+            RevisionEmbedding.objects.filter(
+                revision_id__in=wanted, model=embedding.MODEL
+            ).values_list("revision_id", flat=True)
+        )
+        missing = [revision_id for pk, revision_id in wanted.items() if pk not in have]
+        if not missing:
+            return
+        if tasks_run_eagerly():
+            _in_process_wake()
+            return
+        for start in range(0, len(missing), TASK_BATCH):
+            # No publish retries: the sweep is the retry, and the save answers at once.
+            send_task(EMBED_REVISIONS, args=[missing[start : start + TASK_BATCH]], retry=False)
+    except Exception as exc:  # the broker's own errors (kombu OperationalError, redis, …)
+        logger.warning(
+            "%d revision(s) not handed over for embedding yet (%s); the sweep will",
+            len(revisions),
+            exc,
+        )
+
+
+# --- computing and storing --------------------------------------------------------------------
+
+
+@dataclass
+class EmbedCounts:
+    embedded: int = 0  # vectors stored where there was none
+    reembedded: int = 0  # vectors of another model version replaced
+    skipped: int = 0  # skills busy (being saved or deleted at that moment) or gone: left for later
+
+    @property
+    def stored(self) -> int:
+        return self.embedded + self.reembedded
+
+
+def _lacking(*, reembed: bool) -> Any:
+    """Skills whose current revision has no vector for the installed model (``reembed``: or
+    one of another model version)."""
+    vectors = RevisionEmbedding.objects.filter(
+        revision_id=OuterRef("current_revision_id"), model=embedding.MODEL
+    )
+    if reembed:
+        vectors = vectors.filter(model_version=embedding.model_version())
+    return ~Exists(vectors)
+
+
+Row = tuple[int, str, str, str]  # revision pk, name, description, the start of the body
+
+
+def _rows(skills: QuerySet[Skill], *, after: int, size: int) -> list[Row]:
+    return list(
+        skills.filter(current_revision_id__gt=after)
+        .order_by("current_revision_id")
+        .values_list(
+            "current_revision_id",
+            "current_revision__name",
+            "current_revision__description",
+            # Never more of a body (up to 6 MiB) than the descriptor reads.
+            Substr("current_revision__instruction_body", 1, DESCRIPTOR_BODY_READ),
+        )[:size]
+    )
+
+
+def _encode(encoder: embedding.Encoder, rows: list[Row]) -> dict[int, bytes]:
+    texts = {
+        pk: descriptor_text(name=name, description=description, body=body or "")
+        for pk, name, description, body in rows
+    }
+    order = sorted(texts, key=lambda pk: len(texts[pk]))
+    vectors: dict[int, bytes] = {}
+    for start in range(0, len(order), ENCODE_CHUNK):
+        chunk = order[start : start + ENCODE_CHUNK]
+        encoded = encoder.encode([texts[pk] for pk in chunk])
+        vectors.update(zip(chunk, map(embedding.vector_bytes, encoded), strict=True))
+    return vectors
+
+
+def _store(vectors: dict[int, bytes], *, reembed: bool, counts: EmbedCounts) -> None:
+    version = embedding.model_version()
+    with transaction.atomic():
+        skill_of = dict(SkillRevision.objects.filter(pk__in=vectors).values_list("pk", "skill_id"))
+        # A save or delete in progress holds its skill row: skip it rather than wait (and never
+        # deadlock with an import that locks many skills in its own order). Once locked here,
+        # the skill cannot be deleted under this insert.
+        held = set(
+            Skill.objects.filter(pk__in=set(skill_of.values()))
+            .select_for_update(no_key=True, skip_locked=True)
+            .values_list("pk", flat=True)
+        )
+        present = [pk for pk, skill in skill_of.items() if skill in held]
+        existing = dict(
+            RevisionEmbedding.objects.filter(
+                revision_id__in=present, model=embedding.MODEL
+            ).values_list("revision_id", "model_version")
+        )
+        new = [pk for pk in present if pk not in existing]
+        stale = [pk for pk in present if reembed and existing.get(pk, version) != version]
+        RevisionEmbedding.objects.bulk_create(
+            [
+                RevisionEmbedding(
+                    revision_id=pk,
+                    model=embedding.MODEL,
+                    model_version=version,
+                    dim=embedding.DIM,
+                    vector=vectors[pk],
+                )
+                for pk in new
+            ],
+            ignore_conflicts=True,
+        )
+        now = timezone.now()
+        for pk in stale:
+            RevisionEmbedding.objects.filter(revision_id=pk, model=embedding.MODEL).update(
+                model_version=version, dim=embedding.DIM, vector=vectors[pk], created_at=now
+            )
+    counts.embedded += len(new)
+    counts.reembedded += len(stale)
+    counts.skipped += len(vectors) - len(present)
+
+
+def embeddings_catch_up(
+    *,
+    workspace: Workspace | None = None,
+    revision_ids: Sequence[str] | None = None,
+    reembed: bool = False,
+    batch: int = ROUND,
+    limit: int | None = None,
+    grace_seconds: float = 0,
+) -> EmbedCounts:
+    """Embed the current revisions (of ``workspace``, or among ``revision_ids``) that have no
+    vector for the installed model — with ``reembed``, also replace those of another model
+    version — ``batch`` at a time, at most ``limit``; skills changed in the last
+    ``grace_seconds`` are left to the task their commit sent. Idempotent. Does nothing when
+    no model is available (the encoder says so once in the log)."""
+    counts = EmbedCounts()
+    if not _switched_on():
+        return counts
+    skills = Skill.objects.filter(current_revision__isnull=False).filter(_lacking(reembed=reembed))
+    if workspace is not None:
+        skills = skills.filter(workspace=workspace)
+    if revision_ids is not None:
+        skills = skills.filter(current_revision__revision_id__in=list(revision_ids))
+    if grace_seconds:
+        skills = skills.filter(updated_at__lt=timezone.now() - timedelta(seconds=grace_seconds))
+    after, seen = 0, 0
+    encoder: embedding.Encoder | None = None
+    while limit is None or seen < limit:
+        rows = _rows(skills, after=after, size=batch if limit is None else min(batch, limit - seen))
+        if not rows:
+            break
+        # Loaded only once there is something to embed: an idle sweep never loads the model.
+        encoder = encoder or embedding.encoder()
+        if encoder is None:
+            break
+        after, seen = rows[-1][0], seen + len(rows)
+        _store(_encode(encoder, rows), reembed=reembed, counts=counts)
+    return counts
+
+
+def embeddings_compute(*, revision_ids: Sequence[str]) -> int:
+    """The task's work: embed those of ``revision_ids`` that are still current and have no
+    vector yet. Answers how many vectors it stored."""
+    return embeddings_catch_up(revision_ids=revision_ids).stored
+
+
+@contextlib.contextmanager
+def _sweep_lock() -> Iterator[bool]:
+    """One sweeping worker at a time (PostgreSQL advisory lock, released at the end or with
+    the connection); SQLite has one process anyway."""
+    if connection.vendor != "postgresql":
+        yield True
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s)", [SWEEP_LOCK_KEY])
+        held = bool(cursor.fetchone()[0])
+    try:
+        yield held
+    finally:
+        if held:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s)", [SWEEP_LOCK_KEY])
+
+
+def embeddings_sweep() -> int:
+    """One bounded round of catch-up (run by every worker, periodically): at most
+    ``SWEEP_ROUND`` current revisions without a vector, saved more than
+    ``XMEMO_OUTBOX_GRACE_SECONDS`` ago (younger ones have their own task on the way). Answers
+    how many vectors it stored."""
+    if not embeddings_available():
+        return 0
+    with _sweep_lock() as held:
+        if not held:
+            return 0
+        return embeddings_catch_up(
+            limit=SWEEP_ROUND, grace_seconds=float(settings.XMEMO_OUTBOX_GRACE_SECONDS)
+        ).stored
+
+
+# --- the embedded default: a background thread of the server process ---------------------------
+
+
+class _InProcess:
+    def __init__(self) -> None:
+        self.wake = threading.Event()
+        self.stopping = False
+        self.thread = threading.Thread(target=self._serve, name="embeddings", daemon=True)
+
+    def _serve(self) -> None:
+        # Also every sweep interval: skills saved by another process (a command, the MCP stdio
+        # server) or a round that failed are caught up without waiting for the next save here.
+        interval = float(settings.XMEMO_OUTBOX_SWEEP_SECONDS) or None
+        while True:
+            self.wake.wait(interval)
+            self.wake.clear()
+            if self.stopping:
+                return
+            try:
+                embeddings_catch_up()
+            except Exception:
+                logger.exception("embedding in the background failed; the next save tries again")
+            finally:
+                connection.close()
+
+
+_in_process: _InProcess | None = None
+_in_process_lock = threading.Lock()
+
+
+def embeddings_in_process_start() -> bool:
+    """Make this process embed in a background thread: for the embedded default's server,
+    where tasks run in-process and no worker sweeps. It catches up at once (skills saved
+    before, or by a command, or before the model was installed), then after every commit here
+    that wants a vector, and every ``XMEMO_OUTBOX_SWEEP_SECONDS``. Does nothing where tasks go
+    to workers or vectors are not wanted. Answers whether the thread runs."""
+    global _in_process
+    if not tasks_run_eagerly() or not embeddings_available():
+        return False
+    with _in_process_lock:
+        if _in_process is None:
+            _in_process = _InProcess()
+            _in_process.thread.start()
+        _in_process.wake.set()
+    return True
+
+
+def embeddings_in_process_stop() -> None:
+    """Stop the background thread (tests), after the round it is in."""
+    global _in_process
+    with _in_process_lock:
+        host, _in_process = _in_process, None
+    if host is not None:
+        host.stopping = True
+        host.wake.set()
+        host.thread.join(timeout=60)
+
+
+def _in_process_wake() -> None:
+    host = _in_process
+    if host is not None:
+        host.wake.set()
+    else:
+        # A command or a shell: the server's thread (or ``embed_skills``) catches up.
+        logger.debug("no in-process embedder here; left to the next catch-up")

@@ -1,0 +1,119 @@
+"""Level 0 vectors computed by a real Celery worker over Redis, never by the request
+(docs/search.md, "Semantic retrieval"): a skill saved over REST is found at once by its own
+words while no worker runs, and has no vector; a worker started afterwards stores it."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+
+from skills_app.domain.descriptor import descriptor_text
+from skills_app.infra import embedding
+from skills_app.models import RevisionEmbedding, SkillRevision
+from tests.e2e.processes import (
+    celery_worker,
+    free_port,
+    gunicorn,
+    process_env,
+    require_production_services,
+    running,
+    unique_queue,
+)
+from tests.factories import make_token, make_user, personal_ws, save
+
+SKILL = {
+    "slug": "kiln-firing-log",
+    "name": "Kiln firing log",
+    "description": "Record each pottery kiln firing: cone, ramp schedule and the glaze results.",
+    "instruction_body": "# Firing log\n\nWrite down the cone reached and how long it soaked.\n",
+}
+
+
+def wait_for_vector(revision_id: str, *, timeout: float, log: Path) -> RevisionEmbedding:
+    """The revision's stored vector, once a worker has written it (polled)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        row = RevisionEmbedding.objects.filter(revision__revision_id=revision_id).first()
+        if row is not None:
+            return row
+        time.sleep(0.2)
+    raise AssertionError(
+        f"no vector for {revision_id} after {timeout}s:\n{log.read_text(errors='replace')[-3000:]}"
+    )
+
+
+def assert_vector_of(row: RevisionEmbedding, revision: SkillRevision) -> None:
+    """The stored vector is the installed model's, of this revision's descriptor."""
+    assert (row.model, row.model_version, row.dim) == (
+        embedding.MODEL,
+        embedding.model_version(),
+        embedding.DIM,
+    )
+    encoder = embedding.encoder()
+    assert encoder is not None
+    text = descriptor_text(
+        name=revision.name, description=revision.description, body=revision.instruction_body
+    )
+    stored = embedding.vector_from_bytes(bytes(row.vector))
+    assert np.abs(stored - encoder.encode([text])[0]).max() < 1e-5
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_save_is_found_at_once_and_embedded_by_a_worker_started_later(tmp_path: Path) -> None:
+    require_production_services()
+    user = make_user("e2e-embedder")
+    _, secret = make_token(user)
+    queue = unique_queue()
+    # No sweeps: the vector can only come from the message the save sent after its commit.
+    env = process_env(XMEMO_TASK_QUEUE=queue, XMEMO_OUTBOX_SWEEP_SECONDS="0")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    worker_log = tmp_path / "worker.log"
+    with (
+        running(gunicorn(port), env=env, ready_url=f"{base}/v1/schema", log=tmp_path / "web.log"),
+        httpx.Client(
+            base_url=base, headers={"Authorization": f"Bearer {secret}"}, timeout=30
+        ) as api,
+    ):
+        saved = api.post("/v1/skills/save", json={"workspace": "e2e-embedder", **SKILL})
+        assert saved.status_code == 201, saved.text
+        revision_id = saved.json()["revision_id"]
+
+        found = api.get("/v1/recall", params={"query": "kiln firing"})
+        assert found.status_code == 200, found.text
+        assert [r["slug"] for r in found.json()["data"]["results"]][:1] == [SKILL["slug"]]
+        time.sleep(1)  # a vector computed on the request path would have landed by now
+        assert not RevisionEmbedding.objects.filter(revision__revision_id=revision_id).exists()
+
+        with running(celery_worker(queue), env=env, log=worker_log):
+            row = wait_for_vector(revision_id, timeout=120, log=worker_log)
+            assert_vector_of(row, SkillRevision.objects.get(revision_id=revision_id))
+            # (Level 0's semantic hit on the stored vector is checked here once it ranks by it.)
+    assert RevisionEmbedding.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_sweeps_up_revisions_no_message_announced(tmp_path: Path) -> None:
+    """Saved while nothing could take the message (here: in this process, where tasks run
+    in-process and no embedder thread runs): the worker's sweep embeds them on its own."""
+    require_production_services()
+    user = make_user("e2e-sweeper")
+    revisions = [
+        save(user, personal_ws(user), slug=f"swept-{n}", name=f"Swept {n}").revision
+        for n in range(3)
+    ]
+    assert not RevisionEmbedding.objects.exists()
+    queue = unique_queue()
+    env = process_env(
+        XMEMO_TASK_QUEUE=queue, XMEMO_OUTBOX_SWEEP_SECONDS="1", XMEMO_OUTBOX_GRACE_SECONDS="0"
+    )
+    worker_log = tmp_path / "worker.log"
+    with running(celery_worker(queue), env=env, log=worker_log):
+        rows = [wait_for_vector(r.revision_id, timeout=120, log=worker_log) for r in revisions]
+    for row, revision in zip(rows, revisions, strict=True):
+        assert_vector_of(row, revision)
+    assert RevisionEmbedding.objects.count() == 3
