@@ -179,8 +179,8 @@ def test_large_workspaces_use_an_inverted_file_index(
         pytest.skip("the per-process index is PostgreSQL's path")
     monkeypatch.setattr(semantic, "EXACT_LIMIT", 1)
     _publish_embedded(env.owner, env.personal, "excel-refs")
-    publish(env.owner, env.personal, slug="bread", name="Bake bread", description="Sourdough.")
-    _embed(Skill.objects.get(slug="bread").current_revision)
+    bread = publish(env.owner, env.personal, slug="bread", name="Bake bread", description="Rye.")
+    _embed(bread.revision)
     assert _slugs(_agent(env))[:1] == ["excel-refs"]
     gate = gate_for(actor=_agent(env), workspace=None)
     assert type(semantic._CACHE.index(env.personal.pk, gate).index).__name__ == "IndexIVFFlat"
