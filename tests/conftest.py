@@ -1,15 +1,23 @@
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 from typing import Any
 
 import pytest
+from django.conf import settings as django_settings
 
 from skills_app.errors import SandboxUnavailable
 from skills_app.sandbox import selftest
 from tests.factories import Env, build_env
 from tests.support import require_service
+
+# The embedded default's background embedder (services.embeddings) would start whenever a test
+# imports the ASGI application and change search results under the tests' feet: the suite's own
+# process never runs it (tests that need vectors store them; e2e servers run their own).
+os.environ["XMEMO_EMBED_IN_PROCESS"] = "0"
+django_settings.XMEMO_EMBED_IN_PROCESS = False
 
 
 @pytest.fixture

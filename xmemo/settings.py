@@ -293,6 +293,9 @@ XMEMO_RECALL_LOCAL_CACHE_BYTES = int(
 # Semantic retrieval beside the lexical ranking (docs/search.md): on wherever the embedding model
 # is installed; 0 makes Level 0 lexical only (and workers compute no embeddings).
 XMEMO_SEMANTIC_SEARCH = env_bool("XMEMO_SEMANTIC_SEARCH", True)
+# Where tasks run in-process (the embedded default), a background thread of the server computes
+# the vectors; 0 keeps it from starting (the test suite's own process).
+XMEMO_EMBED_IN_PROCESS = env_bool("XMEMO_EMBED_IN_PROCESS", True)
 
 # --- Product knobs --------------------------------------------------------------------------
 XMEMO_SKILLS_DEFAULT_ENABLED = env_bool("XMEMO_SKILLS_DEFAULT_ENABLED", True)

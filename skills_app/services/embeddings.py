@@ -365,6 +365,8 @@ def embeddings_in_process_start() -> bool:
     that wants a vector, and every ``XMEMO_OUTBOX_SWEEP_SECONDS``. Does nothing where tasks go
     to workers or vectors are not wanted. Answers whether the thread runs."""
     global _in_process
+    if not getattr(settings, "XMEMO_EMBED_IN_PROCESS", True):
+        return False
     if not tasks_run_eagerly() or not embeddings_available():
         return False
     with _in_process_lock:

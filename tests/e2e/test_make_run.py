@@ -15,7 +15,14 @@ import httpx
 
 from tests.e2e.processes import ROOT, free_port
 
-EMBEDDED_DROP = ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "XMEMO_DEBUG", "XMEMO_TEST_DB_NAME")
+EMBEDDED_DROP = (
+    "DATABASE_URL",
+    "REDIS_URL",
+    "SECRET_KEY",
+    "XMEMO_DEBUG",
+    "XMEMO_TEST_DB_NAME",
+    "XMEMO_EMBED_IN_PROCESS",  # the suite turns it off for itself (tests/conftest.py)
+)
 
 
 def _read_token(proc: subprocess.Popen[str], deadline: float) -> tuple[str, list[str]]:

@@ -532,7 +532,8 @@ def test_embed_skills_refuses_an_unknown_workspace(env: Env) -> None:
 
 
 @pytest.fixture
-def in_process_host() -> Iterator[None]:
+def in_process_host(settings: Any) -> Iterator[None]:
+    settings.XMEMO_EMBED_IN_PROCESS = True  # off for the suite's own process (tests/conftest.py)
     embeddings.embeddings_in_process_start()
     yield
     embeddings.embeddings_in_process_stop()
@@ -580,6 +581,7 @@ def test_embedded_default_also_catches_up_what_another_process_saved(
     from tests.factories import build_env
 
     settings.XMEMO_OUTBOX_SWEEP_SECONDS = 0.2
+    settings.XMEMO_EMBED_IN_PROCESS = True  # off for the suite's own process (tests/conftest.py)
     env = build_env()
     # As if saved by another process (a command, the MCP stdio server): nobody wakes this one.
     monkeypatch.setattr(embeddings, "_in_process_wake", lambda: None)
