@@ -140,13 +140,30 @@ def embeddings_request(revisions: Sequence[Wanted]) -> None:
         if tasks_run_eagerly():
             _in_process_wake()
             return
+        # Sent from a thread of its own: with the broker unreachable a publish can block for
+        # seconds (connection attempts), and the request must answer at once.
+        _in_background(_hand_over, missing)
+    except Exception as exc:
+        logger.warning(
+            "%d revision(s) not handed over for embedding yet (%s); the sweep will",
+            len(revisions),
+            exc,
+        )
+
+
+def _in_background(target: Any, *args: Any) -> None:
+    threading.Thread(target=target, args=args, name="xmemo-embed-send", daemon=True).start()
+
+
+def _hand_over(missing: list[str]) -> None:
+    try:
         for start in range(0, len(missing), TASK_BATCH):
-            # No publish retries: the sweep is the retry, and the save answers at once.
+            # No publish retries: the sweep is the retry.
             send_task(EMBED_REVISIONS, args=[missing[start : start + TASK_BATCH]], retry=False)
     except Exception as exc:  # the broker's own errors (kombu OperationalError, redis, …)
         logger.warning(
             "%d revision(s) not handed over for embedding yet (%s); the sweep will",
-            len(revisions),
+            len(missing),
             exc,
         )
 

@@ -50,6 +50,8 @@ def to_workers(monkeypatch: pytest.MonkeyPatch) -> None:
     """Embedding tasks go to workers, as in production (jobs still run in-process, as
     everywhere in this suite)."""
     monkeypatch.setattr(embeddings, "tasks_run_eagerly", lambda: False)
+    # The hand-over runs on a thread of its own in production; here at once, to be observed.
+    monkeypatch.setattr(embeddings, "_in_background", lambda target, *args: target(*args))
 
 
 @pytest.fixture
