@@ -3,6 +3,8 @@ an MCP tool's input schema, and a script manifest's ``schema`` (docs/contract.md
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,6 +32,15 @@ def _field(error: ValidationError, prefix: str) -> str | None:
     return name or None
 
 
+@functools.lru_cache(maxsize=256)
+def _validator(schema_json: str) -> Draft202012Validator:
+    """The schema checked against the metaschema and compiled, once per distinct schema: the
+    check walks the whole metaschema and costs far more than validating a call's arguments."""
+    schema = json.loads(schema_json)
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
 def arguments_check(
     schema: Mapping[str, Any],
     arguments: Mapping[str, Any],
@@ -44,8 +55,8 @@ def arguments_check(
     fetched), is a ``ValidationFailed`` naming ``schema_field``: it is the author's to fix.
     """
     try:
-        Draft202012Validator.check_schema(schema)
-        error = best_match(Draft202012Validator(schema).iter_errors(arguments))
+        validator = _validator(json.dumps(schema))
+        error = best_match(validator.iter_errors(arguments))
     except (SchemaError, Unresolvable) as exc:
         raise ValidationFailed(
             f"{against[0].upper()}{against[1:]} is not a valid JSON Schema; fix it and save a "
