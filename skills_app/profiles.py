@@ -8,6 +8,7 @@ they live here rather than in the MCP door.
 from __future__ import annotations
 
 import json
+import time
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,10 @@ from django.conf import settings
 
 # The profile a token gets when none is named: every tool the server implements.
 DEFAULT_PROFILE = "ordinary-full"
+# An edit of the contract file is seen within this long: the file is not stat()ed on every
+# call (every MCP request reads the contract several times).
+RECHECK_SECONDS = 1.0
+_seen: dict[Path, tuple[float, float]] = {}  # path -> (when checked, its mtime then)
 
 
 @lru_cache(maxsize=4)
@@ -27,7 +32,12 @@ def _load(path: Path, mtime: float) -> dict[str, Any]:
 
 def contract() -> dict[str, Any]:
     path = Path(settings.XMEMO_MCP_CONTRACT)
-    return _load(path, path.stat().st_mtime)
+    now = time.monotonic()
+    checked, mtime = _seen.get(path, (float("-inf"), 0.0))
+    if now - checked >= RECHECK_SECONDS:
+        mtime = path.stat().st_mtime
+        _seen[path] = (now, mtime)
+    return _load(path, mtime)
 
 
 def profile_names() -> tuple[str, ...]:
