@@ -111,6 +111,25 @@ def gunicorn(port: int) -> list[str]:
     ]
 
 
+# The MCP service's server flags, as `make serve-mcp` and docker/compose.yml run it: uvloop and
+# httptools. With several workers, uvicorn's asyncio loop serves sockets without TCP_NODELAY and
+# every answer on a kept-alive connection waits out the client's delayed ACK (about 40 ms);
+# uvloop sets TCP_NODELAY on every connection.
+MCP_SERVER_FLAGS = ("--workers", "2", "--loop", "uvloop", "--http", "httptools")
+
+
+def uvicorn_mcp(port: int) -> list[str]:
+    return [
+        str(BIN / "uvicorn"),
+        "xmemo.asgi:application",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        *MCP_SERVER_FLAGS,
+    ]
+
+
 def execute_queue(queue: str) -> str:
     """The executions' queue next to ``queue`` (the settings' default naming)."""
     return f"{queue}-execute"

@@ -1,9 +1,11 @@
-"""The production topology as real processes: gunicorn (REST), a Celery worker, PostgreSQL and
-Redis. An import, an export and a sandboxed execution go in over HTTP and are polled to the end."""
+"""The production topology as real processes: gunicorn (REST), uvicorn (MCP), a Celery worker,
+PostgreSQL and Redis. An import, an export and a sandboxed execution go in over HTTP and are
+polled to the end; the MCP SDK's client recalls through the MCP service as production runs it."""
 
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 from pathlib import Path
 
@@ -12,6 +14,8 @@ import pytest
 
 from skills_app.models import SkillRevision
 from tests.e2e.processes import (
+    MCP_SERVER_FLAGS,
+    ROOT,
     celery_worker,
     execute_queue,
     free_port,
@@ -21,8 +25,10 @@ from tests.e2e.processes import (
     require_production_services,
     running,
     unique_queue,
+    uvicorn_mcp,
 )
-from tests.factories import make_token, make_user
+from tests.factories import make_token, make_user, personal_ws, publish
+from tests.mcp.conftest import with_mcp
 from tests.sources.helpers import fixture_zip
 
 
@@ -103,3 +109,33 @@ def test_jobs_run_on_a_real_worker_behind_gunicorn(tmp_path: Path, bwrap: str) -
             json={"resource": "du.py", "args": {"path": "/"}},
         )
         assert poll_job(api, again.json()["job_id"])["state"] == "succeeded"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_mcp_is_served_by_uvicorn_workers_as_in_production(tmp_path: Path) -> None:
+    require_production_services()
+    user = make_user("mcp-e2e")
+    _, secret = make_token(user)
+    revision = publish(user, personal_ws(user), slug="deploy").revision
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    log = tmp_path / "mcp.log"
+    with running(uvicorn_mcp(port), env=process_env(), ready_url=f"{base}/v1/schema", log=log):
+        for mode in ("auto", "legacy"):  # the per-request protocol and the handshake era
+            result = with_mcp(
+                base, secret, lambda c: c.call_tool("recall_cloud_skill", {"slug": "deploy"}), mode
+            )
+            assert result.is_error is False, result
+            assert result.structured_content["data"]["revision_id"] == revision.revision_id
+
+
+def test_the_mcp_service_runs_with_the_same_flags_everywhere() -> None:
+    """`make serve-mcp`, docker/compose.yml and the test above run one server command."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    serve_mcp = re.search(r"^serve-mcp:.*\n\t(.*)$", makefile, re.MULTILINE)
+    assert serve_mcp is not None
+    assert " ".join(MCP_SERVER_FLAGS) in serve_mcp.group(1)
+    compose = (ROOT / "docker" / "compose.yml").read_text(encoding="utf-8")
+    command = re.search(r'command: \["uvicorn", "xmemo.asgi:application".*\]', compose)
+    assert command is not None
+    assert ", ".join(f'"{flag}"' for flag in MCP_SERVER_FLAGS) in command.group(0)
