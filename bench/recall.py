@@ -370,7 +370,7 @@ def main() -> None:
     )
     embed_p50, embed_p95 = _embedding_time(random.Random(2))
     print(
-        f"      query embedding alone (all-MiniLM-L6-v2, numpy, in process): "
+        f"      query embedding alone (all-MiniLM-L6-v2, ONNX Runtime, in process): "
         f"p50 {embed_p50:.2f} ms, p95 {embed_p95:.2f} ms"
     )
     for r in results:

