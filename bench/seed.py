@@ -161,7 +161,10 @@ def seed(total: int, *, revisions: int = REVISIONS_PER_SKILL, progress: Any = pr
     team = Workspace.objects.get(slug=TEAM_SLUG)
     existing = Skill.objects.filter(workspace=team).count()
     added = 0
-    batch = 1000
+    # Small transactions: every skill row updates its workspace's vocabulary counts (a trigger,
+    # migration 0014), and the same count rows rewritten thousands of times in one transaction
+    # make each rewrite slower.
+    batch = 200
     for start in range(existing, total, batch):
         stop = min(total, start + batch)
         with transaction.atomic():
@@ -280,7 +283,8 @@ def _seed_batch(team: Any, indexes: range, revisions: int) -> None:
             "search_body",
             "model_invocable",
         ],
-        batch_size=1000,
+        # Django writes one CASE of batch_size branches per column: small batches keep it linear.
+        batch_size=100,
     )
 
 
