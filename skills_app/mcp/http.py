@@ -30,7 +30,7 @@ from django.conf import settings
 from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -123,7 +123,12 @@ class _Guarded:
             # client waits, tying up a worker per idle client.
             await _method_not_allowed(scope, receive, send)
             return
-        await self.transport({**scope, ACTOR_SCOPE_KEY: actor}, receive, send)
+        try:
+            await self.transport({**scope, ACTOR_SCOPE_KEY: actor}, receive, send)
+        except ClientDisconnect:
+            # The client went away before its request was read whole: nobody to answer, and
+            # not the server's error (uvicorn would log it as one).
+            return
 
 
 async def _request_actor(ctx: ServerRequestContext[Any, Any]) -> Actor:
