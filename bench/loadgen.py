@@ -15,22 +15,29 @@ from dataclasses import dataclass
 from pathlib import Path
 
 WRK_SCRIPT = r"""
-local paths = {}
-for line in io.lines(os.getenv("BENCH_PATHS")) do paths[#paths + 1] = line end
-local auth = os.getenv("BENCH_AUTH")
+-- GET: each line of BENCH_PATHS is a path. POST: each line is a body, sent to BENCH_TARGET.
+local lines = {}
+for line in io.lines(os.getenv("BENCH_PATHS")) do lines[#lines + 1] = line end
+local method = os.getenv("BENCH_METHOD")
+local target = os.getenv("BENCH_TARGET")
+local headers = {}
+for line in io.lines(os.getenv("BENCH_HEADERS")) do
+  local name, value = line:match("^([^:]+): (.*)$")
+  if name then headers[name] = value end
+end
 local counter = 0
 
 function setup(thread)
-  thread:set("offset", math.random(1, #paths))
+  thread:set("offset", math.random(1, #lines))
 end
 
 function request()
   counter = counter + 1
-  local path = paths[((counter + offset) % #paths) + 1]
-  if auth ~= nil and auth ~= "" then
-    return wrk.format("GET", path, { ["Authorization"] = auth })
+  local line = lines[((counter + offset) % #lines) + 1]
+  if method == "POST" then
+    return wrk.format("POST", target, headers, line)
   end
-  return wrk.format("GET", path)
+  return wrk.format("GET", line, headers)
 end
 
 function done(summary, latency, requests)
@@ -64,37 +71,57 @@ def have_wrk() -> bool:
     return shutil.which("wrk") is not None
 
 
+@dataclass(frozen=True)
+class Requests:
+    """What a scenario sends, round robin: GETs of ``paths``, or POSTs of ``bodies`` (one JSON
+    document each) to ``target``; with ``headers`` on every request."""
+
+    paths: tuple[str, ...] = ()
+    target: str = ""
+    bodies: tuple[str, ...] = ()
+    headers: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def method(self) -> str:
+        return "POST" if self.bodies else "GET"
+
+    def with_auth(self, auth: str | None) -> Requests:
+        extra = (("Authorization", auth),) if auth else ()
+        return Requests(self.paths, self.target, self.bodies, (*self.headers, *extra))
+
+
 def run(
     name: str,
     base_url: str,
-    paths: list[str],
+    requests: Requests,
     *,
-    auth: str | None,
     seconds: float,
     connections: int,
     tool: str,
 ) -> Result:
     assert base_url.startswith("http://127.0.0.1:"), "loopback only"
     if tool == "wrk":
-        return _run_wrk(name, base_url, paths, auth=auth, seconds=seconds, connections=connections)
-    return _run_threads(name, base_url, paths, auth=auth, seconds=seconds, connections=connections)
+        return _run_wrk(name, base_url, requests, seconds=seconds, connections=connections)
+    return _run_threads(name, base_url, requests, seconds=seconds, connections=connections)
 
 
 def _run_wrk(
-    name: str,
-    base_url: str,
-    paths: list[str],
-    *,
-    auth: str | None,
-    seconds: float,
-    connections: int,
+    name: str, base_url: str, requests: Requests, *, seconds: float, connections: int
 ) -> Result:
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "bench.lua"
         script.write_text(WRK_SCRIPT)
-        path_file = Path(tmp) / "paths.txt"
-        path_file.write_text("\n".join(paths) + "\n")
-        env = {"BENCH_PATHS": str(path_file), "BENCH_AUTH": auth or "", "PATH": "/usr/bin:/bin"}
+        lines = Path(tmp) / "lines.txt"
+        lines.write_text("\n".join(requests.bodies or requests.paths) + "\n")
+        headers = Path(tmp) / "headers.txt"
+        headers.write_text("".join(f"{key}: {value}\n" for key, value in requests.headers))
+        env = {
+            "BENCH_PATHS": str(lines),
+            "BENCH_METHOD": requests.method,
+            "BENCH_TARGET": requests.target,
+            "BENCH_HEADERS": str(headers),
+            "PATH": "/usr/bin:/bin",
+        }
         command = [
             "wrk",
             "-t1",
@@ -127,29 +154,27 @@ def _run_wrk(
 
 
 def _run_threads(
-    name: str,
-    base_url: str,
-    paths: list[str],
-    *,
-    auth: str | None,
-    seconds: float,
-    connections: int,
+    name: str, base_url: str, requests: Requests, *, seconds: float, connections: int
 ) -> Result:
     host, port = base_url.removeprefix("http://").split(":")
     deadline = time.perf_counter() + seconds
     latencies: list[list[float]] = [[] for _ in range(connections)]
     errors = [0] * connections
-    headers = {"Authorization": auth} if auth else {}
+    headers = dict(requests.headers)
+    lines = requests.bodies or requests.paths
 
     def worker(slot: int) -> None:
         conn = http.client.HTTPConnection(host, int(port), timeout=5)
         i = slot
         while time.perf_counter() < deadline:
-            path = paths[i % len(paths)]
+            line = lines[i % len(lines)]
             i += connections
             start = time.perf_counter()
             try:
-                conn.request("GET", path, headers=headers)
+                if requests.bodies:
+                    conn.request("POST", requests.target, body=line, headers=headers)
+                else:
+                    conn.request("GET", line, headers=headers)
                 response = conn.getresponse()
                 response.read()
                 if response.status != 200:

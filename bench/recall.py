@@ -19,7 +19,13 @@ What it does, all on this machine and on loopback only:
    (query embedding included; its time alone is printed on its own line);
 5. measures Level 1 again with an OAuth access token (docs/contract.md §12) and prints its cost per
    request
-   as a ratio to the API token's (target: at most 1.10).
+   as a ratio to the API token's (target: at most 1.10);
+6. starts the MCP service as production runs it (uvicorn, the same worker count, uvloop and
+   httptools) and measures the same Level 1 recall as ``recall_cloud_skill`` calls over
+   streamable HTTP, in both protocol eras (the per-request 2026-07-28 envelope the SDK's client
+   uses by default, and the handshake era's stateless POST), beside REST (targets: at least
+   half of REST's throughput, p99 <= 15 ms);
+7. holds Level 1's tail to the bare view's: p99 within 1.5x of the bare view's p99.
 
 The token's rate limit is raised for the run (the throttle code still runs on every request).
 """
@@ -48,6 +54,10 @@ RESULTS = ROOT / "bench" / "results"
 OAUTH_LEVEL1 = "Level 1 root (OAuth)"
 OAUTH_MAX_RATIO = 1.10
 LEVEL0_P95_MS = 20.0
+LEVEL1_TAIL_RATIO = 1.5
+MCP_MIN_SHARE = 0.5
+MCP_P99_MS = 15.0
+MCP_LEVEL1 = ("MCP Level 1 (2026-07-28)", "MCP Level 1 (handshake era)")
 
 
 def _env(db_url: str, redis_url: str | None) -> dict[str, str]:
@@ -66,6 +76,8 @@ def _env(db_url: str, redis_url: str | None) -> dict[str, str]:
             "XMEMO_RATE_LIMIT": "100000000/min",
             "XMEMO_LOG_LEVEL": "ERROR",
             "XMEMO_CACHE_PREFIX": "xmemo-bench",
+            # The bench stores its own vectors (seed_vectors); no server embeds beside the load.
+            "XMEMO_EMBED_IN_PROCESS": "0",
         }
     )
     if redis_url:
@@ -118,35 +130,59 @@ def _free_port() -> int:
 
 
 def _start_server(env: dict[str, str], workers: int) -> tuple[subprocess.Popen[bytes], str]:
+    """gunicorn, sync workers: the REST service."""
     port = _free_port()
-    gunicorn = Path(sys.executable).parent / "gunicorn"
-    process = subprocess.Popen(
-        [
-            str(gunicorn),
-            "bench.wsgi:application",
-            "--workers",
-            str(workers),
-            "--worker-class",
-            "sync",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
-        env=env,
-        start_new_session=True,
-    )
+    command = [
+        str(Path(sys.executable).parent / "gunicorn"),
+        "bench.wsgi:application",
+        "--workers",
+        str(workers),
+        "--worker-class",
+        "sync",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--log-level",
+        "warning",
+    ]
+    return _started(command, env, port, "gunicorn")
+
+
+def _start_mcp_server(env: dict[str, str], workers: int) -> tuple[subprocess.Popen[bytes], str]:
+    """uvicorn as `make serve-mcp` and docker/compose.yml run it: the MCP service."""
+    port = _free_port()
+    command = [
+        str(Path(sys.executable).parent / "uvicorn"),
+        "xmemo.asgi:application",
+        "--workers",
+        str(workers),
+        "--loop",
+        "uvloop",
+        "--http",
+        "httptools",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--log-level",
+        "warning",
+    ]
+    return _started(command, env, port, "uvicorn")
+
+
+def _started(
+    command: list[str], env: dict[str, str], port: int, name: str
+) -> tuple[subprocess.Popen[bytes], str]:
+    process = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
-    for _ in range(100):
+    for _ in range(200):
         try:
             with urllib.request.urlopen(f"{base}/bench/bare", timeout=1) as response:
                 if response.status == 200:
                     return process, base
         except OSError:
             time.sleep(0.1)
-    process.kill()
-    raise RuntimeError("gunicorn did not start")
+    _stop(process)
+    raise RuntimeError(f"{name} did not start")
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
@@ -158,8 +194,8 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
             os.killpg(process.pid, signal.SIGKILL)
 
 
-def _paths(sample: int) -> dict[str, list[str]]:
-    """Request paths per scenario, over a random sample of the seeded skills."""
+def _paths(sample: int) -> dict[str, loadgen.Requests]:
+    """Requests per scenario, over a random sample of the seeded skills."""
     from skills_app.models import Skill, SkillComponent
 
     from .seed import TEAM_SLUG
@@ -190,7 +226,50 @@ def _paths(sample: int) -> dict[str, list[str]]:
         "/v1/recall?" + urllib.parse.urlencode({"query": query, "limit": "10"})
         for query in level0_queries(rng)
     ]
-    return {"bare": ["/bench/bare"], "level0": level0, "level1": level1, "level2": level2}
+    slugs = [slug for slug, _, _ in skills]
+    return {
+        "bare": loadgen.Requests(paths=("/bench/bare",)),
+        "level0": loadgen.Requests(paths=tuple(level0)),
+        "level1": loadgen.Requests(paths=tuple(level1)),
+        "level2": loadgen.Requests(paths=tuple(level2)),
+        MCP_LEVEL1[0]: _mcp_recalls(slugs, modern=True),
+        MCP_LEVEL1[1]: _mcp_recalls(slugs, modern=False),
+    }
+
+
+def _mcp_recalls(slugs: list[str], *, modern: bool) -> loadgen.Requests:
+    """``recall_cloud_skill {slug}`` as an MCP client sends it over streamable HTTP: in the
+    per-request era (the SDK client's default: version, capabilities and routing headers on
+    every request), or in the handshake era, which a stateless server answers without a
+    session."""
+    from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY
+    from mcp_types.version import LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION
+
+    version = LATEST_MODERN_VERSION if modern else LATEST_HANDSHAKE_VERSION
+    headers = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", version),
+    ]
+    meta = {PROTOCOL_VERSION_META_KEY: version, CLIENT_CAPABILITIES_META_KEY: {}}
+    if modern:
+        headers += [("Mcp-Method", "tools/call"), ("Mcp-Name", "recall_cloud_skill")]
+    bodies = tuple(
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": index,
+                "method": "tools/call",
+                "params": {
+                    "name": "recall_cloud_skill",
+                    "arguments": {"slug": slug},
+                    **({"_meta": meta} if modern else {}),
+                },
+            }
+        )
+        for index, slug in enumerate(slugs)
+    )
+    return loadgen.Requests(target="/mcp", bodies=bodies, headers=tuple(headers))
 
 
 def level0_queries(rng: random.Random, count: int = 20_000) -> list[str]:
@@ -221,13 +300,22 @@ def _embedding_time(rng: random.Random) -> tuple[float, float]:
     return times[len(times) // 2], times[int(len(times) * 0.95)]
 
 
-def _check(base: str, path: str, auth: str) -> None:
-    request = urllib.request.Request(base + path, headers={"Authorization": auth})
+def _check(base: str, requests: loadgen.Requests, auth: str) -> None:
+    """The scenario's first request answers 200 with a recall (REST, or an MCP tool result)."""
+    headers = dict(requests.with_auth(auth).headers)
+    if requests.bodies:
+        data = requests.bodies[0].encode()
+        request = urllib.request.Request(base + requests.target, data=data, headers=headers)
+    else:
+        request = urllib.request.Request(base + requests.paths[0], headers=headers)
     # Generous: the first search of a process builds its vector index (docs/search.md).
     with urllib.request.urlopen(request, timeout=120) as response:
         body = json.loads(response.read())
         assert response.status == 200, body
-        assert "kind" in body, body
+    if requests.bodies:
+        assert body["result"]["isError"] is False, body
+        body = body["result"]["structuredContent"]
+    assert "kind" in body, body
 
 
 def _table(results: list[loadgen.Result], bare: loadgen.Result) -> str:
@@ -298,27 +386,28 @@ def main() -> None:
     in_db = Skill.objects.filter(workspace__slug=TEAM_SLUG).count()
     scenarios = _paths(args.sample)
     server, base = _start_server(env, args.workers)
+    mcp_server, mcp_base = _start_mcp_server(env, args.workers)
     results: list[loadgen.Result] = []
     try:
         for name in ("level0", "level1", "level2"):
-            _check(base, scenarios[name][0], auth)
+            _check(base, scenarios[name], auth)
+        for name in MCP_LEVEL1:
+            _check(mcp_base, scenarios[name], auth)
         oauth_auth = f"Bearer {oauth_access_token(base)}"
-        _check(base, scenarios["level1"][0], oauth_auth)
+        _check(base, scenarios["level1"], oauth_auth)
 
         level0_connections = args.level0_connections or args.workers
 
         def measure(
-            label: str, key: str, seconds: float, token: str | None = None
+            label: str, key: str, seconds: float, token: str | None = None, at: str = ""
         ) -> loadgen.Result:
-            paths = scenarios[key]
-            use_auth = None if key == "bare" else (token or auth)
+            requests = scenarios[key].with_auth(None if key == "bare" else (token or auth))
             connections = level0_connections if key == "level0" else args.connections
             for duration in (args.warmup, seconds):  # warm-up: caches, prepared statements
                 result = loadgen.run(
                     label,
-                    base,
-                    paths,
-                    auth=use_auth,
+                    at or base,
+                    requests,
                     seconds=duration,
                     connections=connections,
                     tool=tool,
@@ -328,11 +417,14 @@ def main() -> None:
         bare = measure("bare view", "bare", args.seconds)
         results.append(bare)
         results.append(measure("Level 1 root", "level1", args.seconds))
+        for name in MCP_LEVEL1:  # right after REST: the same recall, the same machine state
+            results.append(measure(name, name, args.seconds, at=mcp_base))
         results.append(measure(OAUTH_LEVEL1, "level1", args.seconds, oauth_auth))
         results.append(measure("Level 2 resource", "level2", args.seconds))
         results.append(measure(f"Level 0 @ {in_db:,}", "level0", args.seconds))
         if args.level0_scale > args.n:
             _stop(server)
+            _stop(mcp_server)
             print(f"Topping up to {args.level0_scale:,} skills for Level 0 …")
             seed(args.level0_scale, revisions=1, progress=lambda _: None)
             seed_vectors(progress=lambda _: None)
@@ -341,10 +433,12 @@ def main() -> None:
             results.append(measure(f"Level 0 @ {args.level0_scale:,}", "level0", args.seconds))
     finally:
         _stop(server)
+        _stop(mcp_server)
 
     print()
     print(
-        f"gunicorn {args.workers} sync workers, {args.connections} connections "
+        f"gunicorn {args.workers} sync workers (MCP: uvicorn {args.workers} workers), "
+        f"{args.connections} connections "
         f"(Level 0: {args.level0_connections or args.workers}), {tool}, {args.seconds:.0f} s each "
         f"after {args.warmup:.0f} s warm-up, cache: {'redis' if redis_url else 'local memory'}"
     )
@@ -359,6 +453,24 @@ def main() -> None:
         print(
             f"{'PASS' if ok else 'FAIL'}  {label}: {r.rps / bare.rps:.0%} of bare throughput "
             f"(target >= 50%), p99 {r.p99_ms:.2f} ms (target <= 10 ms)"
+        )
+    level1 = by_name["Level 1 root"]
+    tail = level1.p99_ms / bare.p99_ms
+    ok = tail <= LEVEL1_TAIL_RATIO
+    verdicts.append(ok)
+    print(
+        f"{'PASS' if ok else 'FAIL'}  Level 1 tail: p99 {level1.p99_ms:.2f} ms vs the bare "
+        f"view's {bare.p99_ms:.2f} ms, {tail:.2f}x (target <= {LEVEL1_TAIL_RATIO}x)"
+    )
+    for label in MCP_LEVEL1:
+        r = by_name[label]
+        share = r.rps / level1.rps
+        ok = share >= MCP_MIN_SHARE and r.p99_ms <= MCP_P99_MS and r.errors == 0
+        verdicts.append(ok)
+        print(
+            f"{'PASS' if ok else 'FAIL'}  {label}: {r.rps:,.0f} calls/s, {share:.0%} of REST's "
+            f"{level1.rps:,.0f} (target >= {MCP_MIN_SHARE:.0%}), p99 {r.p99_ms:.2f} ms "
+            f"(target <= {MCP_P99_MS:.0f} ms)"
         )
     api, oauth = by_name["Level 1 root"], by_name[OAUTH_LEVEL1]
     ratio = api.rps / oauth.rps  # cost per request, OAuth over API token
