@@ -206,3 +206,17 @@ def test_a_large_workspace_builds_its_index_in_the_background(
     while _slugs(agent) != ["excel-refs"]:
         assert time.monotonic() < deadline, "the background build never finished"
         time.sleep(0.2)
+
+
+def test_an_inverted_file_index_trains_on_a_bounded_sample() -> None:
+    import numpy as np
+
+    vectors = np.random.default_rng(1).random((5000, 8), dtype=np.float32)
+    lists = 10
+    sample = semantic.training_sample(vectors, lists)
+    assert len(sample) == semantic.TRAIN_PER_LIST * lists
+    assert {row.tobytes() for row in sample} <= {row.tobytes() for row in vectors}
+    assert len({row.tobytes() for row in sample}) == len(sample)  # no vector twice
+    assert np.array_equal(sample, semantic.training_sample(vectors, lists))  # repeatable
+    few = vectors[: semantic.TRAIN_PER_LIST * lists - 1]
+    assert semantic.training_sample(few, lists) is few
