@@ -1,6 +1,9 @@
+"""The product's WSGI entry (``xmemo.wsgi``) with the bench's settings: the same start-up."""
+
 import os
 
-from django.core.wsgi import get_wsgi_application
-
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bench.settings")
-application = get_wsgi_application()
+
+from xmemo.wsgi import application
+
+__all__ = ["application"]

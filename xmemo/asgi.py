@@ -25,3 +25,8 @@ application = McpMount(django_application)
 from skills_app.services.embeddings import embeddings_in_process_start  # noqa: E402
 
 embeddings_in_process_start()
+
+# Long-lived start-up objects out of the cyclic collector's scans (xmemo/heap.py).
+from xmemo.heap import freeze_startup_heap  # noqa: E402
+
+freeze_startup_heap()

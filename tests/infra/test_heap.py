@@ -1,0 +1,39 @@
+"""Both server entries freeze their start-up heap (xmemo/heap.py): a full collection no longer
+scans the objects every process holds for its whole life."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.e2e.processes import ROOT
+
+PROBE = """
+import gc, sys
+import {module}
+from django.urls import get_resolver
+frozen = gc.get_freeze_count()
+views = [m for m in sys.modules if m.startswith("skills_app.api")]
+print(frozen, len(views))
+"""
+
+
+@pytest.mark.parametrize("module", ["xmemo.wsgi", "xmemo.asgi"])
+def test_the_server_entry_freezes_what_it_imported(module: str) -> None:
+    env = {**os.environ, "XMEMO_EMBED_IN_PROCESS": "0"}
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE.format(module=module)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    frozen, views = (int(n) for n in done.stdout.split())
+    assert frozen > 100_000  # Django, DRF, the MCP SDK and the project: hundreds of thousands
+    assert views > 0  # the URL configuration's views were imported before the freeze
