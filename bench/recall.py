@@ -291,7 +291,7 @@ def _embedding_time(rng: random.Random) -> tuple[float, float]:
     """p50 and p95 in ms of the query embedding alone, in this process, on distinct queries."""
     from skills_app.infra import embedding
 
-    model = embedding.encoder()
+    model = embedding.query_encoder()
     if model is None:
         return float("nan"), float("nan")
     queries = level0_queries(rng, 300)
@@ -491,7 +491,7 @@ def main() -> None:
     )
     embed_p50, embed_p95 = _embedding_time(random.Random(2))
     print(
-        f"      query embedding alone (all-MiniLM-L6-v2, ONNX Runtime, in process): "
+        f"      query embedding alone (all-MiniLM-L6-v2 int8, ONNX Runtime, in process): "
         f"p50 {embed_p50:.2f} ms, p95 {embed_p95:.2f} ms"
     )
     for r in results:

@@ -26,7 +26,7 @@ from skills_app.services.embeddings import embeddings_in_process_start  # noqa: 
 
 embeddings_in_process_start()
 
-# Long-lived start-up objects out of the cyclic collector's scans (xmemo/heap.py).
-from xmemo.heap import freeze_startup_heap  # noqa: E402
+# Long-lived start-up objects out of the cyclic collector's scans (skills_app/infra/heap.py).
+from skills_app.infra.heap import freeze_startup_heap  # noqa: E402
 
 freeze_startup_heap()

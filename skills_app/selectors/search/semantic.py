@@ -68,7 +68,7 @@ def embed_query(text: str) -> Future[np.ndarray] | None:
     """The query's embedding, computed on a helper thread while the caller goes on (numpy
     leaves the interpreter lock while it multiplies, so the word ranking's query runs
     meanwhile); None when no model is installed."""
-    if embedding.encoder() is None:
+    if embedding.query_encoder() is None:
         return None
     return _EMBEDDER.submit(query_vector, text)
 
@@ -92,7 +92,7 @@ _EMBEDDER = ThreadPoolExecutor(max_workers=2, thread_name_prefix="xmemo-embed")
 
 @functools.lru_cache(maxsize=2048)
 def _query_vector_cached(text: str) -> bytes:
-    model = embedding.encoder()
+    model = embedding.query_encoder()
     assert model is not None
     return embedding.vector_bytes(model.encode([text])[0])
 
