@@ -20,24 +20,24 @@ DEFAULT_PROFILE = "ordinary-full"
 # An edit of the contract file is seen within this long: the file is not stat()ed on every
 # call (every MCP request reads the contract several times).
 RECHECK_SECONDS = 1.0
-_seen: dict[Path, tuple[float, float]] = {}  # path -> (when checked, its mtime then)
+_seen: dict[Any, tuple[float, float]] = {}  # the setting -> (when checked, its mtime then)
 
 
 @lru_cache(maxsize=4)
-def _load(path: Path, mtime: float) -> dict[str, Any]:
-    with path.open(encoding="utf-8") as handle:
+def _load(setting: str | Path, mtime: float) -> dict[str, Any]:
+    with Path(setting).open(encoding="utf-8") as handle:
         data: dict[str, Any] = json.load(handle)
     return data
 
 
 def contract() -> dict[str, Any]:
-    path = Path(settings.XMEMO_MCP_CONTRACT)
+    setting = settings.XMEMO_MCP_CONTRACT
     now = time.monotonic()
-    checked, mtime = _seen.get(path, (float("-inf"), 0.0))
+    checked, mtime = _seen.get(setting, (float("-inf"), 0.0))
     if now - checked >= RECHECK_SECONDS:
-        mtime = path.stat().st_mtime
-        _seen[path] = (now, mtime)
-    return _load(path, mtime)
+        mtime = Path(setting).stat().st_mtime
+        _seen[setting] = (now, mtime)
+    return _load(setting, mtime)
 
 
 def profile_names() -> tuple[str, ...]:
