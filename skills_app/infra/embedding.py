@@ -131,8 +131,8 @@ class Encoder:
 
     The encoder's graph is written out here, from the package's weights, as an ONNX model and
     run by ONNX Runtime on one thread: the same arithmetic as sentence-transformers (held to its
-    vectors in ``tests/infra/test_embedding.py``), in about half the time numpy takes for a
-    short query, which is what Level 0 waits for. Pooling and normalisation stay in numpy.
+    vectors in ``tests/infra/test_embedding.py``), or with ``quantized`` its int8 build for
+    queries (``query_encoder``). Pooling and normalisation stay in numpy.
     """
 
     heads = 12
@@ -242,19 +242,13 @@ def _bert_graph(weights: dict[str, np.ndarray], heads: int, *, quantized: bool =
     constant("half", np.float32(0.5))
     constant("one", np.float32(1.0))
     constant("inv_sqrt2", np.float32(0.5**0.5))
-    stem = "embeddings."
+    words = constant("words", weights["embeddings.word_embeddings.weight"])
+    positions = constant("pos", weights["embeddings.position_embeddings.weight"])
+    token_type = constant("token_type", weights["embeddings.token_type_embeddings.weight"][0])
     embeddings = op(
         "Add",
-        op(
-            "Add",
-            op("Gather", constant("words", weights["embeddings.word_embeddings.weight"]), "ids"),
-            op(
-                "Gather",
-                constant("pos", weights["embeddings.position_embeddings.weight"]),
-                "positions",
-            ),
-        ),
-        constant("token_type", weights[f"{stem}token_type_embeddings.weight"][0]),
+        op("Add", op("Gather", words, "ids"), op("Gather", positions, "positions")),
+        token_type,
     )
     x = norm(embeddings, "embeddings.LayerNorm")
     for layer in range(6):
