@@ -65,9 +65,9 @@ logger = logging.getLogger("skills_app.search")
 
 
 def embed_query(text: str) -> Future[np.ndarray] | None:
-    """The query's embedding, computed on a helper thread while the caller goes on (numpy
-    leaves the interpreter lock while it multiplies, so the word ranking's query runs
-    meanwhile); None when no model is installed."""
+    """The query's embedding, computed on a helper thread while the caller goes on (ONNX
+    Runtime leaves the interpreter lock while it runs the encoder, so the word ranking's query
+    runs meanwhile); None when no model is installed."""
     if embedding.query_encoder() is None:
         return None
     return _EMBEDDER.submit(query_vector, text)
