@@ -304,6 +304,9 @@ XMEMO_MCP_CONTRACT = Path(
 )
 XMEMO_MCP_ALLOWED_HOSTS = env_list("XMEMO_MCP_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]")
 XMEMO_MCP_ALLOWED_ORIGINS = env_list("XMEMO_MCP_ALLOWED_ORIGINS", "")
+# 2026-07-28 tool calls answered in one step beside the SDK's dispatch (skills_app/mcp/fast.py);
+# 0 sends every request through the SDK (the tests compare the two).
+XMEMO_MCP_FAST_PATH = env_bool("XMEMO_MCP_FAST_PATH", True)
 
 # --- OAuth 2.1 for MCP clients (django-oauth-toolkit; skills_app/oauth/) ---------------------
 # Authorization code + PKCE S256 only, open dynamic client registration (RFC 7591, as the MCP

@@ -27,6 +27,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from django.conf import settings
+from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
@@ -41,6 +42,7 @@ from ..errors import AuthenticationRequired, XmemoError
 from ..gateway.auth import actor_for_secret
 from ..gateway.errors import describe, envelope
 from ..oauth.resource import bearer_challenge
+from . import fast
 from .server import build_server, in_db_thread
 
 MCP_PATHS = ("/mcp", "/mcp/")
@@ -83,12 +85,12 @@ def _origin(request: Request) -> str:
     return str(request.base_url).rstrip("/")
 
 
-async def _authenticate(request: Request) -> Actor:
+def _actor(request: Request) -> Actor:
+    """The request's caller by its bearer token (database thread)."""
     secret = bearer_secret(request.headers.get("authorization", ""))
     if secret is None:
         raise AuthenticationRequired()
-    return await in_db_thread(
-        actor_for_secret,
+    return actor_for_secret(
         secret=secret,
         via="mcp",
         origin=_origin(request),
@@ -96,11 +98,28 @@ async def _authenticate(request: Request) -> Actor:
     )
 
 
+async def _authenticate(request: Request) -> Actor:
+    return await in_db_thread(_actor, request=request)
+
+
+def _replay(messages: list[Any], receive: Receive) -> Receive:
+    """``receive`` with ``messages``, already read, delivered first."""
+    pending = list(messages)
+
+    async def replayed() -> Any:
+        return pending.pop(0) if pending else await receive()
+
+    return replayed
+
+
 class _Guarded:
     """Host/Origin check, then bearer authentication, then the MCP transport."""
 
-    def __init__(self, transport: ASGIApp, security: TransportSecuritySettings) -> None:
+    def __init__(
+        self, transport: ASGIApp, security: TransportSecuritySettings, server: Server[Any]
+    ) -> None:
         self.transport = transport
+        self.server = server
         # Checked here as well as in the transport so a rebinding attempt is refused before
         # any token lookup, and with the SDK's answer (421/403) rather than a 401.
         self.origin_check = TransportSecurityMiddleware(security)
@@ -112,6 +131,21 @@ class _Guarded:
             await refusal(scope, receive, send)
             return
         try:
+            if fast.wanted(request):
+                # The hot tool call in one step (mcp/fast.py); anything it does not answer goes
+                # on below, its body handed on unread.
+                body, messages = await fast.read_body(receive)
+                response = await fast.answer(
+                    request,
+                    body,
+                    server=self.server,
+                    security=self.origin_check,
+                    authenticate=lambda: _actor(request),
+                )
+                if response is not None:
+                    await response(scope, receive, send)
+                    return
+                receive = _replay(messages, receive)
             actor = await _authenticate(request)
         except AuthenticationRequired as exc:
             # RFC 9728: point OAuth clients at the protected-resource metadata.
@@ -164,14 +198,15 @@ class McpMount:
     @asynccontextmanager
     async def _serving(self) -> AsyncIterator[None]:
         security = transport_security()
+        server = build_server(_request_actor)
         manager = StreamableHTTPSessionManager(
-            app=build_server(_request_actor),
+            app=server,
             stateless=True,
             json_response=True,
             security_settings=security,
         )
         async with manager.run():
-            self.mcp = _Guarded(manager.handle_request, security)
+            self.mcp = _Guarded(manager.handle_request, security, server)
             try:
                 yield
             finally:

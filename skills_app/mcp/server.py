@@ -87,12 +87,15 @@ def _json_text(value: Any) -> types.TextContent:
     return types.TextContent(text=encode_json(value).decode("utf-8"))
 
 
-def _error_result(exc: XmemoError) -> types.CallToolResult:
-    """A tool error carrying the REST error envelope (docs/contract.md §7)."""
-    envelope = {"error": exc.as_dict()}
-    return types.CallToolResult(
-        content=[_json_text(envelope)], structured_content=envelope, is_error=True
-    )
+def call_result(outcome: dict[str, Any] | XmemoError) -> types.CallToolResult:
+    """A tool's answer as its MCP result; a failure as a tool error carrying the REST error
+    envelope (docs/contract.md §7)."""
+    if isinstance(outcome, XmemoError):
+        envelope = {"error": outcome.as_dict()}
+        return types.CallToolResult(
+            content=[_json_text(envelope)], structured_content=envelope, is_error=True
+        )
+    return types.CallToolResult(content=[_json_text(outcome)], structured_content=outcome)
 
 
 def _input_schema(name: str) -> Mapping[str, Any] | None:
@@ -131,8 +134,8 @@ def build_server(resolve_actor: ActorResolver) -> Server[Any]:
                 tool_run, name=params.name, actor=actor, arguments=dict(params.arguments or {})
             )
         except XmemoError as exc:
-            return _error_result(exc)
-        return types.CallToolResult(content=[_json_text(answer)], structured_content=answer)
+            return call_result(exc)
+        return call_result(answer)
 
     return Server(
         SERVER_NAME,

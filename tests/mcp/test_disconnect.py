@@ -11,7 +11,8 @@ from asgiref.sync import sync_to_async
 from django.db import connections
 from starlette.requests import ClientDisconnect
 
-from skills_app.mcp.http import _Guarded, transport_security
+from skills_app.mcp.http import _Guarded, _request_actor, transport_security
+from skills_app.mcp.server import build_server
 from tests.factories import make_token, make_user
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -49,7 +50,8 @@ def test_a_client_disconnect_mid_request_ends_the_request_quietly() -> None:
         sent.append(message)
 
     try:
-        anyio.run(_Guarded(transport, transport_security()), scope, receive, send)
+        guarded = _Guarded(transport, transport_security(), build_server(_request_actor))
+        anyio.run(guarded, scope, receive, send)
     finally:
         # The token was looked up in asgiref's shared thread: close its connection there.
         anyio.run(sync_to_async(connections.close_all, thread_sensitive=True))
