@@ -8,12 +8,17 @@ Every request passes, in order:
    a missing, unknown, revoked or expired token is answered 401 with the REST error envelope
    and ``WWW-Authenticate: Bearer resource_metadata=…`` (the OAuth discovery of docs/contract.md
    §12)
-   before any MCP message is read; an OAuth access token bound to this server is accepted;
+   before any MCP message is acted on; an OAuth access token bound to this server is accepted;
 3. ``GET`` answers 405: with no server-initiated messages there is no event stream to offer;
 4. the SDK's streamable HTTP transport, in **stateless JSON mode**: no session state lives in a
    worker, so any number of uvicorn workers or replicas can serve ``/mcp`` behind a plain load
    balancer, and every answer is one JSON response. The tools need no server-to-client
    requests (sampling, elicitation), which is all stateful mode would add.
+
+One exception to the order of 2 and 4: a 2026-07-28 ``tools/call`` that passes every check the
+SDK would make is answered in one step by ``fast`` (token and tool in one crossing into the
+database thread). Its body is read and checked before the token is looked up; the token is
+still looked up before anything is done, and a bad one is answered the same 401.
 
 The authenticated ``Actor`` travels to the tool handlers in the ASGI scope, which the SDK hands
 them as ``ctx.request``.
