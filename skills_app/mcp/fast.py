@@ -30,9 +30,11 @@ from typing import Any
 import mcp_types as types
 from django.conf import settings
 from mcp.server import Server
+from mcp.server.runner import modern_error_data
 from mcp.server.streamable_http import check_accept_headers
 from mcp.server.transport_security import TransportSecurityMiddleware
 from mcp.shared.inbound import (
+    ERROR_CODE_HTTP_STATUS,
     InboundModernRoute,
     classify_inbound_request,
     find_duplicated_routing_header,
@@ -46,7 +48,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ..access import Actor
-from ..errors import XmemoError
+from ..errors import AuthenticationRequired, XmemoError
 from .server import call_result, in_db_thread, visible_tools
 from .tools import tool_run
 
@@ -97,9 +99,31 @@ async def answer(
         except XmemoError as exc:
             return call_result(exc)
 
-    result = await in_db_thread(unit)
-    if result is None:
-        return None
+    reply: types.JSONRPCResponse | types.JSONRPCError
+    try:
+        result = await in_db_thread(unit)
+    except AuthenticationRequired:
+        raise  # the door's 401
+    except Exception as exc:  # a bug in a tool: the SDK's generic error, logged, as it would
+        reply = types.JSONRPCError(jsonrpc="2.0", id=request_id, error=modern_error_data(exc))
+    else:
+        if result is None:
+            return None
+        reply = types.JSONRPCResponse(
+            jsonrpc="2.0", id=request_id, result=_shaped(result, version, server)
+        )
+    status = 200
+    if isinstance(reply, types.JSONRPCError):
+        status = ERROR_CODE_HTTP_STATUS.get(reply.error.code, 200)
+    wire = reply.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return Response(
+        json.dumps(wire, separators=(",", ":")), status_code=status, media_type="application/json"
+    )
+
+
+def _shaped(result: types.CallToolResult, version: str, server: Server[Any]) -> dict[str, Any]:
+    """The result as the SDK's runner puts it on the wire (``ServerRunner._serialize``): the
+    version's result surface, ``resultType``, the ``serverInfo`` stamp."""
     dumped = mcp_methods.serialize_server_result(
         METHOD, version, result.model_dump(by_alias=True, mode="json", exclude_none=True)
     )
@@ -108,11 +132,7 @@ async def answer(
     meta = dumped.get("_meta")
     if meta is None or (isinstance(meta, dict) and meta.get(SERVER_INFO_META_KEY) is None):
         dumped["_meta"] = {**(meta or {}), SERVER_INFO_META_KEY: server.server_info_stamp}
-    reply = types.JSONRPCResponse(jsonrpc="2.0", id=request_id, result=dumped)
-    wire = reply.model_dump(mode="json", by_alias=True, exclude_none=True)
-    return Response(
-        json.dumps(wire, separators=(",", ":")), status_code=200, media_type="application/json"
-    )
+    return dumped
 
 
 async def _checked_call(

@@ -152,3 +152,19 @@ def test_a_bad_token_is_refused_with_the_same_401(
     reply = _both(live_url, settings, _body(RECALL, {"slug": "deploy"}), _headers(secret))
     assert reply.status_code == 401
     assert "resource_metadata" in reply.headers["www-authenticate"]
+
+
+def test_a_tool_that_breaks_fails_as_the_sdk_fails_it(
+    live_url: str, settings: Any, answered: list[bool], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from skills_app.mcp import tools
+
+    def broken(actor: Any, arguments: Any) -> Any:
+        raise RuntimeError("a bug, not for the wire")
+
+    monkeypatch.setitem(tools.SERVED_TOOLS, RECALL, broken)
+    _, secret = make_token(make_user())
+    reply = _both(live_url, settings, _body(RECALL, {"slug": "deploy"}), _headers(secret))
+    assert reply.json()["error"]["message"] == "Internal server error"
+    assert "a bug" not in reply.text
+    assert answered == [True]
