@@ -82,8 +82,8 @@ async def answer(
 ) -> Response | None:
     """The response to a tool call the SDK would dispatch, or None: the SDK's to answer.
 
-    ``authenticate`` runs in the database thread with the tool; an ``AuthenticationRequired``
-    it raises propagates (the door answers 401, as before any MCP message is read).
+    ``authenticate`` runs in the database thread with the tool, before it; the
+    ``AuthenticationRequired`` it raises for a bad token propagates (the door answers 401).
     """
     call = await _checked_call(request, body, server=server, security=security)
     if call is None:
