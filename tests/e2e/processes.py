@@ -118,7 +118,8 @@ def gunicorn(port: int) -> list[str]:
 MCP_SERVER_FLAGS = ("--workers", "2", "--loop", "uvloop", "--http", "httptools")
 
 
-def uvicorn_mcp(port: int) -> list[str]:
+def uvicorn(port: int, *flags: str) -> list[str]:
+    """The project's ASGI application (console, REST and /mcp) under uvicorn on loopback."""
     return [
         str(BIN / "uvicorn"),
         "xmemo.asgi:application",
@@ -126,8 +127,12 @@ def uvicorn_mcp(port: int) -> list[str]:
         "127.0.0.1",
         "--port",
         str(port),
-        *MCP_SERVER_FLAGS,
+        *flags,
     ]
+
+
+def uvicorn_mcp(port: int) -> list[str]:
+    return uvicorn(port, *MCP_SERVER_FLAGS)
 
 
 def execute_queue(queue: str) -> str:

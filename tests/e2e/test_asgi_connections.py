@@ -14,11 +14,11 @@ import pytest
 from django.db import connection
 
 from tests.e2e.processes import (
-    BIN,
     free_port,
     process_env,
     require_production_services,
     running,
+    uvicorn,
 )
 from tests.factories import make_token, make_user, personal_ws, publish
 
@@ -70,16 +70,7 @@ def test_uvicorn_holds_no_more_connections_than_its_pool(tmp_path: Path) -> None
     )
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    server = [
-        str(BIN / "uvicorn"),
-        "xmemo.asgi:application",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--log-level",
-        "warning",
-    ]
+    server = uvicorn(port, "--log-level", "warning")
     samples: list[int] = []
     sampling = threading.Event()
 

@@ -4,6 +4,7 @@ polled to the end; the MCP SDK's client recalls through the MCP service as produ
 
 from __future__ import annotations
 
+import inspect
 import io
 import re
 import zipfile
@@ -130,7 +131,8 @@ def test_mcp_is_served_by_uvicorn_workers_as_in_production(tmp_path: Path) -> No
 
 
 def test_the_mcp_service_runs_with_the_same_flags_everywhere() -> None:
-    """`make serve-mcp`, docker/compose.yml and the test above run one server command."""
+    """`make serve-mcp`, docker/compose.yml, the test above and `make bench` run one server
+    command."""
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     serve_mcp = re.search(r"^serve-mcp:.*\n\t(.*)$", makefile, re.MULTILINE)
     assert serve_mcp is not None
@@ -139,3 +141,8 @@ def test_the_mcp_service_runs_with_the_same_flags_everywhere() -> None:
     command = re.search(r'command: \["uvicorn", "xmemo.asgi:application".*\]', compose)
     assert command is not None
     assert ", ".join(f'"{flag}"' for flag in MCP_SERVER_FLAGS) in command.group(0)
+    from bench.recall import _start_mcp_server
+
+    source = inspect.getsource(_start_mcp_server)
+    loop_flags = MCP_SERVER_FLAGS[2:]  # the bench passes its own worker count
+    assert "".join(f'"{flag}",' for flag in loop_flags) in re.sub(r"\s", "", source)

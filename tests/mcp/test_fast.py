@@ -18,6 +18,7 @@ from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY
 
 from skills_app.mcp import fast
 from tests.factories import make_token, make_user, personal_ws, publish
+from tests.mcp.conftest import with_mcp
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -167,4 +168,16 @@ def test_a_tool_that_breaks_fails_as_the_sdk_fails_it(
     reply = _both(live_url, settings, _body(RECALL, {"slug": "deploy"}), _headers(secret))
     assert reply.json()["error"]["message"] == "Internal server error"
     assert "a bug" not in reply.text
+    assert answered == [True]
+
+
+def test_the_sdk_clients_own_calls_take_the_one_step_path(
+    live_url: str, answered: list[bool]
+) -> None:
+    """What agents send (the SDK client, default mode) is what the path answers."""
+    user = make_user()
+    revision = publish(user, personal_ws(user), slug="deploy").revision
+    _, secret = make_token(user)
+    result = with_mcp(live_url, secret, lambda c: c.call_tool(RECALL, {"slug": "deploy"}))
+    assert result.structured_content["data"]["revision_id"] == revision.revision_id
     assert answered == [True]
