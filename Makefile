@@ -60,7 +60,7 @@ serve-prod: install
 	$(VENV)/bin/gunicorn xmemo.wsgi:application --workers 2 --bind $(HOST):$(PORT)
 
 serve-mcp: install
-	$(VENV)/bin/uvicorn xmemo.asgi:application --workers 2 --loop uvloop --http httptools --host $(HOST) --port $(MCP_PORT)
+	$(PY) -m xmemo.serve --workers 2 --host $(HOST) --port $(MCP_PORT)
 
 ## Two Celery workers: imports/exports (queue xmemo) and sandboxed executions (xmemo-execute),
 ## so one tenant's scripts never take the slots imports and exports need.

@@ -153,17 +153,14 @@ def _start_server(env: dict[str, str], workers: int) -> tuple[subprocess.Popen[b
 
 
 def _start_mcp_server(env: dict[str, str], workers: int) -> tuple[subprocess.Popen[bytes], str]:
-    """uvicorn as `make serve-mcp` and docker/compose.yml run it: the MCP service."""
+    """The MCP service as `make serve-mcp` and docker/compose.yml run it (xmemo/serve.py)."""
     port = _free_port()
     command = [
-        str(Path(sys.executable).parent / "uvicorn"),
-        "xmemo.asgi:application",
+        sys.executable,
+        "-m",
+        "xmemo.serve",
         "--workers",
         str(workers),
-        "--loop",
-        "uvloop",
-        "--http",
-        "httptools",
         "--host",
         "127.0.0.1",
         "--port",
@@ -171,7 +168,7 @@ def _start_mcp_server(env: dict[str, str], workers: int) -> tuple[subprocess.Pop
         "--log-level",
         "warning",
     ]
-    return _started(command, env, port, "uvicorn")
+    return _started(command, env, port, "the MCP service")
 
 
 def _started(

@@ -111,13 +111,6 @@ def gunicorn(port: int) -> list[str]:
     ]
 
 
-# The MCP service's server flags, as `make serve-mcp` and docker/compose.yml run it: uvloop and
-# httptools. With several workers, uvicorn's asyncio loop serves sockets without TCP_NODELAY and
-# every answer on a kept-alive connection waits out the client's delayed ACK (about 40 ms);
-# uvloop sets TCP_NODELAY on every connection.
-MCP_SERVER_FLAGS = ("--workers", "2", "--loop", "uvloop", "--http", "httptools")
-
-
 def uvicorn(port: int, *flags: str) -> list[str]:
     """The project's ASGI application (console, REST and /mcp) under uvicorn on loopback."""
     return [
@@ -131,8 +124,13 @@ def uvicorn(port: int, *flags: str) -> list[str]:
     ]
 
 
-def uvicorn_mcp(port: int) -> list[str]:
-    return uvicorn(port, *MCP_SERVER_FLAGS)
+# The MCP service as `make serve-mcp`, docker/compose.yml and `make bench` run it: uvicorn
+# workers (uvloop, httptools) behind one accepting process (xmemo/serve.py).
+MCP_SERVICE = ("-m", "xmemo.serve")
+
+
+def mcp_service(port: int) -> list[str]:
+    return [str(BIN / "python"), *MCP_SERVICE, "--host", "127.0.0.1", "--port", str(port)]
 
 
 def execute_queue(queue: str) -> str:

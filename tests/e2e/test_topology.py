@@ -1,4 +1,5 @@
-"""The production topology as real processes: gunicorn (REST), uvicorn (MCP), a Celery worker,
+"""The production topology as real processes: gunicorn (REST), uvicorn workers (MCP,
+xmemo/serve.py), a Celery worker,
 PostgreSQL and Redis. An import, an export and a sandboxed execution go in over HTTP and are
 polled to the end; the MCP SDK's client recalls through the MCP service as production runs it."""
 
@@ -15,18 +16,18 @@ import pytest
 
 from skills_app.models import SkillRevision
 from tests.e2e.processes import (
-    MCP_SERVER_FLAGS,
+    MCP_SERVICE,
     ROOT,
     celery_worker,
     execute_queue,
     free_port,
     gunicorn,
+    mcp_service,
     poll_job,
     process_env,
     require_production_services,
     running,
     unique_queue,
-    uvicorn_mcp,
 )
 from tests.factories import make_token, make_user, personal_ws, publish
 from tests.mcp.conftest import with_mcp
@@ -113,7 +114,7 @@ def test_jobs_run_on_a_real_worker_behind_gunicorn(tmp_path: Path, bwrap: str) -
 
 
 @pytest.mark.django_db(transaction=True)
-def test_mcp_is_served_by_uvicorn_workers_as_in_production(tmp_path: Path) -> None:
+def test_mcp_is_served_as_in_production(tmp_path: Path) -> None:
     require_production_services()
     user = make_user("mcp-e2e")
     _, secret = make_token(user)
@@ -121,7 +122,7 @@ def test_mcp_is_served_by_uvicorn_workers_as_in_production(tmp_path: Path) -> No
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     log = tmp_path / "mcp.log"
-    with running(uvicorn_mcp(port), env=process_env(), ready_url=f"{base}/v1/schema", log=log):
+    with running(mcp_service(port), env=process_env(), ready_url=f"{base}/v1/schema", log=log):
         for mode in ("auto", "legacy"):  # the per-request protocol and the handshake era
             result = with_mcp(
                 base, secret, lambda c: c.call_tool("recall_cloud_skill", {"slug": "deploy"}), mode
@@ -130,19 +131,19 @@ def test_mcp_is_served_by_uvicorn_workers_as_in_production(tmp_path: Path) -> No
             assert result.structured_content["data"]["revision_id"] == revision.revision_id
 
 
-def test_the_mcp_service_runs_with_the_same_flags_everywhere() -> None:
-    """`make serve-mcp`, docker/compose.yml, the test above and `make bench` run one server
-    command."""
+def test_the_mcp_service_runs_with_the_same_command_everywhere() -> None:
+    """`make serve-mcp`, docker/compose.yml, the tests above and `make bench` run one server
+    command: the launcher that deals connections to uvicorn workers evenly (test_serve.py)."""
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     serve_mcp = re.search(r"^serve-mcp:.*\n\t(.*)$", makefile, re.MULTILINE)
     assert serve_mcp is not None
-    assert " ".join(MCP_SERVER_FLAGS) in serve_mcp.group(1)
+    assert f"$(PY) {' '.join(MCP_SERVICE)} --workers 2 " in serve_mcp.group(1)
     compose = (ROOT / "docker" / "compose.yml").read_text(encoding="utf-8")
-    command = re.search(r'command: \["uvicorn", "xmemo.asgi:application".*\]', compose)
+    service = ", ".join(f'"{part}"' for part in MCP_SERVICE)
+    command = re.search(r'command: \["python", ' + re.escape(service) + r"(.*)\]", compose)
     assert command is not None
-    assert ", ".join(f'"{flag}"' for flag in MCP_SERVER_FLAGS) in command.group(0)
+    assert '"--workers", "2"' in command.group(1)
     from bench.recall import _start_mcp_server
 
-    source = inspect.getsource(_start_mcp_server)
-    loop_flags = MCP_SERVER_FLAGS[2:]  # the bench passes its own worker count
-    assert "".join(f'"{flag}",' for flag in loop_flags) in re.sub(r"\s", "", source)
+    source = re.sub(r"\s", "", inspect.getsource(_start_mcp_server))
+    assert "sys.executable," + "".join(f'"{part}",' for part in MCP_SERVICE) in source
