@@ -65,12 +65,21 @@ class DataSerializer:
 
 _Key = str | bytes | memoryview
 
+# One set of connection pools per process for each server list and pool options. Django makes a
+# cache object per thread and, under ASGI, per request (its cache handler is context-local and
+# every ASGI request has a context of its own); with a pool per object, an ASGI worker opened a
+# new connection to Redis for every request it served. redis-py's pools are thread-safe and
+# start afresh in a forked child.
+_POOLS: dict[tuple[tuple[str, ...], str], dict[int, Any]] = {}
+
 
 class DataRedisCacheClient(RedisCacheClient):
     def __init__(self, servers: list[str], **options: Any) -> None:
         # No OPTIONS can bring a pickling serializer back.
         self._data = DataSerializer()
         super().__init__(servers, **{**options, "serializer": self._data})
+        settings = repr(sorted((k, v) for k, v in options.items() if k != "serializer"))
+        self._pools = _POOLS.setdefault((tuple(servers), settings), {})
 
     def _load(self, key: _Key, raw: Any) -> Any:
         try:
@@ -122,19 +131,26 @@ class DataRedisCache(RedisCache):
 RETRY_AFTER_SECONDS = 1.0
 
 
+# Until when (monotonic) each location is taken to be down, shared by every cache object of
+# the process for the reason above: the next request must not wait out the timeout again.
+_DOWN_UNTIL: dict[str, float] = {}
+
+
 class TolerantRedisCache(DataRedisCache):
     """``DataRedisCache`` answering a miss (or skipping a write) while Redis is unreachable."""
 
-    _down_until = 0.0
+    def __init__(self, server: str, params: dict[str, Any]) -> None:
+        super().__init__(server, params)
+        self._location = server
 
     def _guarded(self, default: Any, call: Any, *args: Any, **kwargs: Any) -> Any:
-        if time.monotonic() < self._down_until:
+        if time.monotonic() < _DOWN_UNTIL.get(self._location, 0.0):
             return default
         try:
             return call(*args, **kwargs)
         except redis.RedisError as exc:
             logger.warning("Redis cache unavailable (%s); serving without it", exc)
-            self._down_until = time.monotonic() + RETRY_AFTER_SECONDS
+            _DOWN_UNTIL[self._location] = time.monotonic() + RETRY_AFTER_SECONDS
             return default
 
     def get(self, key: Any, default: Any = None, version: int | None = None) -> Any:
