@@ -1,75 +1,105 @@
-"""The hot MCP call in one step: a 2026-07-28 ``tools/call`` answered without the SDK's dispatch.
+"""The hot MCP call in one step: a ``tools/call`` answered without the SDK's dispatch.
 
 Agents mostly come through MCP, and nearly every call is ``recall_cloud_skill``. Through the
-SDK's single-exchange path such a call crossed into the database thread twice (the token, then
-the tool) and ran the SDK's per-request machinery (a runner, its tracing middleware, pydantic
-round trips), about 1.8 ms of CPU where the same recall over REST costs 0.8 ms (``make bench``).
+SDK such a call crossed into the database thread twice (the token, then the tool) and ran the
+SDK's per-request machinery (a runner, its tracing middleware, pydantic round trips; in the
+handshake era also a fresh transport, dispatcher and task per request), about 1.8 ms of CPU
+where the same recall over REST costs 0.8 ms (``make bench``).
 
 ``answer`` takes a POSTed body that the SDK would dispatch to ``tools/call`` and answers it
 itself, in one crossing: token, tool visibility, rate limit, scope, input check and the tool
 body, as ``server.call_tool`` and ``tools.tool_run`` do. Before it commits, it runs the SDK's own
-checks, in the SDK's order, with the SDK's functions (``handle_modern_request``): Host/Origin
-and Content-Type, the Accept header, the JSON-RPC envelope, duplicated routing headers, the
-2026-07-28 envelope ladder (``classify_inbound_request``), the call's parameters, and the
-``Mcp-Param-*`` headers against the tool's schema. Whatever fails any of them, or is anything
-but a call of a tool the caller may see, is not answered here: the caller hands the request,
+checks for the request's protocol era, with the SDK's functions:
+
+- 2026-07-28 (``handle_modern_request``): Host/Origin and Content-Type, the Accept header, the
+  JSON-RPC envelope, duplicated routing headers, the envelope ladder
+  (``classify_inbound_request``), the call's parameters, and the ``Mcp-Param-*`` headers
+  against the tool's schema;
+- the handshake era, which the session manager hands to its stateless transport (no
+  ``MCP-Protocol-Version`` header, or a handshake-era one): Host/Origin, Accept, Content-Type,
+  the body as the transport parses and validates it, the version's request surface and the
+  call's parameters as the runner checks them.
+
+Whatever fails any of them, or is anything but a call of a tool the caller may see (the
+handshake itself, listings, notifications), is not answered here: the caller hands the request,
 body and all, to the SDK, which then answers it exactly as before — its refusal included.
 
 The result is shaped as the SDK's runner shapes it (``ServerRunner._serialize``): the tool
-result dumped, passed through the 2026-07-28 result surface, ``resultType`` and the
-``serverInfo`` stamp added. ``tests/mcp/test_fast.py`` compares this path's answers with the
-SDK's, byte for byte, with the path switched off (``XMEMO_MCP_FAST_PATH``).
+result dumped and passed through the version's result surface; for 2026-07-28, ``resultType``
+and the ``serverInfo`` stamp added. It is encoded as that era's transport encodes it.
+``tests/mcp/test_fast.py`` compares this path's answers with the SDK's in both eras, byte for
+byte, with the path switched off (``XMEMO_MCP_FAST_PATH``).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
+import pydantic_core
 from django.conf import settings
 from mcp.server import Server
-from mcp.server.runner import modern_error_data
 from mcp.server.streamable_http import check_accept_headers
 from mcp.server.transport_security import TransportSecurityMiddleware
 from mcp.shared.inbound import (
     ERROR_CODE_HTTP_STATUS,
+    MCP_PROTOCOL_VERSION_HEADER,
     InboundModernRoute,
     classify_inbound_request,
     find_duplicated_routing_header,
     validate_mcp_param_headers,
 )
-from mcp_types import SERVER_INFO_META_KEY
+from mcp_types import DEFAULT_NEGOTIATED_VERSION, SERVER_INFO_META_KEY, jsonrpc_message_adapter
 from mcp_types import methods as mcp_methods
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 
 from ..access import Actor
 from ..errors import AuthenticationRequired, XmemoError
-from .server import call_result, in_db_thread, visible_tools
+from .server import call_result, in_db_thread, tool_failure, visible_tools
 from .tools import tool_run
 
 # Bodies this path reads whole before deciding; a larger one goes to the SDK unread. Tool calls
 # are small; a large save goes the SDK's way, under its own size limit.
 BODY_LIMIT = 64 * 1024
 METHOD = "tools/call"
+JSON = "application/json"
 
 Authenticate = Callable[[], Actor]
 
 
+@dataclass(frozen=True)
+class _Call:
+    """A tool call that passed every check the SDK makes before dispatching it."""
+
+    request_id: types.RequestId
+    version: str
+    name: str
+    arguments: dict[str, Any]
+
+    @property
+    def modern(self) -> bool:
+        return self.version in MODERN_PROTOCOL_VERSIONS
+
+
 def wanted(request: Request) -> bool:
-    """Whether a request may be a 2026-07-28 tool call this path answers (headers only)."""
+    """Whether a request may be a tool call this path answers (headers only): a 2026-07-28
+    request routed as ``tools/call``, or any handshake-era POST (its body says what it is)."""
     if request.method != "POST" or not getattr(settings, "XMEMO_MCP_FAST_PATH", True):
         return False
-    if request.headers.get("mcp-protocol-version") not in MODERN_PROTOCOL_VERSIONS:
-        return False
-    if request.headers.get("mcp-method") != METHOD:
-        return False
     length = request.headers.get("content-length", "")
-    return length.isdigit() and int(length) <= BODY_LIMIT
+    if not (length.isdigit() and int(length) <= BODY_LIMIT):
+        return False
+    version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
+    if version in MODERN_PROTOCOL_VERSIONS:
+        return request.headers.get("mcp-method") == METHOD
+    # What the SDK's session manager routes to its stateless (handshake-era) transport.
+    return version is None or version in HANDSHAKE_PROTOCOL_VERSIONS
 
 
 async def answer(
@@ -85,48 +115,55 @@ async def answer(
     ``authenticate`` runs in the database thread with the tool, before it; the
     ``AuthenticationRequired`` it raises for a bad token propagates (the door answers 401).
     """
-    call = await _checked_call(request, body, server=server, security=security)
+    if request.headers.get(MCP_PROTOCOL_VERSION_HEADER) in MODERN_PROTOCOL_VERSIONS:
+        call = await _checked_call(request, body, server=server, security=security)
+    else:
+        call = await _checked_handshake_call(request, body, security=security)
     if call is None:
         return None
-    request_id, version, name, arguments = call
 
     def unit() -> types.CallToolResult | None:
         actor = authenticate()
-        if name not in visible_tools(actor):
+        if call.name not in visible_tools(actor):
             return None  # the SDK refuses an unknown tool with its own error
         try:
-            return call_result(tool_run(name=name, actor=actor, arguments=arguments))
+            return call_result(tool_run(name=call.name, actor=actor, arguments=call.arguments))
         except XmemoError as exc:
             return call_result(exc)
 
-    reply: types.JSONRPCResponse | types.JSONRPCError
     try:
         result = await in_db_thread(unit)
     except AuthenticationRequired:
         raise  # the door's 401
-    except Exception as exc:  # a bug in a tool: the SDK's generic error, logged, as it would
-        reply = types.JSONRPCError(jsonrpc="2.0", id=request_id, error=modern_error_data(exc))
-    else:
-        if result is None:
-            return None
-        reply = types.JSONRPCResponse(
-            jsonrpc="2.0", id=request_id, result=_shaped(result, version, server)
-        )
+    except Exception as exc:  # a bug in a tool: logged, a generic error (server.tool_failure)
+        error = tool_failure(exc)
+        return _reply(call, types.JSONRPCError(jsonrpc="2.0", id=call.request_id, error=error))
+    if result is None:
+        return None
+    shaped = _shaped(result, call, server)
+    return _reply(call, types.JSONRPCResponse(jsonrpc="2.0", id=call.request_id, result=shaped))
+
+
+def _reply(call: _Call, reply: types.JSONRPCResponse | types.JSONRPCError) -> Response:
+    """The HTTP response the SDK's transport of the call's era sends for ``reply``."""
+    if not call.modern:  # StreamableHTTPServerTransport._create_json_response
+        wire = reply.model_dump_json(by_alias=True, exclude_unset=True)
+        return Response(wire, status_code=200, headers={"Content-Type": JSON})
     status = 200
     if isinstance(reply, types.JSONRPCError):
         status = ERROR_CODE_HTTP_STATUS.get(reply.error.code, 200)
-    wire = reply.model_dump(mode="json", by_alias=True, exclude_none=True)
-    return Response(
-        json.dumps(wire, separators=(",", ":")), status_code=status, media_type="application/json"
-    )
+    dumped = reply.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return Response(json.dumps(dumped, separators=(",", ":")), status_code=status, media_type=JSON)
 
 
-def _shaped(result: types.CallToolResult, version: str, server: Server[Any]) -> dict[str, Any]:
+def _shaped(result: types.CallToolResult, call: _Call, server: Server[Any]) -> dict[str, Any]:
     """The result as the SDK's runner puts it on the wire (``ServerRunner._serialize``): the
-    version's result surface, ``resultType``, the ``serverInfo`` stamp."""
+    version's result surface; for 2026-07-28, ``resultType`` and the ``serverInfo`` stamp."""
     dumped = mcp_methods.serialize_server_result(
-        METHOD, version, result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        METHOD, call.version, result.model_dump(by_alias=True, mode="json", exclude_none=True)
     )
+    if not call.modern:
+        return dumped
     if dumped.get("resultType") is None:
         dumped["resultType"] = "complete"
     meta = dumped.get("_meta")
@@ -137,9 +174,9 @@ def _shaped(result: types.CallToolResult, version: str, server: Server[Any]) -> 
 
 async def _checked_call(
     request: Request, body: bytes, *, server: Server[Any], security: TransportSecurityMiddleware
-) -> tuple[types.RequestId, str, str, dict[str, Any]] | None:
-    """(id, protocol version, tool name, arguments) of a call that passes every check the SDK
-    makes before dispatching it; None for anything else."""
+) -> _Call | None:
+    """A 2026-07-28 call that passes every check the SDK's modern entry makes before
+    dispatching it (``handle_modern_request``); None for anything else."""
     if await security.validate_request(request, is_post=True) is not None:
         return None
     if not check_accept_headers(request)[0]:
@@ -164,7 +201,45 @@ async def _checked_call(
     schema = server.get_tool_input_schema(params.name) if server.get_tool_input_schema else None
     if schema is not None and validate_mcp_param_headers(schema, arguments, request.headers):
         return None
-    return envelope.id, verdict.protocol_version, params.name, arguments
+    return _Call(envelope.id, verdict.protocol_version, params.name, arguments)
+
+
+async def _checked_handshake_call(
+    request: Request, body: bytes, *, security: TransportSecurityMiddleware
+) -> _Call | None:
+    """A handshake-era call that passes every check the SDK's stateless transport
+    (``StreamableHTTPServerTransport._handle_post_request``) and its runner
+    (``ServerRunner._on_request``) make before the tool handler runs; None for anything else,
+    the handshake itself included."""
+    if await security.validate_request(request, is_post=True) is not None:
+        return None
+    if not check_accept_headers(request)[0] or not _json_content_type(request):
+        return None
+    try:
+        message = jsonrpc_message_adapter.validate_python(
+            pydantic_core.from_json(body), by_name=False
+        )
+    except ValueError:  # not JSON, or not a JSON-RPC message (pydantic's error is one too)
+        return None
+    if not isinstance(message, types.JSONRPCRequest) or message.method != METHOD:
+        return None
+    version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
+    if version is None:  # the stateless transport's connection assumes the spec's default
+        version = DEFAULT_NEGOTIATED_VERSION
+    try:
+        mcp_methods.validate_client_request(METHOD, version, message.params)
+        params = types.CallToolRequestParams.model_validate(
+            {} if message.params is None else message.params, by_name=False
+        )
+    except (KeyError, ValueError):
+        return None
+    return _Call(message.id, version, params.name, dict(params.arguments or {}))
+
+
+def _json_content_type(request: Request) -> bool:
+    """The stateless transport's own Content-Type test (``_check_content_type``)."""
+    media = request.headers.get("content-type", "").split(";")[0]
+    return any(part.strip() == JSON for part in media.split(","))
 
 
 async def read_body(receive: Callable[[], Awaitable[Any]]) -> tuple[bytes, list[Any]]:

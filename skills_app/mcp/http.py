@@ -15,9 +15,9 @@ Every request passes, in order:
    balancer, and every answer is one JSON response. The tools need no server-to-client
    requests (sampling, elicitation), which is all stateful mode would add.
 
-One exception to the order of 2 and 4: a 2026-07-28 ``tools/call`` that passes every check the
-SDK would make is answered in one step by ``fast`` (token and tool in one crossing into the
-database thread). Its body is read and checked before the token is looked up; the token is
+One exception to the order of 2 and 4: a ``tools/call`` (either protocol era) that passes every
+check the SDK would make is answered in one step by ``fast`` (token and tool in one crossing
+into the database thread). Its body is read and checked before the token is looked up; the token is
 still looked up before anything is done, and a bad one is answered the same 401.
 
 The authenticated ``Actor`` travels to the tool handlers in the ASGI scope, which the SDK hands

@@ -22,6 +22,7 @@ from django.db import close_old_connections
 from mcp.server import Server
 from mcp.server.caching import CacheHint
 from mcp.server.context import ServerRequestContext
+from mcp.server.runner import modern_error_data
 from mcp.shared.exceptions import MCPError
 
 from ..access import Actor
@@ -98,6 +99,13 @@ def call_result(outcome: dict[str, Any] | XmemoError) -> types.CallToolResult:
     return types.CallToolResult(content=[_json_text(outcome)], structured_content=outcome)
 
 
+def tool_failure(exc: Exception) -> types.ErrorData:
+    """A tool that raised anything but a product error (a bug): logged, and a generic JSON-RPC
+    error on the wire, the same in both protocol eras and on every transport. (Left to it, the
+    SDK's handshake-era dispatcher would send the exception's own text.)"""
+    return modern_error_data(exc)
+
+
 def _input_schema(name: str) -> Mapping[str, Any] | None:
     """For the SDK's ``Mcp-Param-*`` header check only (not caller-scoped, exposes nothing)."""
     if name not in SERVED_TOOLS or name not in contract()["tools"]:
@@ -135,6 +143,8 @@ def build_server(resolve_actor: ActorResolver) -> Server[Any]:
             )
         except XmemoError as exc:
             return call_result(exc)
+        except Exception as exc:
+            raise MCPError.from_error_data(tool_failure(exc)) from exc
         return call_result(answer)
 
     return Server(

@@ -3,8 +3,9 @@
 Each request goes to the live server twice, with the fast path on and off
 (``XMEMO_MCP_FAST_PATH``); status, headers that matter and body bytes must be equal. The calls
 cover a recall, a tool error, an argument error, a tool the profile hides, a tool that does not
-exist, headers the SDK's ladder refuses, and bad tokens. A counter on ``fast.answer`` shows which
-requests the fast path answered and which it handed to the SDK.
+exist, requests the SDK refuses, and bad tokens, in both protocol eras: the 2026-07-28
+per-request envelope and the handshake era's stateless POST. A counter on ``fast.answer`` shows
+which requests the fast path answered and which it handed to the SDK.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY
+from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
 from skills_app.mcp import fast
 from tests.factories import make_token, make_user, personal_ws, publish
@@ -24,26 +26,37 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 VERSION = "2026-07-28"
 RECALL = "recall_cloud_skill"
+MODERN, HANDSHAKE = VERSION, LATEST_HANDSHAKE_VERSION
 
 
-def _body(name: str, arguments: Any, *, meta: bool = True, request_id: int = 7) -> str:
+@pytest.fixture(params=[MODERN, HANDSHAKE], ids=["2026-07-28", "handshake-era"])
+def era(request: pytest.FixtureRequest) -> str:
+    """The protocol version a request speaks."""
+    return str(request.param)
+
+
+def _body(
+    name: str, arguments: Any, era: str = MODERN, *, meta: bool = True, request_id: int = 7
+) -> str:
     params: dict[str, Any] = {"name": name, "arguments": arguments}
-    if meta:
+    if meta and era == MODERN:
         params["_meta"] = {PROTOCOL_VERSION_META_KEY: VERSION, CLIENT_CAPABILITIES_META_KEY: {}}
     return json.dumps(
         {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
     )
 
 
-def _headers(secret: str | None, name: str = RECALL, **extra: str) -> dict[str, str]:
+def _headers(
+    secret: str | None, name: str = RECALL, era: str = MODERN, **extra: str
+) -> dict[str, str]:
     headers = {
         "Content-Type": "application/json",
         "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": VERSION,
-        "Mcp-Method": "tools/call",
-        "Mcp-Name": name,
-        **extra,
+        "MCP-Protocol-Version": era,
     }
+    if era == MODERN:  # the 2026-07-28 routing headers
+        headers |= {"Mcp-Method": "tools/call", "Mcp-Name": name}
+    headers |= extra
     if secret is not None:
         headers["Authorization"] = f"Bearer {secret}"
     return headers
@@ -79,17 +92,35 @@ def _both(live_url: str, settings: Any, body: str, headers: dict[str, str]) -> h
 
 
 def test_a_recall_is_answered_in_one_step_exactly_as_the_sdk_answers_it(
-    live_url: str, settings: Any, answered: list[bool]
+    live_url: str, settings: Any, answered: list[bool], era: str
 ) -> None:
     user = make_user()
-    revision = publish(user, personal_ws(user), slug="deploy").revision
+    revision = publish(user, personal_ws(user), slug="deploy", name="Déploiement").revision
     _, secret = make_token(user)
-    reply = _both(live_url, settings, _body(RECALL, {"slug": "deploy"}), _headers(secret))
+    body, headers = _body(RECALL, {"slug": "deploy"}, era), _headers(secret, era=era)
+    reply = _both(live_url, settings, body, headers)
     result = reply.json()["result"]
     assert result["structuredContent"]["data"]["revision_id"] == revision.revision_id
+    assert result["structuredContent"]["data"]["name"] == "Déploiement"
     assert result["isError"] is False
-    assert result["resultType"] == "complete"
+    # The era's own result surface: 2026-07-28 results carry resultType and the server stamp.
+    assert ("resultType" in result) is (era == MODERN)
+    assert ("_meta" in result) is (era == MODERN)
     assert answered == [True]  # the second request ran with the path off
+
+
+def test_a_handshake_era_call_without_a_version_header_is_answered_as_the_sdk_does(
+    live_url: str, settings: Any, answered: list[bool]
+) -> None:
+    """No MCP-Protocol-Version at all: the SDK assumes its default negotiated version."""
+    user = make_user()
+    publish(user, personal_ws(user), slug="deploy")
+    _, secret = make_token(user)
+    headers = _headers(secret, era=HANDSHAKE)
+    del headers["MCP-Protocol-Version"]
+    reply = _both(live_url, settings, _body(RECALL, {"slug": "deploy"}, HANDSHAKE), headers)
+    assert reply.json()["result"]["isError"] is False
+    assert answered == [True]
 
 
 @pytest.mark.parametrize(
@@ -98,11 +129,11 @@ def test_a_recall_is_answered_in_one_step_exactly_as_the_sdk_answers_it(
     ids=["tool-error", "argument-error"],
 )
 def test_tool_errors_are_the_sdks_tool_errors(
-    live_url: str, settings: Any, answered: list[bool], arguments: Any, code: str
+    live_url: str, settings: Any, answered: list[bool], arguments: Any, code: str, era: str
 ) -> None:
     user = make_user()
     _, secret = make_token(user)
-    reply = _both(live_url, settings, _body(RECALL, arguments), _headers(secret))
+    reply = _both(live_url, settings, _body(RECALL, arguments, era), _headers(secret, era=era))
     assert reply.json()["result"]["isError"] is True
     assert reply.json()["result"]["structuredContent"]["error"]["code"] == code
     assert answered == [True]
@@ -114,12 +145,12 @@ def test_tool_errors_are_the_sdks_tool_errors(
     ids=["hidden-by-profile", "unknown"],
 )
 def test_a_tool_the_caller_cannot_see_is_left_to_the_sdk(
-    live_url: str, settings: Any, answered: list[bool], name: str, profile: str
+    live_url: str, settings: Any, answered: list[bool], name: str, profile: str, era: str
 ) -> None:
     user = make_user()
     _, secret = make_token(user, profile=profile)
-    body = _body(name, {"slug": "deploy", "content": "x"})
-    reply = _both(live_url, settings, body, _headers(secret, name=name))
+    body = _body(name, {"slug": "deploy", "content": "x"}, era)
+    reply = _both(live_url, settings, body, _headers(secret, name=name, era=era))
     assert "error" in reply.json()
     assert answered == [False]
 
@@ -146,18 +177,52 @@ def test_what_the_sdk_refuses_it_refuses_unchanged(
     assert True not in answered  # handed to the SDK, or not even read (headers alone)
 
 
+@pytest.mark.parametrize(
+    ("body", "headers"),
+    [
+        (None, {"Accept": "text/html"}),
+        (None, {"Content-Type": "text/plain"}),
+        ("{not json", {}),
+        ('{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"arguments": {}}}', {}),
+        ('{"jsonrpc": "2.0", "method": "notifications/initialized"}', {}),
+        ('{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}', {}),
+        (None, {"MCP-Protocol-Version": "1999-01-01"}),  # an unknown version: the modern entry
+    ],
+    ids=[
+        "accept",
+        "content-type",
+        "not-json",
+        "no-tool-name",
+        "notification",
+        "other-method",
+        "unknown-version",
+    ],
+)
+def test_a_handshake_era_request_it_does_not_answer_goes_to_the_sdk_unchanged(
+    live_url: str, settings: Any, answered: list[bool], body: str | None, headers: Any
+) -> None:
+    user = make_user()
+    publish(user, personal_ws(user), slug="deploy")
+    _, secret = make_token(user)
+    content = body if body is not None else _body(RECALL, {"slug": "deploy"}, HANDSHAKE)
+    _both(live_url, settings, content, {**_headers(secret, era=HANDSHAKE), **headers})
+    assert True not in answered  # handed to the SDK, or not even read (headers alone)
+
+
 @pytest.mark.parametrize("secret", [None, "xm_" + "0" * 43], ids=["missing", "unknown"])
 def test_a_bad_token_is_refused_with_the_same_401(
-    live_url: str, settings: Any, secret: str | None
+    live_url: str, settings: Any, secret: str | None, era: str
 ) -> None:
-    reply = _both(live_url, settings, _body(RECALL, {"slug": "deploy"}), _headers(secret))
+    body, headers = _body(RECALL, {"slug": "deploy"}, era), _headers(secret, era=era)
+    reply = _both(live_url, settings, body, headers)
     assert reply.status_code == 401
     assert "resource_metadata" in reply.headers["www-authenticate"]
 
 
 def test_a_tool_that_breaks_fails_as_the_sdk_fails_it(
-    live_url: str, settings: Any, answered: list[bool], monkeypatch: pytest.MonkeyPatch
+    live_url: str, settings: Any, answered: list[bool], monkeypatch: pytest.MonkeyPatch, era: str
 ) -> None:
+    """A generic JSON-RPC error in both eras: nothing of the exception reaches the wire."""
     from skills_app.mcp import tools
 
     def broken(actor: Any, arguments: Any) -> Any:
@@ -165,19 +230,24 @@ def test_a_tool_that_breaks_fails_as_the_sdk_fails_it(
 
     monkeypatch.setitem(tools.SERVED_TOOLS, RECALL, broken)
     _, secret = make_token(make_user())
-    reply = _both(live_url, settings, _body(RECALL, {"slug": "deploy"}), _headers(secret))
+    body, headers = _body(RECALL, {"slug": "deploy"}, era), _headers(secret, era=era)
+    reply = _both(live_url, settings, body, headers)
     assert reply.json()["error"]["message"] == "Internal server error"
     assert "a bug" not in reply.text
     assert answered == [True]
 
 
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
 def test_the_sdk_clients_own_calls_take_the_one_step_path(
-    live_url: str, answered: list[bool]
+    live_url: str, answered: list[bool], mode: str
 ) -> None:
-    """What agents send (the SDK client, default mode) is what the path answers."""
+    """What agents send (the SDK client, by default and in the handshake era) is what the path
+    answers."""
     user = make_user()
     revision = publish(user, personal_ws(user), slug="deploy").revision
     _, secret = make_token(user)
-    result = with_mcp(live_url, secret, lambda c: c.call_tool(RECALL, {"slug": "deploy"}))
+    result = with_mcp(live_url, secret, lambda c: c.call_tool(RECALL, {"slug": "deploy"}), mode)
     assert result.structured_content["data"]["revision_id"] == revision.revision_id
-    assert answered == [True]
+    # The call, and nothing else: initialize, the initialized notification and the listing the
+    # legacy client reads for output schemas are the SDK's.
+    assert answered.count(True) == 1
