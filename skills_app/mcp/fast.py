@@ -51,6 +51,7 @@ from mcp.shared.inbound import (
     classify_inbound_request,
     find_duplicated_routing_header,
     validate_mcp_param_headers,
+    x_mcp_header_map,
 )
 from mcp_types import DEFAULT_NEGOTIATED_VERSION, SERVER_INFO_META_KEY, jsonrpc_message_adapter
 from mcp_types import methods as mcp_methods
@@ -61,6 +62,7 @@ from starlette.responses import Response
 
 from ..access import Actor
 from ..errors import AuthenticationRequired, XmemoError
+from ..infra.cache import ByteBoundedLRU
 from .server import call_result, in_db_thread, tool_failure, visible_tools
 from .tools import tool_run
 
@@ -69,6 +71,7 @@ from .tools import tool_run
 BODY_LIMIT = 64 * 1024
 METHOD = "tools/call"
 JSON = "application/json"
+RESULTS_BYTES = 32 * 1024 * 1024
 
 Authenticate = Callable[[], Actor]
 
@@ -140,20 +143,88 @@ async def answer(
         return _reply(call, types.JSONRPCError(jsonrpc="2.0", id=call.request_id, error=error))
     if result is None:
         return None
+    return _result_reply(call, result, server)
+
+
+def _result_reply(call: _Call, result: types.CallToolResult, server: Server[Any]) -> Response:
+    """The answer carrying ``result``. Its encoded ``result`` member depends only on the era,
+    the error flag and the result's text (the tool's answer as JSON, which the structured
+    content repeats): it is kept per process, and a result asked for again (the same skill,
+    any caller, any request id) is not validated and encoded again around its new id."""
+    only = result.content[0] if len(result.content) == 1 else None
+    if not isinstance(only, types.TextContent):
+        return _reply(call, _response(call, result, server))
+    text = only.text
+    key = f"{call.version}\x00{int(bool(result.is_error))}\x00{text}"
+    member = _results.get(key)
+    if member is None:
+        response = _response(call, result, server)
+        encoded = _encoded(call, response)
+        member = _result_member(call, encoded)
+        if member is not None:
+            _results.set(key, member, len(key) + len(member))
+        return _http(call, encoded, 200)
+    return _http(call, _envelope_start(call) + member + "}", 200)
+
+
+def _response(
+    call: _Call, result: types.CallToolResult, server: Server[Any]
+) -> types.JSONRPCResponse:
     shaped = _shaped(result, call, server)
-    return _reply(call, types.JSONRPCResponse(jsonrpc="2.0", id=call.request_id, result=shaped))
+    return types.JSONRPCResponse(jsonrpc="2.0", id=call.request_id, result=shaped)
 
 
 def _reply(call: _Call, reply: types.JSONRPCResponse | types.JSONRPCError) -> Response:
     """The HTTP response the SDK's transport of the call's era sends for ``reply``."""
-    if not call.modern:  # StreamableHTTPServerTransport._create_json_response
-        wire = reply.model_dump_json(by_alias=True, exclude_unset=True)
-        return Response(wire, status_code=200, headers={"Content-Type": JSON})
     status = 200
-    if isinstance(reply, types.JSONRPCError):
+    if call.modern and isinstance(reply, types.JSONRPCError):
         status = ERROR_CODE_HTTP_STATUS.get(reply.error.code, 200)
+    return _http(call, _encoded(call, reply), status)
+
+
+def _encoded(call: _Call, reply: types.JSONRPCResponse | types.JSONRPCError) -> str:
+    if not call.modern:  # StreamableHTTPServerTransport._create_json_response
+        return reply.model_dump_json(by_alias=True, exclude_unset=True)
     dumped = reply.model_dump(mode="json", by_alias=True, exclude_none=True)
-    return Response(json.dumps(dumped, separators=(",", ":")), status_code=status, media_type=JSON)
+    return json.dumps(dumped, separators=(",", ":"))
+
+
+def _http(call: _Call, body: str, status: int) -> Response:
+    if not call.modern:
+        return Response(body, status_code=status, headers={"Content-Type": JSON})
+    return Response(body, status_code=status, media_type=JSON)
+
+
+def _envelope_start(call: _Call) -> str:
+    """The encoded answer up to its ``result`` member's value, as the era's encoder writes it."""
+    request_id = (
+        json.dumps(call.request_id)
+        if call.modern
+        else pydantic_core.to_json(call.request_id).decode("utf-8")
+    )
+    return f'{{"jsonrpc":"2.0","id":{request_id},"result":'
+
+
+def _result_member(call: _Call, encoded: str) -> str | None:
+    """The encoded ``result`` value cut out of a whole answer; None (nothing kept) if the answer
+    is not laid out as ``_envelope_start`` expects."""
+    start = _envelope_start(call)
+    if not (encoded.startswith(start) and encoded.endswith("}")):
+        return None
+    return encoded[len(start) : -1]
+
+
+# Encoded results by era, error flag and text (``_result_reply``); bounded like the recall
+# content kept in process (infra/cache.py).
+_results = ByteBoundedLRU(RESULTS_BYTES)
+
+
+def results_kept() -> int:
+    return len(_results)
+
+
+def forget_results() -> None:
+    _results.clear()
 
 
 def _shaped(result: types.CallToolResult, call: _Call, server: Server[Any]) -> dict[str, Any]:
@@ -199,7 +270,11 @@ async def _checked_call(
         return None
     arguments = dict(params.arguments or {})
     schema = server.get_tool_input_schema(params.name) if server.get_tool_input_schema else None
-    if schema is not None and validate_mcp_param_headers(schema, arguments, request.headers):
+    if (
+        schema is not None
+        and _declares_param_headers(schema)
+        and validate_mcp_param_headers(schema, arguments, request.headers)
+    ):
         return None
     return _Call(envelope.id, verdict.protocol_version, params.name, arguments)
 
@@ -234,6 +309,22 @@ async def _checked_handshake_call(
     except (KeyError, ValueError):
         return None
     return _Call(message.id, version, params.name, dict(params.arguments or {}))
+
+
+# Schema (by identity, held so its id stays its own) -> whether any property declares an
+# ``Mcp-Param-*`` header. Without one, ``validate_mcp_param_headers`` has nothing to compare and
+# accepts every request; walking the schema to find that out cost 5 % of a call.
+_param_headers: dict[int, tuple[Any, bool]] = {}
+
+
+def _declares_param_headers(schema: Any) -> bool:
+    seen = _param_headers.get(id(schema))
+    if seen is None or seen[0] is not schema:
+        if len(_param_headers) > 64:  # schemas come from the contract file: few, rarely new
+            _param_headers.clear()
+        seen = (schema, bool(x_mcp_header_map(schema)))
+        _param_headers[id(schema)] = seen
+    return seen[1]
 
 
 def _json_content_type(request: Request) -> bool:

@@ -11,6 +11,7 @@ which requests the fast path answered and which it handed to the SDK.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -36,7 +37,7 @@ def era(request: pytest.FixtureRequest) -> str:
 
 
 def _body(
-    name: str, arguments: Any, era: str = MODERN, *, meta: bool = True, request_id: int = 7
+    name: str, arguments: Any, era: str = MODERN, *, meta: bool = True, request_id: Any = 7
 ) -> str:
     params: dict[str, Any] = {"name": name, "arguments": arguments}
     if meta and era == MODERN:
@@ -107,6 +108,23 @@ def test_a_recall_is_answered_in_one_step_exactly_as_the_sdk_answers_it(
     assert ("resultType" in result) is (era == MODERN)
     assert ("_meta" in result) is (era == MODERN)
     assert answered == [True]  # the second request ran with the path off
+
+
+def test_a_result_asked_for_again_is_encoded_once_and_answered_byte_for_byte(
+    live_url: str, settings: Any, answered: list[bool], era: str
+) -> None:
+    """The encoded result is kept per process: later calls (other ids, other callers who read
+    the same skill) get the same bytes the SDK would send, around their own id."""
+    user = make_user()
+    publish(user, personal_ws(user), slug="deploy", name="Déploiement")
+    _, secret = make_token(user)
+    fast.forget_results()
+    for request_id in (1, "twice-é", 3):
+        body = _body(RECALL, {"slug": "deploy"}, era, request_id=request_id)
+        reply = _both(live_url, settings, body, _headers(secret, era=era))
+        assert reply.json()["id"] == request_id
+    assert answered == [True, True, True]
+    assert fast.results_kept() == 1
 
 
 def test_a_handshake_era_call_without_a_version_header_is_answered_as_the_sdk_does(
@@ -207,6 +225,35 @@ def test_a_handshake_era_request_it_does_not_answer_goes_to_the_sdk_unchanged(
     content = body if body is not None else _body(RECALL, {"slug": "deploy"}, HANDSHAKE)
     _both(live_url, settings, content, {**_headers(secret, era=HANDSHAKE), **headers})
     assert True not in answered  # handed to the SDK, or not even read (headers alone)
+
+
+@pytest.mark.parametrize(
+    ("header", "answered_here"),
+    [("deploy", True), ("other", False)],
+    ids=["agrees", "disagrees"],
+)
+def test_a_declared_mcp_param_header_is_checked_as_the_sdk_checks_it(
+    live_url: str,
+    settings: Any,
+    answered: list[bool],
+    tmp_path: Path,
+    header: str,
+    answered_here: bool,
+) -> None:
+    """A contract whose tool declares ``x-mcp-header``: a header that disagrees with the body
+    is the SDK's to refuse; one that agrees is answered here, as the SDK would answer it."""
+    contract = json.loads(Path(settings.XMEMO_MCP_CONTRACT).read_text(encoding="utf-8"))
+    contract["tools"][RECALL]["input_schema"]["properties"]["slug"]["x-mcp-header"] = "Slug"
+    path = tmp_path / "contract.json"
+    path.write_text(json.dumps(contract), encoding="utf-8")
+    settings.XMEMO_MCP_CONTRACT = str(path)
+    user = make_user()
+    publish(user, personal_ws(user), slug="deploy")
+    _, secret = make_token(user)
+    headers = _headers(secret, **{"Mcp-Param-Slug": header})
+    reply = _both(live_url, settings, _body(RECALL, {"slug": "deploy"}), headers)
+    assert ("result" in reply.json()) is answered_here
+    assert answered == [answered_here]
 
 
 @pytest.mark.parametrize("secret", [None, "xm_" + "0" * 43], ids=["missing", "unknown"])
