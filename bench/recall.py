@@ -20,9 +20,10 @@ What it does, all on this machine and on loopback only:
 5. measures Level 1 again with an OAuth access token (docs/contract.md §12) and prints its cost per
    request
    as a ratio to the API token's (target: at most 1.10);
-6. starts the MCP service as production runs it (uvicorn, the same worker count, uvloop and
-   httptools) and measures the same Level 1 recall as ``recall_cloud_skill`` calls over
-   streamable HTTP, in both protocol eras (the per-request 2026-07-28 envelope the SDK's client
+6. starts the MCP service as production runs it (``python -m xmemo.serve``: uvicorn workers on
+   uvloop and httptools, the same worker count, connections dealt to them in turn) and
+   measures the same Level 1 recall as ``recall_cloud_skill`` calls over streamable HTTP, in
+   both protocol eras (the per-request 2026-07-28 envelope the SDK's client
    uses by default, and the handshake era's stateless POST), beside REST (targets: at least
    half of REST's throughput, p99 <= 15 ms);
 7. holds Level 1's tail to the bare view's: p99 within 1.5x of the bare view's p99.
@@ -443,7 +444,7 @@ def main() -> None:
 
     print()
     print(
-        f"gunicorn {args.workers} sync workers (MCP: uvicorn {args.workers} workers), "
+        f"gunicorn {args.workers} sync workers (MCP: xmemo.serve, {args.workers} uvicorn workers), "
         f"{args.connections} connections "
         f"(Level 0: {args.level0_connections or args.workers}), {tool}, {args.seconds:.0f} s each "
         f"after {args.warmup:.0f} s warm-up, cache: {'redis' if redis_url else 'local memory'}"
