@@ -48,7 +48,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, default=8001)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--backlog", type=int, default=2048)
-    parser.add_argument("--log-level", default="info")
+    parser.add_argument(
+        "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
+    )
     parser.add_argument(
         "--proxy-headers",
         action="store_true",
@@ -200,6 +202,7 @@ class _Dealer:
                 return
             except OSError as exc:  # e.g. EMFILE: let the backlog hold it a moment
                 LOG.warning("accept failed: %s", exc)
+                time.sleep(0.1)  # not a busy loop while the listener stays readable
                 return
             with conn:
                 self._deal(conn)
@@ -239,8 +242,8 @@ class _Dealer:
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, self._on_signal)
         self.listener.setblocking(False)
-        self.selector.register(self.listener, selectors.EVENT_READ, "listener")
-        self.selector.register(wake_r, selectors.EVENT_READ, "wake")
+        self.selector.register(self.listener, selectors.EVENT_READ, ("listener", None))
+        self.selector.register(wake_r, selectors.EVENT_READ, ("wake", None))
         self.workers = [self._spawn() for _ in range(self.args.workers)]
         LOG.info(
             "serving %s on http://%s:%d with %d workers",
@@ -251,14 +254,15 @@ class _Dealer:
         )
         while self.workers:
             for key, _ in self.selector.select():
-                if key.data == "listener" and not self.stopping:
+                event, worker = key.data
+                if event == "listener" and not self.stopping:
                     self._accept_all()
-                elif key.data == "wake":
+                elif event == "wake":
                     wake_r.recv(64)
-                elif key.data[0] == "said":
-                    self._heard(key.data[1])
-                elif key.data[0] == "exited":
-                    self._replace(key.data[1])
+                elif event == "said":
+                    self._heard(worker)
+                elif event == "exited":
+                    self._replace(worker)
             if self.stopping and self.listener.fileno() != -1:
                 self.selector.unregister(self.listener)
                 self.listener.close()
