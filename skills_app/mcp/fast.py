@@ -147,15 +147,16 @@ async def answer(
 
 
 def _result_reply(call: _Call, result: types.CallToolResult, server: Server[Any]) -> Response:
-    """The answer carrying ``result``. Its encoded ``result`` member depends only on the era,
-    the error flag and the result's text (the tool's answer as JSON, which the structured
-    content repeats): it is kept per process, and a result asked for again (the same skill,
-    any caller, any request id) is not validated and encoded again around its new id."""
+    """The answer carrying ``result``. The encoded ``result`` member of a successful call
+    depends only on the era and the result's text (the tool's answer as JSON, which the
+    structured content repeats): it is kept per process, and a result asked for again (the same
+    skill, any caller, any request id) is not validated and encoded again around its new id."""
     only = result.content[0] if len(result.content) == 1 else None
-    if not isinstance(only, types.TextContent):
+    if result.is_error or not isinstance(only, types.TextContent):
+        # Errors are cheap to encode, and anyone can make new ones: kept, they would only push
+        # out the answers worth keeping.
         return _reply(call, _response(call, result, server))
-    text = only.text
-    key = f"{call.version}\x00{int(bool(result.is_error))}\x00{text}"
+    key = f"{call.version}\x00{only.text}"
     member = _results.get(key)
     if member is None:
         response = _response(call, result, server)
@@ -214,7 +215,7 @@ def _result_member(call: _Call, encoded: str) -> str | None:
     return encoded[len(start) : -1]
 
 
-# Encoded results by era, error flag and text (``_result_reply``); bounded like the recall
+# Encoded successful results by era and text (``_result_reply``); bounded like the recall
 # content kept in process (infra/cache.py).
 _results = ByteBoundedLRU(RESULTS_BYTES)
 

@@ -151,10 +151,12 @@ def test_tool_errors_are_the_sdks_tool_errors(
 ) -> None:
     user = make_user()
     _, secret = make_token(user)
+    fast.forget_results()
     reply = _both(live_url, settings, _body(RECALL, arguments, era), _headers(secret, era=era))
     assert reply.json()["result"]["isError"] is True
     assert reply.json()["result"]["structuredContent"]["error"]["code"] == code
     assert answered == [True]
+    assert fast.results_kept() == 0  # anyone can make new errors: none is kept
 
 
 @pytest.mark.parametrize(
