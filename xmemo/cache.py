@@ -78,8 +78,8 @@ class DataRedisCacheClient(RedisCacheClient):
         # No OPTIONS can bring a pickling serializer back.
         self._data = DataSerializer()
         super().__init__(servers, **{**options, "serializer": self._data})
-        settings = repr(sorted((k, v) for k, v in options.items() if k != "serializer"))
-        self._pools = _POOLS.setdefault((tuple(servers), settings), {})
+        pool_options = repr(sorted((k, v) for k, v in options.items() if k != "serializer"))
+        self._pools = _POOLS.setdefault((tuple(servers), pool_options), {})
 
     def _load(self, key: _Key, raw: Any) -> Any:
         try:

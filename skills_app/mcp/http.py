@@ -17,8 +17,8 @@ Every request passes, in order:
 
 One exception to the order of 2 and 4: a ``tools/call`` (either protocol era) that passes every
 check the SDK would make is answered in one step by ``fast`` (token and tool in one crossing
-into the database thread). Its body is read and checked before the token is looked up; the token is
-still looked up before anything is done, and a bad one is answered the same 401.
+into the database thread). Its body is read and checked before the token is looked up; the
+token is still looked up before anything is done, and a bad one is answered the same 401.
 
 The authenticated ``Actor`` travels to the tool handlers in the ASGI scope, which the SDK hands
 them as ``ctx.request``.
@@ -138,7 +138,7 @@ class _Guarded:
         try:
             if fast.wanted(request):
                 # The hot tool call in one step (mcp/fast.py); anything it does not answer goes
-                # on below, its body handed on unread.
+                # on below, the body it read replayed to the SDK as it came.
                 body, messages = await fast.read_body(receive)
                 response = await fast.answer(
                     request,
