@@ -214,3 +214,26 @@ def test_agents_token_search_counts_only_readable_rarity(env: Env, pg: None) -> 
     publish(env.owner, env.personal, slug="mine", name="Quasar survey", description="Stars.")
     save(env.member, env.team, slug="team-draft", name="Quasar draft", description="x")
     assert _slugs(agent, "quasar") == ["mine"]
+
+
+def test_matches_read_are_bounded_in_total_rarest_words_first(
+    env: Env, pg: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every match of a rare word is read, but the words of one query together read at most
+    MATCH_BUDGET matches, the rarest words first: twelve words each just under a per-word cap
+    would otherwise read twelve times the cap. A word past the budget still counts for the
+    skills that hold every word, and for the candidates found through the others."""
+    from skills_app.selectors.search import lexical
+
+    monkeypatch.setattr(lexical, "MATCH_BUDGET", 5)
+    for word in ("alpha", "beta"):
+        for i in range(4):
+            publish(
+                env.owner, env.personal, slug=f"{word}-{i}", name=f"{word} {i}", description="x"
+            )
+    publish(env.owner, env.personal, slug="gamma-only", name="gamma", description="x")
+    publish(env.owner, env.personal, slug="all-three", name="gamma alpha beta", description="x")
+    found = _slugs(actor_for(env.owner), "alpha beta gamma")
+    # gamma (2 matches) fits the budget; alpha and beta (5 each) would take it past 5.
+    assert found[0] == "all-three"
+    assert sorted(found) == ["all-three", "gamma-only"]

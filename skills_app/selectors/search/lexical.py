@@ -11,11 +11,11 @@ through its index. A word is matched whole (stemmed: "rollbacks" finds "rollback
 word of a query still being typed also as a prefix. A word no readable skill holds stands for
 the nearest word some skill does hold (trigram similarity over the vocabulary).
 
-Candidates are every match of each rare word (held by at most PER_WORD_CAP readable skills) and
-up to PER_WORD_CAP skills holding all the words: a very common word costs a bounded amount
-however large the registry grows, and its best matches are found through the rarer words
-beside it, or through meaning
-(``semantic``). The CANDIDATES best by the words they hold are then ranked.
+Candidates are every match of the rarest words, as many words as fit MATCH_BUDGET matches in
+all (rarest first, each word whole or not at all), and up to MATCH_BUDGET skills holding all the
+words: a query costs a bounded amount however many words it has and however large the registry
+grows, and the best matches of a common word are found through the rarer words beside it, or
+through meaning (``semantic``). The CANDIDATES best by the words they hold are then ranked.
 
 SQLite (the embedded default): the same words and weights, scored in Python over substring
 candidates. Good enough for a demo-sized registry; production runs PostgreSQL.
@@ -35,7 +35,8 @@ from ...models import Skill
 from .gate import Gate
 
 _SKILL = Skill._meta.db_table
-PER_WORD_CAP = 2000
+# Matches read per query: the rare words' (all of them) and, separately, those of all the words.
+MATCH_BUDGET = 2000
 CANDIDATES = 100
 # What a word adds beyond being anywhere in the skill, as a share of its IDF.
 NAME_WEIGHT = 1.0
@@ -144,11 +145,24 @@ def _nearest_known(gate: Gate, lexeme: str) -> tuple[str, int] | None:
     return (rows[0][0], int(rows[0][1])) if rows else None
 
 
+def _rarest_within_budget(terms: Sequence[_Term]) -> list[bool]:
+    """Which words have all their matches read: the rarest first, while their matches together
+    fit MATCH_BUDGET (twelve words just under any per-word cap would read twelve times it)."""
+    rare = [False] * len(terms)
+    spent = 0
+    for index in sorted(range(len(terms)), key=lambda i: terms[i].documents):
+        spent += terms[index].documents
+        if spent > MATCH_BUDGET:
+            break
+        rare[index] = True
+    return rare
+
+
 def _rank_postgresql(
     gate: Gate, terms: Sequence[_Term], slug_guess: str, limit: int
 ) -> list[tuple[int, float]]:
     where, gate_params = gate.sql("s")
-    rare = [t.documents <= PER_WORD_CAP for t in terms]
+    rare = _rarest_within_budget(terms)
     params: list[object] = [
         list(range(len(terms))),
         [t.query for t in terms],
@@ -157,11 +171,11 @@ def _rank_postgresql(
         [f"{t.query}{'' if t.prefix else ':'}B" for t in terms],
         rare,
         *gate_params,
-        PER_WORD_CAP,
-        # Skills holding every word (for one word: all of its matches, up to the cap).
+        MATCH_BUDGET,
+        # Skills holding every word (for one word: all of its matches, up to the budget).
         " & ".join(t.query for t in terms),
         *gate_params,
-        PER_WORD_CAP,
+        MATCH_BUDGET,
     ]
     sql = (
         "WITH t(i, q, idf, qa, qb, rare) AS"  # noqa: S608 - table and column names only; values are parameters
