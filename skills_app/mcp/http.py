@@ -46,6 +46,7 @@ from ..domain.wire import encode_json
 from ..errors import AuthenticationRequired, XmemoError
 from ..gateway.auth import actor_for_secret
 from ..gateway.errors import describe, envelope
+from ..infra import heap
 from ..oauth.resource import bearer_challenge
 from . import fast
 from .server import build_server, in_db_thread
@@ -193,10 +194,13 @@ class McpMount:
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
         elif scope["type"] == "http" and scope["path"] in MCP_PATHS:
-            if self.mcp is None:
-                await _unavailable(scope, receive, send)
-            else:
-                await self.mcp(scope, receive, send)
+            try:
+                if self.mcp is None:
+                    await _unavailable(scope, receive, send)
+                else:
+                    await self.mcp(scope, receive, send)
+            finally:
+                heap.served()  # MCP's requests do not pass through Django's request_finished
         else:
             await self.app(scope, receive, send)
 
