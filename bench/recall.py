@@ -443,6 +443,7 @@ def main() -> None:
             seed_vectors(progress=lambda _: None)
             _analyze()
             server, base = _start_server(env, args.workers)
+            measure("(vector index warm-up)", "level0", INDEX_WARMUP_SECONDS)  # new workers
             results.append(measure(f"Level 0 @ {args.level0_scale:,}", "level0", args.seconds))
     finally:
         _stop(server)
