@@ -10,29 +10,31 @@ semantic search), collects once, and moves every surviving object to the permane
 generation, which the collector never scans. What loads later and lives as long (an embedding
 model, loaded at the first search) is settled the same way as it arrives (``settle``).
 
-What the first requests build and keep — modules imported lazily (the cache client, the MCP
-types), caches of immutable answers filling up — is settled once those requests are served:
-after the 1,000th, 10,000th and 100,000th request of the process (``served``). Left in the
-collector's oldest generation, 40,000 such objects made every full collection, every few seconds
-under load, a pause of 15-30 ms (``make bench``: Level 1's p99 at 1.5-2x the bare view's). Each
-settle is one full collection, and freezes what is in flight then as well: a bounded cost, paid
-three times in a process's life. What requests allocate is collected as before.
+Requests build and keep more: modules imported lazily (the cache client, the MCP types), caches
+of immutable answers filling up. Left in the oldest generation, 40,000 such objects made every
+full collection a pause of 10-25 ms again, about once a second per worker under load
+(``make bench``: Level 1's p99 at 1.7-2x the bare view's, Level 2's at 16 ms). So after a full
+collection that leaves more than SETTLE_SURVIVORS objects outside the frozen heap, the process
+settles again — when the next request starts and no other is in flight, so that no request's
+own objects (which may form cycles that only the collector frees) are frozen with it. What
+requests allocate and drop is collected as before.
 """
 
 from __future__ import annotations
 
 import gc
-import itertools
-from collections.abc import Iterator
+import threading
 from typing import Any
 
-from django.core.signals import request_finished
+from django.core.signals import request_finished, request_started
 
-# The process's requests after which it settles what it has built and kept since.
-SETTLE_AFTER = frozenset({1_000, 10_000, 100_000})
-# Counts requests once the process has frozen its start-up heap (a server entry did); next() is
-# atomic under the GIL, for requests on several threads.
-_served: Iterator[int] | None = None
+# A full collection that leaves more objects than this unfrozen asks for a settle: about 2 ms of
+# scanning at every later full collection.
+SETTLE_SURVIVORS = 10_000
+
+_lock = threading.Lock()
+_in_flight = 0  # requests begun and not yet ended, on every thread of the process
+_wanted = False  # a full collection found more than SETTLE_SURVIVORS survivors
 
 
 def freeze_startup_heap() -> None:
@@ -44,22 +46,47 @@ def freeze_startup_heap() -> None:
     get_resolver().url_patterns  # noqa: B018 - imports the views now, not in the first request
     embedding.import_runtime()
     settle()
-    global _served
-    _served = itertools.count(1)
-    request_finished.connect(_request_finished, dispatch_uid="xmemo.heap.served")
+    if _watch not in gc.callbacks:
+        gc.callbacks.append(_watch)
+    request_started.connect(_request_started, dispatch_uid="xmemo.heap.begins")
+    request_finished.connect(_request_finished, dispatch_uid="xmemo.heap.ends")
 
 
 def settle() -> None:
     """Everything alive now lives as long as the process: out of the collector's scans."""
+    global _wanted
     gc.collect()
     gc.freeze()
+    _wanted = False  # the collection above saw what it froze
 
 
-def served() -> None:
-    """Call once per answered request that Django's ``request_finished`` does not count."""
-    if _served is not None and next(_served) in SETTLE_AFTER:
+def request_begins() -> None:
+    """Call as a request starts, before it builds anything (Django's requests do, by signal);
+    settles first if a settle is wanted and no other request is in flight."""
+    global _in_flight
+    with _lock:
+        alone = _in_flight == 0
+        _in_flight += 1
+    if alone and _wanted:
         settle()
 
 
+def request_ends() -> None:
+    global _in_flight
+    with _lock:
+        _in_flight = max(0, _in_flight - 1)
+
+
+def _watch(phase: str, info: dict[str, Any]) -> None:
+    """After each full collection: does what survived it, unfrozen, call for a settle?"""
+    global _wanted
+    if phase == "stop" and info["generation"] == 2:
+        _wanted = len(gc.get_objects(generation=2)) > SETTLE_SURVIVORS
+
+
+def _request_started(**_: Any) -> None:
+    request_begins()
+
+
 def _request_finished(**_: Any) -> None:
-    served()
+    request_ends()

@@ -194,13 +194,14 @@ class McpMount:
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
         elif scope["type"] == "http" and scope["path"] in MCP_PATHS:
+            heap.request_begins()  # MCP's requests do not pass through Django's signals
             try:
                 if self.mcp is None:
                     await _unavailable(scope, receive, send)
                 else:
                     await self.mcp(scope, receive, send)
             finally:
-                heap.served()  # MCP's requests do not pass through Django's request_finished
+                heap.request_ends()
         else:
             await self.app(scope, receive, send)
 

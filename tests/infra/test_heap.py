@@ -60,50 +60,58 @@ def test_a_loaded_encoder_is_settled_out_of_the_collectors_way() -> None:
 SETTLE_PROBE = """
 import asyncio, gc, io, sys
 import {module} as entry
+from django.core.signals import request_finished, request_started
 from skills_app.infra import heap
 
-late = [{{"built": "after start-up"}}]  # a cache filled by the first requests, and kept
+def wsgi():
+    environ = {{"REQUEST_METHOD": "GET", "PATH_INFO": "/heap-probe-404", "QUERY_STRING": "",
+               "SERVER_NAME": "127.0.0.1", "SERVER_PORT": "80", "HTTP_HOST": "127.0.0.1",
+               "wsgi.input": io.BytesIO(), "wsgi.url_scheme": "http", "wsgi.errors": sys.stderr}}
+    response = entry.application(environ, lambda status, headers, exc_info=None: None)
+    b"".join(response)
+    response.close()  # as every WSGI server does: Django's request_finished
 
-def wsgi(n):
-    for _ in range(n):
-        environ = {{"REQUEST_METHOD": "GET", "PATH_INFO": "/heap-probe-404",
-                   "QUERY_STRING": "", "SERVER_NAME": "127.0.0.1", "SERVER_PORT": "80",
-                   "HTTP_HOST": "127.0.0.1", "wsgi.input": io.BytesIO(),
-                   "wsgi.url_scheme": "http", "wsgi.errors": sys.stderr}}
-        response = entry.application(environ, lambda status, headers, exc_info=None: None)
-        b"".join(response)
-        response.close()  # as every WSGI server does: Django's request_finished
-
-async def mcp(n):
+async def mcp():
     async def receive():
         return {{"type": "http.request", "body": b"", "more_body": False}}
     async def send(message):
         pass
     scope = {{"type": "http", "method": "POST", "path": "/mcp", "headers": [],
              "query_string": b"", "scheme": "http", "server": ("127.0.0.1", 80)}}
-    for _ in range(n):
-        await entry.application(scope, receive, send)
+    await entry.application(scope, receive, send)
 
-def serve(n):
-    wsgi(n) if "{module}" == "xmemo.wsgi" else asyncio.run(mcp(n))
+def serve():
+    wsgi() if "{module}" == "xmemo.wsgi" else asyncio.run(mcp())
 
-def tracked():
-    return any(o is late for o in gc.get_objects())
+def tracked(obj):
+    return any(o is obj for o in gc.get_objects())
 
-first = min(heap.SETTLE_AFTER)
-serve(first - 1)
-before = tracked()
-serve(1)
-print(int(before), int(tracked()))
+serve()
+request_started.send(sender=None)  # a request in flight (its objects must not be frozen)
+# What requests build and keep: lazily imported modules, caches of answers.
+late = [[i] for i in range(heap.SETTLE_SURVIVORS + 1000)]
+gc.collect()  # a full collection finds them outside the frozen heap
+serve()  # starts while the other is in flight
+waited = tracked(late)
+request_finished.send(sender=None)
+serve()  # nothing else in flight: settled first
+print(int(waited), int(tracked(late)))
+
+few = [[i] for i in range(100)]  # a full collection that finds few: no settle
+gc.collect()
+serve()
+print(int(tracked(few)))
 """
 
 
 @pytest.mark.parametrize("module", ["xmemo.wsgi", "xmemo.asgi"])
-def test_what_the_first_requests_leave_behind_is_settled_too(module: str) -> None:
-    """What a process builds in its first requests and keeps (lazily imported modules, caches of
-    immutable answers) is settled once those requests are served: a full collection would
-    otherwise scan it every time (40,000 objects, 15-30 ms, every few seconds under load).
-    Django's requests count, and so do MCP's, which do not pass through Django."""
+def test_what_requests_leave_behind_is_settled_when_nothing_is_in_flight(module: str) -> None:
+    """What a process builds in its requests and keeps (lazily imported modules, caches of
+    immutable answers) is settled too, once a full collection finds much of it: a full
+    collection would otherwise scan it every time (40,000 objects: 10-25 ms, every second or
+    so under load). It is settled when a request starts and no other is in flight, so that no
+    request's own objects are frozen with it. Django's requests count, and so do MCP's, which do
+    not pass through Django."""
     env = {**os.environ, "XMEMO_EMBED_IN_PROCESS": "0"}
     env.pop("DJANGO_SETTINGS_MODULE", None)
     done = subprocess.run(
@@ -116,6 +124,8 @@ def test_what_the_first_requests_leave_behind_is_settled_too(module: str) -> Non
         check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    tracked_before, tracked_after = (int(n) for n in done.stdout.split())
-    assert tracked_before == 1  # still scanned by every full collection before then
-    assert tracked_after == 0  # frozen once the threshold's request was served
+    first, second = done.stdout.split("\n")[:2]
+    waited, settled = (int(n) for n in first.split())
+    assert waited == 1  # another request was in flight: not yet
+    assert settled == 0  # frozen when the next request started alone
+    assert int(second) == 1  # a full collection that found little leaves the heap alone
