@@ -17,6 +17,8 @@ there instead, so this migration does nothing on SQLite.
 
 from django.db import migrations
 
+from ._postgresql import run_on_postgresql
+
 NOTIFY_TABLES = (
     "skills_app_skill",
     "skills_app_skillrevision",
@@ -69,22 +71,6 @@ POSTGRES_DOWN = [
 ]
 
 
-def _run(schema_editor, statements):  # type: ignore[no-untyped-def]
-    if schema_editor.connection.vendor != "postgresql":
-        return
-    with schema_editor.connection.cursor() as cursor:
-        for sql in statements:
-            cursor.execute(sql)
-
-
-def forwards(apps, schema_editor):  # type: ignore[no-untyped-def]
-    _run(schema_editor, POSTGRES_UP)
-
-
-def backwards(apps, schema_editor):  # type: ignore[no-untyped-def]
-    _run(schema_editor, POSTGRES_DOWN)
-
-
 class Migration(migrations.Migration):
     dependencies = [("skills_app", "0002_immutability_triggers")]
-    operations = [migrations.RunPython(forwards, backwards)]
+    operations = [run_on_postgresql(POSTGRES_UP, POSTGRES_DOWN)]

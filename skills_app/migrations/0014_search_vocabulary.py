@@ -19,6 +19,8 @@ Like migration 0003, PostgreSQL only; the columns and table are not on the Djang
 
 from django.db import migrations
 
+from ._postgresql import run_on_postgresql
+
 POSTGRES_UP = [
     "CREATE EXTENSION IF NOT EXISTS pg_trgm",
     """
@@ -107,22 +109,6 @@ POSTGRES_DOWN = [
 ]
 
 
-def _run(schema_editor, statements):  # type: ignore[no-untyped-def]
-    if schema_editor.connection.vendor != "postgresql":
-        return
-    with schema_editor.connection.cursor() as cursor:
-        for sql in statements:
-            cursor.execute(sql)
-
-
-def forwards(apps, schema_editor):  # type: ignore[no-untyped-def]
-    _run(schema_editor, POSTGRES_UP)
-
-
-def backwards(apps, schema_editor):  # type: ignore[no-untyped-def]
-    _run(schema_editor, POSTGRES_DOWN)
-
-
 class Migration(migrations.Migration):
     dependencies = [("skills_app", "0013_revision_embeddings")]
-    operations = [migrations.RunPython(forwards, backwards)]
+    operations = [run_on_postgresql(POSTGRES_UP, POSTGRES_DOWN)]

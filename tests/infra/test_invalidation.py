@@ -144,3 +144,18 @@ def test_pinned_reads_are_cached_and_follow_state_changes_elsewhere() -> None:
         return bool(data["state"] == "deprecated")
 
     assert _eventually(deprecated) < 1.0
+
+
+def test_a_token_in_use_does_not_flush_every_processs_caches() -> None:
+    """Using a token writes its ``last_used_at`` (at most once a minute per token and process).
+    That write changes nothing recall resolves: had it notified, every process's caches would
+    be flushed once a minute for every token in use, which with many agents is never cached.
+    Any other change to a token still notifies (and a revocation stops it at once, above)."""
+    token, _ = make_token(build_env().owner)
+    assert invalidation.current() is not None
+    before = invalidation.current()
+    _elsewhere("UPDATE skills_app_apitoken SET last_used_at = now() WHERE id = %s", [token.pk])
+    time.sleep(0.3)
+    assert invalidation.current() == before
+    _elsewhere("UPDATE skills_app_apitoken SET scopes = '[]'::jsonb WHERE id = %s", [token.pk])
+    _eventually(lambda: invalidation.current() != before)
