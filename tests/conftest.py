@@ -18,6 +18,9 @@ from tests.support import require_service
 # process never runs it (tests that need vectors store them; e2e servers run their own).
 os.environ["XMEMO_EMBED_IN_PROCESS"] = "0"
 django_settings.XMEMO_EMBED_IN_PROCESS = False
+# Nor does it settle its heap as requests fill it (skills_app/infra/heap.py): it is no server,
+# and freezing its objects would keep what tests drop. The servers it starts do (test_heap.py).
+django_settings.XMEMO_HEAP_SETTLE = False
 
 
 @pytest.fixture

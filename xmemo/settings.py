@@ -296,6 +296,10 @@ XMEMO_SEMANTIC_SEARCH = env_bool("XMEMO_SEMANTIC_SEARCH", True)
 # Where tasks run in-process (the embedded default), a background thread of the server computes
 # the vectors; 0 keeps it from starting (the test suite's own process).
 XMEMO_EMBED_IN_PROCESS = env_bool("XMEMO_EMBED_IN_PROCESS", True)
+# Server processes settle what their requests build and keep out of the garbage collector's scans
+# (skills_app/infra/heap.py); the test suite's own process, which imports the ASGI application
+# without being a server, turns it off.
+XMEMO_HEAP_SETTLE = env_bool("XMEMO_HEAP_SETTLE", True)
 
 # --- Product knobs --------------------------------------------------------------------------
 XMEMO_SKILLS_DEFAULT_ENABLED = env_bool("XMEMO_SKILLS_DEFAULT_ENABLED", True)

@@ -26,6 +26,7 @@ import gc
 import threading
 from typing import Any
 
+from django.conf import settings
 from django.core.signals import request_finished, request_started
 
 # A full collection that leaves more objects than this unfrozen asks for a settle: about 2 ms of
@@ -46,8 +47,9 @@ def freeze_startup_heap() -> None:
     get_resolver().url_patterns  # noqa: B018 - imports the views now, not in the first request
     embedding.import_runtime()
     settle()
-    if _watch not in gc.callbacks:
-        gc.callbacks.append(_watch)
+    if not settings.XMEMO_HEAP_SETTLE or _watch in gc.callbacks:
+        return
+    gc.callbacks.append(_watch)
     request_started.connect(_request_started, dispatch_uid="xmemo.heap.begins")
     request_finished.connect(_request_finished, dispatch_uid="xmemo.heap.ends")
 
