@@ -94,8 +94,18 @@ def _wait_for_workers(launcher: int, count: int, port: int) -> list[int]:
     raise AssertionError(f"{count} workers did not come up")
 
 
+def _wait_until_every_worker_serves(launcher: int, port: int) -> None:
+    """The service answers once one worker is up; until the other has started, every connection
+    goes to the one that has (on a slow machine, several seconds)."""
+    deadline = time.monotonic() + 60
+    while len(_burst_split(launcher, port, 2)) < 2:
+        assert time.monotonic() < deadline, "the second worker never took a connection"
+        time.sleep(0.2)
+
+
 def test_kept_alive_connections_are_dealt_evenly_to_the_workers(tmp_path: Path) -> None:
     with _service(tmp_path) as (launcher, port):
+        _wait_until_every_worker_serves(launcher.pid, port)
         for _ in range(3):  # every burst, not a lucky one
             split = _burst_split(launcher.pid, port, CONNECTIONS)
             assert split == [CONNECTIONS // 2, CONNECTIONS // 2]
