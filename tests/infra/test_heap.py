@@ -23,20 +23,27 @@ print(frozen, len(views), int(runtime))
 """
 
 
-@pytest.mark.parametrize("module", ["xmemo.wsgi", "xmemo.asgi"])
-def test_the_server_entry_freezes_what_it_imported(module: str) -> None:
+def _probe(script: str, module: str) -> str:
+    """What ``script`` prints, run in a fresh process that imports the server entry ``module``
+    with the product's own settings."""
     env = {**os.environ, "XMEMO_EMBED_IN_PROCESS": "0"}
     env.pop("DJANGO_SETTINGS_MODULE", None)
     done = subprocess.run(
-        [sys.executable, "-c", PROBE.format(module=module)],
+        [sys.executable, "-c", script.format(module=module)],
         cwd=ROOT,
         env=env,
         capture_output=True,
         text=True,
         timeout=120,
-        check=True,
+        check=False,
     )
-    frozen, views, runtime = (int(n) for n in done.stdout.split())
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+@pytest.mark.parametrize("module", ["xmemo.wsgi", "xmemo.asgi"])
+def test_the_server_entry_freezes_what_it_imported(module: str) -> None:
+    frozen, views, runtime = (int(n) for n in _probe(PROBE, module).split())
     assert frozen > 100_000  # Django, DRF, the MCP SDK and the project: hundreds of thousands
     assert views > 0  # the URL configuration's views were imported before the freeze
     assert runtime == 1  # and semantic search's libraries
@@ -112,19 +119,7 @@ def test_what_requests_leave_behind_is_settled_when_nothing_is_in_flight(module:
     so under load). It is settled when a request starts and no other is in flight, so that no
     request's own objects are frozen with it. Django's requests count, and so do MCP's, which do
     not pass through Django."""
-    env = {**os.environ, "XMEMO_EMBED_IN_PROCESS": "0"}
-    env.pop("DJANGO_SETTINGS_MODULE", None)
-    done = subprocess.run(
-        [sys.executable, "-c", SETTLE_PROBE.format(module=module)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    first, second = done.stdout.split("\n")[:2]
+    first, second = _probe(SETTLE_PROBE, module).split("\n")[:2]
     waited, settled = (int(n) for n in first.split())
     assert waited == 1  # another request was in flight: not yet
     assert settled == 0  # frozen when the next request started alone
