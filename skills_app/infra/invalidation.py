@@ -30,7 +30,7 @@ import weakref
 from typing import Any
 
 from django.conf import settings
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models.signals import post_delete, post_save
 
 from ..models import ApiToken, Membership, Skill, SkillRevision, Workspace
@@ -40,8 +40,9 @@ _CONNECTION_OK = 0  # psycopg.pq.ConnStatus.OK
 logger = logging.getLogger("skills_app.cache")
 
 
-def enabled() -> bool:
-    return connection.vendor == "postgresql" and bool(getattr(settings, "XMEMO_RECALL_CACHE", True))
+def enabled(db: Any) -> bool:
+    """True where caches may trust the generation: on PostgreSQL, unless turned off."""
+    return db.vendor == "postgresql" and bool(getattr(settings, "XMEMO_RECALL_CACHE", True))
 
 
 class Listener:
@@ -72,23 +73,26 @@ class Listener:
 
     def current(self) -> int | None:
         """The generation now, or None when changes elsewhere could go unnoticed."""
-        if not enabled():
+        # This runs on every recall, often twice: the thread's connection wrapper is looked
+        # up once (each ``connection.…`` goes through a thread-local proxy).
+        db = connections[DEFAULT_DB_ALIAS]
+        if not enabled(db):
             return None
         pg: Any = None
         try:
             # Outside the lock: under a pool this may wait for a free connection, and threads
             # holding connections must be able to take the lock meanwhile.
-            connection.ensure_connection()
+            db.ensure_connection()
         except Exception:
             logger.warning("Recall cache invalidation unavailable; not caching for now")
             return None
         with self._lock:
             try:
-                pg = connection.connection
+                pg = db.connection
                 poller = self._pollers.get(pg)
                 if poller is None:
                     poller = self._attach(pg)
-                if connection.in_atomic_block:
+                if db.in_atomic_block:
                     # A session in a transaction gets no notifications until it ends.
                     return None
                 if pg not in self._listening:

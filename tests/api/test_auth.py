@@ -222,3 +222,27 @@ def test_the_bearer_scheme_is_case_insensitive_on_both_rest_paths(
     header = f"bEaReR   {api.secret} "
     assert api.get("/v1/skills", Authorization=header).status_code == 200
     assert api.get("/v1/recall", {"query": "x"}, Authorization=header).status_code == 200
+
+
+def test_an_api_token_never_needs_the_requests_origin(
+    env: Env, api_for: ApiFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only an OAuth access token has an audience to hold the origin against; working the
+    origin out (host validation, URL building) for every API token was waste on the hot path."""
+    api = api_for(env.owner)
+    publish(env.owner, env.personal)
+    asked: list[str] = []
+
+    def origin(request: Any) -> str:
+        asked.append(request.path)
+        return "http://testserver"
+
+    monkeypatch.setattr("skills_app.api.auth.request_origin", origin)
+    for path in ("/v1/recall?slug=deploy", "/v1/skills"):
+        assert api.get(path).status_code == 200, path
+    assert asked == []
+    # An OAuth-shaped bearer still needs it: its audience is checked against the origin.
+    for path in ("/v1/recall", "/v1/skills"):
+        response = Client().get(path, {"slug": "deploy"}, headers={"Authorization": "Bearer o"})
+        assert error_code(response) == "AUTHENTICATION_REQUIRED"
+    assert asked == ["/v1/recall", "/v1/skills"]
