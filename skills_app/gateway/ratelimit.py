@@ -16,6 +16,7 @@ a per-process limiter, looser by the number of processes — and asks the cache 
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import threading
@@ -36,6 +37,7 @@ BATCH_DIVISOR = 100
 _PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
+@functools.lru_cache(maxsize=16)  # read from settings on every request; parsed once
 def parse_rate(rate: str | None) -> tuple[int, int] | None:
     """``"6000/min"`` → (6000, 60); None or empty → no limit."""
     if not rate:

@@ -37,14 +37,17 @@ CACHE_CONTROL = {
     # A resource of a pinned revision never changes.
     "resource": "private, max-age=86400, immutable",
 }
-PARAMS = ("query", "slug", "workspace", "revision_id", "resource", "arguments", "fallback", "limit")
+PARAMS = frozenset(
+    ("query", "slug", "workspace", "revision_id", "resource", "arguments", "fallback", "limit")
+)
 
 
 def _params(request: HttpRequest) -> dict[str, Any]:
     values: dict[str, Any] = {}
-    for name in PARAMS:
-        value = request.GET.get(name)
-        if value is None:
+    # Over the parameters given (the last value of each, as ``GET.get`` reads): looking up each
+    # of PARAMS instead raises and catches a KeyError per missing name on the hot path.
+    for name, value in request.GET.items():
+        if name not in PARAMS:
             continue
         if name == "arguments":
             values[name] = check_param(name, value, limit=ARGUMENTS_MAX_LENGTH)
