@@ -6,12 +6,11 @@ from __future__ import annotations
 import http.client
 import json
 import shutil
-import statistics
 import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 WRK_SCRIPT = r"""
@@ -48,6 +47,13 @@ function done(summary, latency, requests)
     latency:percentile(99),
     summary.errors.connect + summary.errors.read + summary.errors.write
       + summary.errors.status + summary.errors.timeout))
+  -- Every distinct latency with its count, so that windows can be pooled exactly (merge()).
+  local pairs = {}
+  for i = 1, #latency do
+    local value, count = latency(i)
+    pairs[#pairs + 1] = string.format("%d:%d", value, count)
+  end
+  io.write("BENCH_HIST " .. table.concat(pairs, " ") .. "\n")
 end
 """
 
@@ -61,10 +67,64 @@ class Result:
     p95_ms: float
     p99_ms: float
     errors: int
+    # (latency in µs, how many requests took it), ascending: what merge() pools.
+    histogram: tuple[tuple[int, int], ...] = field(default=(), repr=False, compare=False)
 
     @property
     def rps(self) -> float:
         return self.requests / self.seconds if self.seconds else 0.0
+
+    def summary(self) -> dict[str, object]:
+        """The figures, without the histogram."""
+        return {
+            "name": self.name,
+            "requests": self.requests,
+            "seconds": self.seconds,
+            "p50_ms": self.p50_ms,
+            "p95_ms": self.p95_ms,
+            "p99_ms": self.p99_ms,
+            "errors": self.errors,
+            "rps": self.rps,
+        }
+
+
+def _percentile_us(histogram: list[tuple[int, int]], total: int, p: float) -> int:
+    """wrk's rule: the smallest latency at or below which round(p% of total + 0.5) fall."""
+    rank = round(p / 100 * total + 0.5)
+    seen = 0
+    for value, count in histogram:
+        seen += count
+        if seen >= rank:
+            return value
+    return histogram[-1][0] if histogram else 0
+
+
+def _from_histogram(
+    name: str, counts: dict[int, int], requests: int, seconds: float, errors: int
+) -> Result:
+    histogram = sorted(counts.items())
+    total = sum(counts.values())
+    p50, p95, p99 = (_percentile_us(histogram, total, p) / 1000 for p in (50, 95, 99))
+    return Result(name, requests, seconds, p50, p95, p99, errors, tuple(histogram))
+
+
+def merge(name: str, windows: list[Result]) -> Result:
+    """Windows of one scenario pooled as if they were one: requests and seconds add up, and
+    the percentiles are those of every latency of every window together. (wrk's request count
+    can differ from its latency count by the odd request timed out or cut off at the end.)"""
+    counts: dict[int, int] = {}
+    for window in windows:
+        if window.requests and not window.histogram:
+            raise ValueError(f"{window.name}: no latency histogram to pool")
+        for value, count in window.histogram:
+            counts[value] = counts.get(value, 0) + count
+    return _from_histogram(
+        name,
+        counts,
+        sum(w.requests for w in windows),
+        sum(w.seconds for w in windows),
+        sum(w.errors for w in windows),
+    )
 
 
 def have_wrk() -> bool:
@@ -142,6 +202,10 @@ def _run_wrk(
     if line is None:
         raise RuntimeError(f"wrk printed no summary:\n{completed.stdout}\n{completed.stderr}")
     data = json.loads(line.removeprefix("BENCH_JSON "))
+    hist = next(line for line in completed.stdout.splitlines() if line.startswith("BENCH_HIST"))
+    histogram = tuple(
+        (int(value), int(count)) for value, count in (pair.split(":") for pair in hist.split()[1:])
+    )
     return Result(
         name=name,
         requests=data["requests"],
@@ -150,6 +214,7 @@ def _run_wrk(
         p95_ms=data["p95_us"] / 1000,
         p99_ms=data["p99_us"] / 1000,
         errors=data["errors"],
+        histogram=histogram,
     )
 
 
@@ -196,19 +261,9 @@ def _run_threads(
     for thread in threads:
         thread.join()
     elapsed = time.perf_counter() - started
-    samples = sorted(sample for per in latencies for sample in per)
-    if not samples:
-        return Result(name, 0, elapsed, 0, 0, 0, sum(errors))
-
-    def pct(q: float) -> float:
-        return samples[min(len(samples) - 1, int(q * len(samples)))] * 1000
-
-    return Result(
-        name=name,
-        requests=len(samples),
-        seconds=elapsed,
-        p50_ms=statistics.median(samples) * 1000,
-        p95_ms=pct(0.95),
-        p99_ms=pct(0.99),
-        errors=sum(errors),
-    )
+    counts: dict[int, int] = {}
+    for per in latencies:
+        for sample in per:
+            micros = round(sample * 1e6)
+            counts[micros] = counts.get(micros, 0) + 1
+    return _from_histogram(name, counts, sum(counts.values()), elapsed, sum(errors))

@@ -13,7 +13,11 @@ What it does, all on this machine and on loopback only:
    production settings (DEBUG off; the Redis cache when one answers on 127.0.0.1:6379), plus a
    bare view at ``/bench/bare`` that returns a Level-1-sized JSON document;
 3. drives each scenario for ``--seconds`` with ``--connections`` (default 16) using ``wrk``
-   (or a threaded client when wrk is missing), after a short warm-up;
+   (or a threaded client when wrk is missing), after a short warm-up. The scenarios compared
+   with each other (bare view, Level 1 through both doors and with both kinds of token,
+   Level 2) run in ``--rounds`` interleaved rounds (default 5: two-second windows in turn), and
+   each one's windows are pooled into one latency histogram, so every ratio below compares
+   the code paths over the same stretch of the machine's time;
 4. prints throughput and latency (median, p95, p99), the ratios to the bare view, and the
    targets: Level 1 and 2 throughput >= 50% of bare with p99 <= 10 ms, Level 0 p95 <= 20 ms
    (query embedding included; its time alone is printed on its own line);
@@ -44,7 +48,6 @@ import sys
 import time
 import urllib.parse
 import urllib.request
-from dataclasses import asdict
 from pathlib import Path
 
 from . import loadgen
@@ -348,6 +351,12 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=1000, help="distinct skills requested")
     parser.add_argument("--warmup", type=float, default=4.0, help="seconds before measuring")
     parser.add_argument(
+        "--rounds",
+        type=int,
+        default=5,
+        help="interleaved rounds the compared scenarios' seconds are split into",
+    )
+    parser.add_argument(
         "--level0-connections",
         type=int,
         default=0,
@@ -407,16 +416,18 @@ def main() -> None:
         ) -> loadgen.Result:
             requests = scenarios[key].with_auth(None if key == "bare" else (token or auth))
             connections = level0_connections if key == "level0" else args.connections
-            for duration in (args.warmup, seconds):  # warm-up: caches, prepared statements
-                result = loadgen.run(
-                    label,
-                    at or base,
-                    requests,
-                    seconds=duration,
-                    connections=connections,
-                    tool=tool,
-                )
-            return result
+            return loadgen.run(
+                label,
+                at or base,
+                requests,
+                seconds=seconds,
+                connections=connections,
+                tool=tool,
+            )
+
+        def timed(label: str, key: str) -> loadgen.Result:
+            measure(label, key, args.warmup)  # warm-up: caches, prepared statements
+            return measure(label, key, args.seconds)
 
         # The first searches of each worker build its vector index, on a thread of its own
         # (a few seconds at 100,000 skills; docs/search.md): let that happen before anything is
@@ -427,14 +438,26 @@ def main() -> None:
         # what the first calls of each era build), or the first era measured pays it.
         for name in MCP_LEVEL1:
             measure("(MCP warm-up)", name, MCP_WARMUP_SECONDS, at=mcp_base)
-        bare = measure("bare view", "bare", args.seconds)
-        results.append(bare)
-        results.append(measure("Level 1 root", "level1", args.seconds))
-        for name in MCP_LEVEL1:  # right after REST: the same recall, the same machine state
-            results.append(measure(name, name, args.seconds, at=mcp_base))
-        results.append(measure(OAUTH_LEVEL1, "level1", args.seconds, oauth_auth))
-        results.append(measure("Level 2 resource", "level2", args.seconds))
-        results.append(measure(f"Level 0 @ {in_db:,}", "level0", args.seconds))
+        # The scenarios compared with one another (bare view, Level 1 by both doors and both
+        # kinds of token, Level 2) are measured in interleaved rounds and each one's windows
+        # pooled: this machine's speed drifts by tens of percent within a minute, and one
+        # window after another would compare the machine's moments, not the code paths.
+        compared = [
+            ("bare view", "bare", None, ""),
+            ("Level 1 root", "level1", None, ""),
+            *((name, name, None, mcp_base) for name in MCP_LEVEL1),
+            (OAUTH_LEVEL1, "level1", oauth_auth, ""),
+            ("Level 2 resource", "level2", None, ""),
+        ]
+        for label, key, token, at in compared:  # warm-up: caches, prepared statements
+            measure(label, key, args.warmup, token, at)
+        windows: dict[str, list[loadgen.Result]] = {label: [] for label, *_ in compared}
+        for _ in range(args.rounds):
+            for label, key, token, at in compared:
+                windows[label].append(measure(label, key, args.seconds / args.rounds, token, at))
+        results.extend(loadgen.merge(label, windows[label]) for label, *_ in compared)
+        bare = results[0]
+        results.append(timed(f"Level 0 @ {in_db:,}", "level0"))
         if args.level0_scale > args.n:
             _stop(server)
             _stop(mcp_server)
@@ -444,7 +467,7 @@ def main() -> None:
             _analyze()
             server, base = _start_server(env, args.workers)
             measure("(vector index warm-up)", "level0", INDEX_WARMUP_SECONDS)  # new workers
-            results.append(measure(f"Level 0 @ {args.level0_scale:,}", "level0", args.seconds))
+            results.append(timed(f"Level 0 @ {args.level0_scale:,}", "level0"))
     finally:
         _stop(server)
         _stop(mcp_server)
@@ -454,7 +477,8 @@ def main() -> None:
         f"gunicorn {args.workers} sync workers (MCP: xmemo.serve, {args.workers} uvicorn workers), "
         f"{args.connections} connections "
         f"(Level 0: {args.level0_connections or args.workers}), {tool}, {args.seconds:.0f} s each "
-        f"after {args.warmup:.0f} s warm-up, cache: {'redis' if redis_url else 'local memory'}"
+        f"after {args.warmup:.0f} s warm-up (all but Level 0 in {args.rounds} interleaved "
+        f"rounds), cache: {'redis' if redis_url else 'local memory'}"
     )
     print(_table(results, bare))
     by_name = {r.name: r for r in results}
@@ -517,7 +541,8 @@ def main() -> None:
                 "connections": args.connections,
                 "tool": tool,
                 "cache": "redis" if redis_url else "locmem",
-                "results": [{**asdict(r), "rps": r.rps} for r in results],
+                "rounds": args.rounds,
+                "results": [r.summary() for r in results],
             },
             indent=2,
         )

@@ -17,7 +17,9 @@ PRM_PATH = "/.well-known/oauth-protected-resource"
 
 
 def request_origin(request: HttpRequest) -> str:
-    return request.build_absolute_uri("/").rstrip("/")
+    """``scheme://host[:port]`` of the request, the host checked against ALLOWED_HOSTS (what
+    ``build_absolute_uri("/")`` starts with, without building and quoting a URL)."""
+    return f"{request.scheme}://{request.get_host()}"
 
 
 def mcp_resource(origin: str) -> str:
