@@ -23,7 +23,8 @@ from skills_app.oauth.resource import request_origin
 def test_the_origin_is_scheme_and_checked_host_as_the_absolute_uri_has_them(
     host: str, extra: dict[str, str], origin: str
 ) -> None:
-    request = RequestFactory().get("/v1/recall", HTTP_HOST=host, **extra)
+    request = RequestFactory().get("/v1/recall", HTTP_HOST=host)
+    request.META.update(extra)
     assert request_origin(request) == origin
     assert request_origin(request) == request.build_absolute_uri("/").rstrip("/")
 

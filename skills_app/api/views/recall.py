@@ -44,11 +44,12 @@ PARAMS = frozenset(
 
 def _params(request: HttpRequest) -> dict[str, Any]:
     values: dict[str, Any] = {}
-    # Over the parameters given (the last value of each, as ``GET.get`` reads): looking up each
-    # of PARAMS instead raises and catches a KeyError per missing name on the hot path.
-    for name, value in request.GET.items():
+    # Over the parameters given: looking up each of PARAMS instead raises and catches a
+    # KeyError per missing name on the hot path.
+    for name in request.GET:
         if name not in PARAMS:
             continue
+        value = request.GET[name]  # the last value, as ``GET.get`` reads
         if name == "arguments":
             values[name] = check_param(name, value, limit=ARGUMENTS_MAX_LENGTH)
         else:
