@@ -15,8 +15,8 @@ What it does, all on this machine and on loopback only:
 3. drives each scenario for ``--seconds`` with ``--connections`` (default 16) using ``wrk``
    (or a threaded client when wrk is missing), after a short warm-up. The scenarios compared
    with each other (bare view, Level 1 through both doors and with both kinds of token,
-   Level 2) run in ``--rounds`` interleaved rounds (default 5: two-second windows in turn, each
-   round starting one scenario further on), and
+   Level 2) run in ``--rounds`` interleaved rounds (default 5: two-second windows in turn, in a
+   new order each round, a second's pause before each), and
    each one's windows are pooled into one latency histogram, so every ratio below compares
    the code paths over the same stretch of the machine's time;
 4. prints throughput and latency (median, p95, p99), the ratios to the bare view, and the
@@ -64,6 +64,7 @@ MCP_MIN_SHARE = 0.5
 MCP_P99_MS = 15.0
 INDEX_WARMUP_SECONDS = 15.0
 MCP_WARMUP_SECONDS = 6.0
+WINDOW_PAUSE_SECONDS = 1.0
 MCP_LEVEL1 = ("MCP Level 1 (2026-07-28)", "MCP Level 1 (handshake era)")
 
 
@@ -453,11 +454,14 @@ def main() -> None:
         for label, key, token, at in compared:  # warm-up: caches, prepared statements
             measure(label, key, args.warmup, token, at)
         windows: dict[str, list[loadgen.Result]] = {label: [] for label, *_ in compared}
-        for turn in range(args.rounds):
-            # Each round starts one scenario further on, so no scenario always follows the same
-            # one (the MCP server's windows, say) into a machine that one left behind.
-            start = turn % len(compared)
-            for label, key, token, at in compared[start:] + compared[:start]:
+        order = random.Random(3)
+        for _ in range(args.rounds):
+            # Each round in an order of its own, so that no scenario always follows the same one
+            # (the MCP server's windows, say) into a machine that one left behind; and a pause
+            # before each window, for the last one's connections to close and its server to
+            # quiet down.
+            for label, key, token, at in order.sample(compared, len(compared)):
+                time.sleep(WINDOW_PAUSE_SECONDS)
                 windows[label].append(measure(label, key, args.seconds / args.rounds, token, at))
         results.extend(loadgen.merge(label, windows[label]) for label, *_ in compared)
         bare = results[0]
