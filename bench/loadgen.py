@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 WRK_SCRIPT = r"""
@@ -76,16 +76,8 @@ class Result:
 
     def summary(self) -> dict[str, object]:
         """The figures, without the histogram."""
-        return {
-            "name": self.name,
-            "requests": self.requests,
-            "seconds": self.seconds,
-            "p50_ms": self.p50_ms,
-            "p95_ms": self.p95_ms,
-            "p99_ms": self.p99_ms,
-            "errors": self.errors,
-            "rps": self.rps,
-        }
+        figures = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "histogram"}
+        return {**figures, "rps": self.rps}
 
 
 def _percentile_us(histogram: list[tuple[int, int]], total: int, p: float) -> int:

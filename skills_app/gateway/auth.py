@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -142,11 +143,15 @@ def _load_oauth(digest: str) -> _Entry | None:
     )
 
 
-def authenticate_secret(secret: str, *, origin: str | None = None) -> tuple[User, ApiToken]:
+def authenticate_secret(
+    secret: str, *, origin: Callable[[], str] | None = None
+) -> tuple[User, ApiToken]:
     """The user and token of a bearer secret, or AuthenticationRequired (401).
 
-    With ``origin`` (the request's scheme://host), an OAuth access token issued for this server
-    is accepted too, and answers the ``ApiToken`` of its consent.
+    With ``origin`` (working out the request's scheme://host), an OAuth access token issued for
+    this server is accepted too, and answers the ``ApiToken`` of its consent. It is called only
+    for such a token, whose audience needs it: an API token has none, and the host check is not
+    free on the hot path.
     """
     oauth = not secret.startswith(TOKEN_PREFIX)
     if (oauth and origin is None) or len(secret) > MAX_TOKEN_LENGTH:
@@ -183,7 +188,9 @@ def authenticate_secret(secret: str, *, origin: str | None = None) -> tuple[User
         raise errors.AuthenticationRequired("The user of this token is deactivated.")
     if entry.expires_at is not None and entry.expires_at <= wall:
         raise errors.AuthenticationRequired("This access token has expired; refresh it.")
-    if entry.audience is not None and not audience_allows(entry.audience, origin or ""):
+    if entry.audience is not None and not audience_allows(
+        entry.audience, origin() if origin is not None else ""
+    ):
         raise errors.AuthenticationRequired("This access token was issued for another server.")
     _touch(token, now, wall)
     return user, token
@@ -203,7 +210,9 @@ def client_ip(request: HttpRequest) -> str | None:
     return request.META.get("REMOTE_ADDR") or None
 
 
-def actor_for_secret(secret: str, *, via: str, origin: str | None, ip: str | None) -> Actor:
+def actor_for_secret(
+    secret: str, *, via: str, origin: Callable[[], str] | None, ip: str | None
+) -> Actor:
     """The ``Actor`` of a bearer secret arriving through the door ``via``, or
     AuthenticationRequired (401). ``origin`` as for ``authenticate_secret``."""
     user, token = authenticate_secret(secret, origin=origin)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -99,7 +100,7 @@ def _actor(request: Request) -> Actor:
     return actor_for_secret(
         secret=secret,
         via="mcp",
-        origin=_origin(request),
+        origin=partial(_origin, request),
         ip=request.client.host if request.client else None,
     )
 
