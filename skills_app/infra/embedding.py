@@ -186,8 +186,11 @@ def _bert_graph(weights: dict[str, np.ndarray], heads: int, *, quantized: bool =
 
     ``quantized``: every dense layer's weights as int8, one scale per output column
     (symmetric), its input quantized to uint8 per call (``DynamicQuantizeLinear``), the product
-    taken in integers (``MatMulInteger``) and scaled back: the dynamic quantization ONNX
-    Runtime's own quantizer writes, built here directly (its quantizer takes seconds)."""
+    taken in integers, scaled back and the bias added in one ONNX Runtime kernel
+    (``MatMulIntegerToFloat``): the dynamic quantization ONNX Runtime's own quantizer writes,
+    built here directly (its quantizer takes seconds). One kernel instead of the standard
+    operators' five (``MatMulInteger``, ``Cast``, two ``Mul``, ``Add``): a query's encoding
+    runs half as many nodes, 12 % faster (docs/search.md)."""
     import numpy as np
     from onnx import TensorProto, helper, numpy_helper
 
@@ -213,14 +216,26 @@ def _bert_graph(weights: dict[str, np.ndarray], heads: int, *, quantized: bool =
         integers = np.clip(np.rint(matrix / scale), -127, 127).astype(np.int8)
         x_q, x_scale, x_zero = (f"{prefix}.{part}" for part in ("xq", "xs", "xz"))
         nodes.append(helper.make_node("DynamicQuantizeLinear", [x], [x_q, x_scale, x_zero]))
-        # The weights' zero point is 0 (symmetric), MatMulInteger's default.
-        product = op("MatMulInteger", x_q, constant(f"{prefix}.wq", integers), x_zero)
-        scaled = op(
-            "Mul",
-            op("Mul", op("Cast", product, to=TensorProto.FLOAT), x_scale),
-            constant(f"{prefix}.ws", scale.astype(np.float32)),
+        # One kernel for the integer product, both scales and the bias (ONNX Runtime's own
+        # fused form of what its dynamic quantizer writes); the weights' zero point is 0.
+        output = f"v{len(nodes)}"
+        nodes.append(
+            helper.make_node(
+                "MatMulIntegerToFloat",
+                [
+                    x_q,
+                    constant(f"{prefix}.wq", integers),
+                    x_scale,
+                    constant(f"{prefix}.ws", scale.astype(np.float32)),
+                    x_zero,
+                    "",
+                    bias,
+                ],
+                [output],
+                domain="com.microsoft",
+            )
         )
-        return op("Add", scaled, bias)
+        return output
 
     def norm(x: str, prefix: str) -> str:
         scale = constant(f"{prefix}.g", weights[f"{prefix}.weight"])
@@ -297,7 +312,9 @@ def _bert_graph(weights: dict[str, np.ndarray], heads: int, *, quantized: bool =
         [helper.make_tensor_value_info("hidden", TensorProto.FLOAT, ["batch", "length", DIM])],
         initializer=initializers,
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("com.microsoft", 1)]
+    )
     # The IR version ONNX Runtime reads (the onnx package may write a newer one by default).
     model.ir_version = 9
     data: bytes = model.SerializeToString()
