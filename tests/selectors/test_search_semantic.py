@@ -134,10 +134,13 @@ def test_meaning_respects_the_feature_switch(env: Env) -> None:
     assert _slugs(actor_for(env.owner)) == ["own-refs"]
 
 
+@pytest.mark.parametrize("limit", [10, 1])
 def test_whatever_the_vector_path_proposes_passes_the_gate(
-    env: Env, monkeypatch: pytest.MonkeyPatch
+    env: Env, monkeypatch: pytest.MonkeyPatch, limit: int
 ) -> None:
-    """A stale or wrong vector index can cost a hit, never leak one."""
+    """A stale or wrong vector index can cost a hit, never leak one. With ``limit=1`` the
+    descriptors of the best two proposals are fetched first: both fail the gate, and the one
+    that passes is still found further down."""
     foreign = _publish_embedded(env.outsider, personal_ws(env.outsider), "foreign-refs")
     archived = _publish_embedded(env.owner, env.personal, "archived-refs")
     skill_set_status(actor=actor_for(env.owner), skill=archived, status="archived")
@@ -150,7 +153,7 @@ def test_whatever_the_vector_path_proposes_passes_the_gate(
     monkeypatch.setattr(
         semantic, "rank", lambda **_: [(pk, 0.9 - i / 100) for i, pk in enumerate(proposals)]
     )
-    assert _slugs(_agent(env)) == ["mine-refs"]
+    assert _slugs(_agent(env), limit=limit) == ["mine-refs"]
 
 
 def test_a_new_revision_moves_the_skill_in_meaning(env: Env) -> None:

@@ -10,7 +10,7 @@ log). A query of stop words only has no content to rank: no results.
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import Any, TypedDict
 
 from ...access import Actor
 from ...domain.search_text import query_words, reciprocal_rank_fusion
@@ -66,11 +66,40 @@ def search_skills(
 
 
 def _descriptors(gate: Gate, ranked: list[tuple[int, float]], limit: int) -> list[SearchResult]:
-    """The ranked skills that pass the gate now, as descriptors, in rank order."""
-    if not ranked:
-        return []
+    """The ranked skills that pass the gate now, as descriptors, in rank order: the best
+    twice ``limit`` are fetched first, the rest only if too few of those pass (a vector index's
+    stale proposal, a skill archived since)."""
+    results: list[SearchResult] = []
+    start, size = 0, 2 * limit
+    while start < len(ranked) and len(results) < limit:
+        batch = ranked[start : start + size]
+        found = _descriptor_rows(gate, tuple(pk for pk, _ in batch))
+        for pk, score in batch:
+            if pk not in found:
+                continue
+            skill_id, slug, ws, kind, name, description, published, approx_tokens = found[pk]
+            results.append(
+                {
+                    "skill_id": skill_id,
+                    "slug": slug,
+                    "workspace": ws,
+                    "scope": kind,
+                    "name": name,
+                    "description": description,
+                    "published_revision_number": published,
+                    "score": round(float(score), 6),
+                    "approx_tokens": approx_tokens,
+                }
+            )
+            if len(results) == limit:
+                break
+        start, size = start + size, len(ranked)
+    return results
+
+
+def _descriptor_rows(gate: Gate, pks: tuple[int, ...]) -> dict[int, tuple[Any, ...]]:
     where, params = gate.sql("s")
-    chosen, chosen_params = member_sql("s.id", tuple(pk for pk, _ in ranked))
+    chosen, chosen_params = member_sql("s.id", pks)
     rows = db.fetch_all(
         "SELECT s.id, s.skill_id, s.slug, w.slug, w.kind, s.search_name, s.search_description,"  # noqa: S608 - names only
         f" p.revision_number, r.approx_tokens FROM {_SKILL} s JOIN {_WS} w ON w.id = s.workspace_id"
@@ -79,25 +108,4 @@ def _descriptors(gate: Gate, ranked: list[tuple[int, float]], limit: int) -> lis
         f" WHERE {chosen} AND {where}",
         [*chosen_params, *params],
     )
-    found = {row[0]: row[1:] for row in rows}
-    results: list[SearchResult] = []
-    for pk, score in ranked:
-        if pk not in found:
-            continue
-        skill_id, slug, ws, kind, name, description, published, approx_tokens = found[pk]
-        results.append(
-            {
-                "skill_id": skill_id,
-                "slug": slug,
-                "workspace": ws,
-                "scope": kind,
-                "name": name,
-                "description": description,
-                "published_revision_number": published,
-                "score": round(float(score), 6),
-                "approx_tokens": approx_tokens,
-            }
-        )
-        if len(results) == limit:
-            break
-    return results
+    return {row[0]: row[1:] for row in rows}

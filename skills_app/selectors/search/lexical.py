@@ -176,27 +176,34 @@ def _rank_postgresql(
         " & ".join(t.query for t in terms),
         *gate_params,
         MATCH_BUDGET,
+        # What a skill holding every word scores for being anywhere: every word's IDF.
+        sum(t.weight for t in terms),
+        CANDIDATES,
+        slug_guess,
+        limit,
     ]
+    # Each match arrives once per way it was found, with its slug and small name/description
+    # vector: a rare word's match carries that word's IDF, a match of all the words the flag
+    # that it holds them all. The queries are typed once (tsquery[]), not cast per row.
     sql = (
         "WITH t(i, q, idf, qa, qb, rare) AS"  # noqa: S608 - table and column names only; values are parameters
-        " (SELECT * FROM unnest(%s::int[], %s::text[], %s::float8[], %s::text[], %s::text[],"
-        " %s::bool[])),"
+        " (SELECT * FROM unnest(%s::int[], %s::tsquery[], %s::float8[], %s::tsquery[],"
+        " %s::tsquery[], %s::bool[])),"
         # A rare word's matches, all of them (a common word's are found with the others).
-        " hits AS (SELECT h.id, t.i FROM t CROSS JOIN LATERAL"
-        f" (SELECT s.id FROM {_SKILL} s WHERE t.rare AND s.search_vector @@ t.q::tsquery"
-        f" AND {where} LIMIT %s) h"
-        " UNION SELECT a.id, t.i FROM (SELECT s.id FROM"
-        f" {_SKILL} s WHERE s.search_vector @@ %s::tsquery AND {where} LIMIT %s) a"
-        " CROSS JOIN t),"
-        " cand AS (SELECT hits.id, coalesce(sum(t.idf), 0) AS anywhere FROM hits"
-        " LEFT JOIN t ON t.i = hits.i GROUP BY hits.id ORDER BY anywhere DESC LIMIT %s)"
+        " hits AS (SELECT h.id, h.slug, h.head, t.idf AS rare, 0 AS every FROM t"
+        " CROSS JOIN LATERAL (SELECT s.id, s.slug, s.search_head AS head"
+        f" FROM {_SKILL} s WHERE t.rare AND s.search_vector @@ t.q AND {where} LIMIT %s) h"
+        " UNION ALL SELECT a.id, a.slug, a.head, 0.0, 1 FROM"
+        f" (SELECT s.id, s.slug, s.search_head AS head FROM {_SKILL} s"
+        f" WHERE s.search_vector @@ %s::tsquery AND {where} LIMIT %s) a),"
+        " cand AS (SELECT hits.id, min(hits.slug) AS slug, (array_agg(hits.head))[1] AS head,"
+        " greatest(sum(hits.rare), max(hits.every) * %s::float8) AS anywhere"
+        " FROM hits GROUP BY hits.id ORDER BY anywhere DESC LIMIT %s)"
         " SELECT c.id, c.anywhere + (SELECT coalesce(sum(t.idf * ("
-        f" {NAME_WEIGHT} * (s.search_head @@ t.qa::tsquery)::int"
-        f" + {DESCRIPTION_WEIGHT} * (s.search_head @@ t.qb::tsquery)::int)), 0) FROM t)"
-        " + CASE WHEN s.slug = %s THEN 1.0 ELSE 0.0 END AS score"
-        f" FROM cand c JOIN {_SKILL} s ON s.id = c.id ORDER BY score DESC, s.id LIMIT %s"
+        f" {NAME_WEIGHT} * (c.head @@ t.qa)::int + {DESCRIPTION_WEIGHT} * (c.head @@ t.qb)::int)),"
+        " 0) FROM t) + CASE WHEN c.slug = %s THEN 1.0 ELSE 0.0 END AS score"
+        " FROM cand c ORDER BY score DESC, c.id LIMIT %s"
     )
-    params += [CANDIDATES, slug_guess, limit]
     return [(pk, float(score)) for pk, score in db.fetch_all(sql, params, prepare=False)]
 
 
