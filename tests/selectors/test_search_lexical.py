@@ -237,3 +237,27 @@ def test_matches_read_are_bounded_in_total_rarest_words_first(
     # gamma (2 matches) fits the budget; alpha and beta (5 each) would take it past 5.
     assert found[0] == "all-three"
     assert sorted(found) == ["all-three", "gamma-only"]
+
+
+def test_when_more_skills_hold_every_word_than_are_ranked_the_named_ones_are_kept(
+    env: Env, pg: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only the CANDIDATES best by the words they hold are ranked. Skills holding every word tie
+    on that, so the cut keeps those whose name or description holds a word before the others,
+    not whichever the database happened to list first."""
+    from skills_app.selectors.search import lexical
+
+    monkeypatch.setattr(lexical, "CANDIDATES", 3)
+    body = "Rotate the signing keystore before it expires."
+    memo = {"description": "An internal memo.", "instruction_body": body}
+    for i in range(30):
+        publish(env.owner, env.personal, slug=f"memo-{i}", name=f"Memo {i}", **memo)
+    publish(
+        env.owner,
+        env.personal,
+        slug="keystore-rotation",
+        name="Keystore rotation",
+        description="Renew the certificate store.",
+        instruction_body=body,
+    )
+    assert _slugs(actor_for(env.owner), "rotate signing keystore")[0] == "keystore-rotation"

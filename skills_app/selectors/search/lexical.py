@@ -15,7 +15,8 @@ Candidates are every match of the rarest words, as many words as fit MATCH_BUDGE
 all (rarest first, each word whole or not at all), and up to MATCH_BUDGET skills holding all the
 words: a query costs a bounded amount however many words it has and however large the registry
 grows, and the best matches of a common word are found through the rarer words beside it, or
-through meaning (``semantic``). The CANDIDATES best by the words they hold are then ranked.
+through meaning (``semantic``). The CANDIDATES best by the words they hold (among equals, those
+whose name or description holds one of the words first) are then ranked.
 
 SQLite (the embedded default): the same words and weights, scored in Python over substring
 candidates. Good enough for a demo-sized registry; production runs PostgreSQL.
@@ -178,6 +179,7 @@ def _rank_postgresql(
         MATCH_BUDGET,
         # What a skill holding every word scores for being anywhere: every word's IDF.
         sum(t.weight for t in terms),
+        " | ".join(t.query for t in terms),
         CANDIDATES,
         slug_guess,
         limit,
@@ -198,7 +200,9 @@ def _rank_postgresql(
         f" WHERE s.search_vector @@ %s::tsquery AND {where} LIMIT %s) a),"
         " cand AS (SELECT hits.id, min(hits.slug) AS slug, (array_agg(hits.head))[1] AS head,"
         " greatest(sum(hits.rare), max(hits.every) * %s::float8) AS anywhere"
-        " FROM hits GROUP BY hits.id ORDER BY anywhere DESC LIMIT %s)"
+        # Ties (every skill holding all the words, say) keep those named for a word first.
+        " FROM hits GROUP BY hits.id"
+        " ORDER BY anywhere DESC, (array_agg(hits.head))[1] @@ %s::tsquery DESC LIMIT %s)"
         " SELECT c.id, c.anywhere + (SELECT coalesce(sum(t.idf * ("
         f" {NAME_WEIGHT} * (c.head @@ t.qa)::int + {DESCRIPTION_WEIGHT} * (c.head @@ t.qb)::int)),"
         " 0) FROM t) + CASE WHEN c.slug = %s THEN 1.0 ELSE 0.0 END AS score"
