@@ -165,7 +165,6 @@ def _rank_postgresql(
     where, gate_params = gate.sql("s")
     rare = _rarest_within_budget(terms)
     params: list[object] = [
-        list(range(len(terms))),
         [t.query for t in terms],
         [t.weight for t in terms],
         [f"{t.query}{'' if t.prefix else ':'}A" for t in terms],
@@ -188,9 +187,9 @@ def _rank_postgresql(
     # vector: a rare word's match carries that word's IDF, a match of all the words the flag
     # that it holds them all. The queries are typed once (tsquery[]), not cast per row.
     sql = (
-        "WITH t(i, q, idf, qa, qb, rare) AS"  # noqa: S608 - table and column names only; values are parameters
-        " (SELECT * FROM unnest(%s::int[], %s::tsquery[], %s::float8[], %s::tsquery[],"
-        " %s::tsquery[], %s::bool[])),"
+        "WITH t(q, idf, qa, qb, rare) AS"  # noqa: S608 - table and column names only; values are parameters
+        " (SELECT * FROM unnest(%s::tsquery[], %s::float8[], %s::tsquery[], %s::tsquery[],"
+        " %s::bool[])),"
         # A rare word's matches, all of them (a common word's are found with the others).
         " hits AS (SELECT h.id, h.slug, h.head, t.idf AS rare, 0 AS every FROM t"
         " CROSS JOIN LATERAL (SELECT s.id, s.slug, s.search_head AS head"
