@@ -126,9 +126,13 @@ def test_a_worker_that_dies_is_replaced_and_the_service_keeps_answering(tmp_path
         # on a worker that is still importing); then both share them again.
         splits: list[list[int]] = []
         while time.monotonic() < deadline and splits[-1:] != [[2, 2]]:
-            splits.append(_burst_split(launcher.pid, port, 4))
+            split = _burst_split(launcher.pid, port, 4)
+            # A burst whose connections are not all seen in a worker yet (still being handed
+            # over while the new worker starts) says nothing about the split: sample again.
+            if sum(split) == 4:
+                splits.append(split)
             time.sleep(0.2)
-        assert splits[-1] == [2, 2], splits
+        assert splits[-1:] == [[2, 2]], splits
         assert all(split in ([4], [2, 2]) for split in splits), splits
 
 
