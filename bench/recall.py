@@ -16,7 +16,8 @@ What it does, all on this machine and on loopback only:
    (or a threaded client when wrk is missing), after a short warm-up. The scenarios compared
    with each other (bare view, Level 1 through both doors and with both kinds of token,
    Level 2) run in ``--rounds`` interleaved rounds (default 5: two-second windows in turn, in a
-   new order each round, a second's pause before each), and
+   new order each round, a second's pause before each; the two kinds of token on Level 1
+   back to back, each first in every other round), and
    each one's windows are pooled into one latency histogram, so every ratio below compares
    the code paths over the same stretch of the machine's time;
 4. prints throughput and latency (median, p95, p99), the ratios to the bare view, and the
@@ -56,8 +57,12 @@ from . import loadgen
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/xmemo_bench"
 RESULTS = ROOT / "bench" / "results"
+API_LEVEL1 = "Level 1 root"
 OAUTH_LEVEL1 = "Level 1 root (OAuth)"
 OAUTH_MAX_RATIO = 1.10
+# A compared scenario: its label, its requests' key, the Authorization header (None: the bench
+# token's) and the server ("": gunicorn).
+Scenario = tuple[str, str, str | None, str]
 LEVEL0_P95_MS = 20.0
 LEVEL1_TAIL_RATIO = 1.5
 MCP_MIN_SHARE = 0.5
@@ -444,25 +449,33 @@ def main() -> None:
         # kinds of token, Level 2) are measured in interleaved rounds and each one's windows
         # pooled: this machine's speed drifts by tens of percent within a minute, and one
         # window after another would compare the machine's moments, not the code paths.
-        compared = [
-            ("bare view", "bare", None, ""),
-            ("Level 1 root", "level1", None, ""),
-            *((name, name, None, mcp_base) for name in MCP_LEVEL1),
-            (OAUTH_LEVEL1, "level1", oauth_auth, ""),
-            ("Level 2 resource", "level2", None, ""),
+        api_level1: Scenario = (API_LEVEL1, "level1", None, "")
+        oauth_level1: Scenario = (OAUTH_LEVEL1, "level1", oauth_auth, "")
+        # The two kinds of token on one Level 1 path are compared with each other only: their
+        # windows run back to back, each first in every other round, so that their ratio is
+        # the tokens' cost and not the machine's drift between two moments of a round.
+        by_mcp: list[list[Scenario]] = [[(name, name, None, mcp_base)] for name in MCP_LEVEL1]
+        units: list[list[Scenario]] = [
+            [("bare view", "bare", None, "")],
+            [api_level1, oauth_level1],
+            *by_mcp,
+            [("Level 2 resource", "level2", None, "")],
         ]
+        compared = [scenario for unit in units for scenario in unit]
         for label, key, token, at in compared:  # warm-up: caches, prepared statements
             measure(label, key, args.warmup, token, at)
         windows: dict[str, list[loadgen.Result]] = {label: [] for label, *_ in compared}
         order = random.Random(3)
-        for _ in range(args.rounds):
+        for round_number in range(args.rounds):
             # Each round in an order of its own, so that no scenario always follows the same one
             # (the MCP server's windows, say) into a machine that one left behind; and a pause
             # before each window, for the last one's connections to close and its server to
             # quiet down.
-            for label, key, token, at in order.sample(compared, len(compared)):
-                time.sleep(WINDOW_PAUSE_SECONDS)
-                windows[label].append(measure(label, key, args.seconds / args.rounds, token, at))
+            for unit in order.sample(units, len(units)):
+                for label, key, token, at in unit[:: -1 if round_number % 2 else 1]:
+                    time.sleep(WINDOW_PAUSE_SECONDS)
+                    result = measure(label, key, args.seconds / args.rounds, token, at)
+                    windows[label].append(result)
         results.extend(loadgen.merge(label, windows[label]) for label, *_ in compared)
         bare = results[0]
         results.append(timed(f"Level 0 @ {in_db:,}", "level0"))
@@ -492,7 +505,7 @@ def main() -> None:
     by_name = {r.name: r for r in results}
     print()
     verdicts = []
-    for label in ("Level 1 root", "Level 2 resource"):
+    for label in (API_LEVEL1, "Level 2 resource"):
         r = by_name[label]
         ok = r.rps >= 0.5 * bare.rps and r.p99_ms <= 10
         verdicts.append(ok)
@@ -500,7 +513,7 @@ def main() -> None:
             f"{'PASS' if ok else 'FAIL'}  {label}: {r.rps / bare.rps:.0%} of bare throughput "
             f"(target >= 50%), p99 {r.p99_ms:.2f} ms (target <= 10 ms)"
         )
-    level1 = by_name["Level 1 root"]
+    level1 = by_name[API_LEVEL1]
     tail = level1.p99_ms / bare.p99_ms
     ok = tail <= LEVEL1_TAIL_RATIO
     verdicts.append(ok)
@@ -518,7 +531,7 @@ def main() -> None:
             f"{level1.rps:,.0f} (target >= {MCP_MIN_SHARE:.0%}), p99 {r.p99_ms:.2f} ms "
             f"(target <= {MCP_P99_MS:.0f} ms)"
         )
-    api, oauth = by_name["Level 1 root"], by_name[OAUTH_LEVEL1]
+    api, oauth = by_name[API_LEVEL1], by_name[OAUTH_LEVEL1]
     ratio = api.rps / oauth.rps  # cost per request, OAuth over API token
     verdicts.append(ratio <= OAUTH_MAX_RATIO)
     print(
