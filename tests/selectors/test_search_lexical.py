@@ -3,8 +3,10 @@ forgiven, and the per-workspace vocabulary that weighs them (PostgreSQL)."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from django.db import connection, connections
@@ -261,3 +263,60 @@ def test_when_more_skills_hold_every_word_than_are_ranked_the_named_ones_are_kep
         instruction_body=body,
     )
     assert _slugs(actor_for(env.owner), "rotate signing keystore")[0] == "keystore-rotation"
+
+
+def _plan_shape(plan: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """Each node of an EXPLAIN (FORMAT JSON) plan: its kind, table and estimated rows."""
+    shape = [(plan["Node Type"], plan.get("Relation Name"), plan["Plan Rows"])]
+    for child in plan.get("Plans", []):
+        shape += _plan_shape(child)
+    return shape
+
+
+def test_a_common_word_is_planned_like_a_rare_one(
+    env: Env, pg: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A query of one common word ("docker") asks for the first MATCH_BUDGET skills holding it.
+    Told how common the word was, the planner read the skills table from its start instead of
+    the word index, testing each row's large word vector until enough matched: at 100,000
+    skills 110-150 ms where the index answers in 10 (``make bench``, one-word searches). The
+    statement keeps the words from the planner: the plan is the same whatever the word, and
+    at scale it is the index's."""
+    from skills_app.infra import db
+    from skills_app.selectors.search import lexical
+
+    monkeypatch.setattr(lexical, "MATCH_BUDGET", 5)
+    body = "Build the zeppelin image and push it to the registry. " * 15
+    publish(env.owner, env.personal, slug="z-0", name="Image", instruction_body=body)
+    publish(env.owner, env.personal, slug="q", name="Quasar", instruction_body="A quasar.")
+    with connection.cursor() as cursor:  # 300 more skills like z-0, made in one statement
+        columns = (
+            "status, revision_count, search_name, search_description, search_body,"
+            " model_invocable, created_at, updated_at, current_revision_id,"
+            " latest_revision_id, published_revision_id, workspace_id"
+        )
+        cursor.execute(
+            f"INSERT INTO skills_app_skill (skill_id, slug, {columns})"
+            f" SELECT 'skill_copy' || g, 'z-' || g, {columns}"
+            " FROM skills_app_skill, generate_series(1, 300) g WHERE slug = 'z-0'"
+        )
+        cursor.execute("ANALYZE skills_app_skill")
+    statements: list[tuple[str, list[Any]]] = []
+    fetch_all = db.fetch_all
+
+    def recording(sql: str, params: list[Any], **kwargs: bool) -> list[tuple[Any, ...]]:
+        statements.append((sql, params))
+        return fetch_all(sql, params, **kwargs)
+
+    monkeypatch.setattr(db, "fetch_all", recording)
+    shapes = []
+    for word, found in (("zeppelin", 5), ("quasar", 1)):  # 5: the MATCH_BUDGET of 301
+        statements.clear()
+        assert len(_slugs(actor_for(env.owner), word)) == found
+        rank_sql, params = next((sql, p) for sql, p in statements if " hits AS " in sql)
+        with connection.cursor() as cursor:
+            cursor.execute("EXPLAIN (FORMAT JSON) " + rank_sql, params)
+            (explained,) = cursor.fetchone()
+        plan = explained if isinstance(explained, list) else json.loads(explained)
+        shapes.append(_plan_shape(plan[0]["Plan"]))
+    assert shapes[0] == shapes[1]
