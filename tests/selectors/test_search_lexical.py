@@ -276,16 +276,17 @@ def _plan_shape(plan: dict[str, Any]) -> list[tuple[Any, ...]]:
 def test_a_common_word_is_planned_like_a_rare_one(
     env: Env, pg: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A query of one common word ("docker") asks for the first MATCH_BUDGET skills holding it.
-    Told how common the word was, the planner read the skills table from its start instead of
-    the word index, testing each row's large word vector until enough matched: at 100,000
-    skills 110-150 ms where the index answers in 10 (``make bench``, one-word searches). The
-    statement keeps the words from the planner: the plan is the same whatever the word, and
-    at scale it is the index's."""
+    """A query of one common word ("docker") asks for the first EVERY_WORD_BUDGET skills holding
+    it. Told how common the word was, the planner read the skills table from its start instead
+    of the word index, testing each row's large word vector until enough matched: at 100,000
+    skills 110-150 ms where the index answers in 10 (``make bench``, common words). The
+    statement keeps the words from the planner: the plan is the same whatever the word, and at
+    scale it is the index's."""
     from skills_app.infra import db
     from skills_app.selectors.search import lexical
 
     monkeypatch.setattr(lexical, "MATCH_BUDGET", 5)
+    monkeypatch.setattr(lexical, "EVERY_WORD_BUDGET", 5)
     body = "Build the zeppelin image and push it to the registry. " * 15
     publish(env.owner, env.personal, slug="z-0", name="Image", instruction_body=body)
     publish(env.owner, env.personal, slug="q", name="Quasar", instruction_body="A quasar.")
@@ -310,7 +311,7 @@ def test_a_common_word_is_planned_like_a_rare_one(
 
     monkeypatch.setattr(db, "fetch_all", recording)
     shapes = []
-    for word, found in (("zeppelin", 5), ("quasar", 1)):  # 5: the MATCH_BUDGET of 301
+    for word, found in (("zeppelin", 5), ("quasar", 1)):  # 5: the EVERY_WORD_BUDGET of 301
         statements.clear()
         assert len(_slugs(actor_for(env.owner), word)) == found
         rank_sql, params = next((sql, p) for sql, p in statements if " hits AS " in sql)
