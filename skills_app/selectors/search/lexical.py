@@ -216,7 +216,9 @@ def _rank_postgresql(
         " 0) FROM t) + CASE WHEN c.slug = %s THEN 1.0 ELSE 0.0 END AS score"
         " FROM cand c ORDER BY score DESC, c.id LIMIT %s"
     )
-    return [(pk, float(score)) for pk, score in db.fetch_all(sql, params, prepare=False)]
+    # Prepared: with no word in sight the plan is the same for every query, so each connection
+    # plans the statement once instead of for every search (about 1 ms of its 4-5).
+    return [(pk, float(score)) for pk, score in db.fetch_all(sql, params)]
 
 
 # The embedded default (SQLite): candidates by substring, the same weights in Python.
