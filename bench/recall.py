@@ -22,7 +22,8 @@ What it does, all on this machine and on loopback only:
    the code paths over the same stretch of the machine's time;
 4. prints throughput and latency (median, p95, p99), the ratios to the bare view, and the
    targets: Level 1 and 2 throughput >= 50% of bare with p99 <= 10 ms, Level 0 p95 <= 20 ms
-   (query embedding included; its time alone is printed on its own line);
+   (query embedding included; its time alone is printed on its own line), for three-word
+   searches and, on a line of their own, searches of one or two common words;
 5. measures Level 1 again with an OAuth access token (docs/contract.md §12) and prints its cost per
    request
    as a ratio to the API token's (target: at most 1.10);

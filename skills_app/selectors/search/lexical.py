@@ -36,7 +36,7 @@ from ...models import Skill
 from .gate import Gate
 
 _SKILL = Skill._meta.db_table
-# Matches read per query: the rare words' (all of them) and, separately, those of all the words.
+# The rare words' matches read per query, all of each word's (``_rarest_within_budget``).
 MATCH_BUDGET = 2000
 # Skills holding every word read per query: for words held by thousands, the bulk of a search's
 # time (at 100,000 skills, one common word: 10 ms reading 2,000 of them, 6.5 ms reading 1,000).
