@@ -239,14 +239,8 @@ def _paths(sample: int) -> dict[str, loadgen.Requests]:
     ]
     # Distinct queries, so that each search runs the embedding model (repeated queries are
     # answered from a per-process cache of query vectors).
-    level0 = [
-        "/v1/recall?" + urllib.parse.urlencode({"query": query, "limit": "10"})
-        for query in level0_queries(rng)
-    ]
-    short = [
-        "/v1/recall?" + urllib.parse.urlencode({"query": query, "limit": "10"})
-        for query in short_queries(rng)
-    ]
+    level0 = _searches(level0_queries(rng))
+    short = _searches(short_queries(rng))
     slugs = [slug for slug, _, _ in skills]
     return {
         "bare": loadgen.Requests(paths=("/bench/bare",)),
@@ -292,6 +286,13 @@ def _mcp_recalls(slugs: list[str], *, modern: bool) -> loadgen.Requests:
         for index, slug in enumerate(slugs)
     )
     return loadgen.Requests(target="/mcp", bodies=bodies, headers=tuple(headers))
+
+
+def _searches(queries: list[str]) -> list[str]:
+    """Level 0 requests, top 10, one per query."""
+    return [
+        "/v1/recall?" + urllib.parse.urlencode({"query": query, "limit": "10"}) for query in queries
+    ]
 
 
 def short_queries(rng: random.Random) -> list[str]:
