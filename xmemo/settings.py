@@ -110,6 +110,12 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # Django's SQLite backend, flushing in an order the component guard accepts
+    # (skills_app/infra/sqlite3/base.py).
+    DATABASES["default"]["ENGINE"] = "skills_app.infra.sqlite3"
+    # Tests run in memory, Django's default for SQLite, said here because tools that know SQLite
+    # only by Django's engine name (pytest-django under xdist) would otherwise derive a file name.
+    DATABASES["default"]["TEST"] = {"NAME": ":memory:"}
     DATABASES["default"]["OPTIONS"] = {"timeout": 30, "transaction_mode": "IMMEDIATE"}
 elif XMEMO_DB_POOL_MAX_SIZE > 0:
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
