@@ -18,6 +18,7 @@ import anyio
 import httpx
 import httpx2
 import pytest
+from django.db import connection as db
 from mcp import Client
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
@@ -31,6 +32,7 @@ from oauth2_provider.models import AccessToken
 from playwright.async_api import Route, async_playwright
 
 from skills_app.access import Actor
+from skills_app.gateway.auth import clear_token_cache
 from skills_app.models import OAuthConnection
 from skills_app.profiles import tools_for_profile
 from skills_app.services.accounts import token_revoke
@@ -196,9 +198,16 @@ def test_sdk_oauth_client_connects_through_console_consent(live_url: str) -> Non
             f"{live_url}/mcp", headers=bearer(access), json={}, timeout=10
         ).status_code
 
-    AccessToken.objects.update(resource=["https://other.example/mcp"])
+    def move_audience(resource: str) -> None:
+        AccessToken.objects.update(resource=[resource])
+        if db.vendor != "postgresql":
+            # No NOTIFY off PostgreSQL: there a token changed by plain SQL is seen anew once its
+            # cached verification ages out (XMEMO_AUTH_CACHE_SECONDS, gateway/auth.py), as here.
+            clear_token_cache()
+
+    move_audience("https://other.example/mcp")
     assert mcp_status() == 401
-    AccessToken.objects.update(resource=[f"{live_url}/mcp"])
+    move_audience(f"{live_url}/mcp")
     assert [t.name for t in with_mcp(live_url, access, lambda c: c.list_tools()).tools] == tools
     token_revoke(actor=Actor(user=user), token=token)
     assert mcp_status() == 401
