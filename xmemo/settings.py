@@ -241,9 +241,12 @@ WHITENOISE_USE_FINDERS = True
 DATA_UPLOAD_MAX_MEMORY_SIZE = 32 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
 
-# Per-token request rate shared by REST and MCP tool calls (skills_app.gateway.ratelimit);
-# empty for no limit.
+# Request rates shared by REST and MCP tool calls (skills_app.gateway.ratelimit), per token, per
+# person (all their tokens and their console session together) and per workspace (the tokens
+# restricted to it or owned by it together); empty for no limit.
 XMEMO_RATE_LIMIT = os.environ.get("XMEMO_RATE_LIMIT", "6000/min")
+XMEMO_RATE_LIMIT_USER = os.environ.get("XMEMO_RATE_LIMIT_USER", "6000/min")
+XMEMO_RATE_LIMIT_WORKSPACE = os.environ.get("XMEMO_RATE_LIMIT_WORKSPACE", "30000/min")
 
 # --- REST framework -------------------------------------------------------------------------
 REST_FRAMEWORK = {
