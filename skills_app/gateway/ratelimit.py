@@ -33,9 +33,11 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
+from django.http import HttpRequest
 
 from .. import errors
 from ..models import ApiToken
+from .auth import client_ip
 
 SYNC_SECONDS = 0.5
 RETRY_SECONDS = 1.0
@@ -134,6 +136,36 @@ def _buckets(token: ApiToken | None, user: Any) -> list[tuple[str, str]]:
     return buckets
 
 
+# Unauthenticated endpoints that cost work, counted per client address (docs/contract.md §16b):
+# the action → the setting holding its rate.
+ADDRESS_RATES = {
+    "oauth_register": "XMEMO_RATE_LIMIT_OAUTH_REGISTER",
+    "oauth_token": "XMEMO_RATE_LIMIT_OAUTH_TOKEN",
+    "signin": "XMEMO_RATE_LIMIT_SIGNIN",
+    "signup": "XMEMO_RATE_LIMIT_SIGNUP",
+    "password_reset": "XMEMO_RATE_LIMIT_PASSWORD_RESET",
+}
+
+
+def check_address_rate(action: str, request: HttpRequest) -> None:
+    """Count one ``action`` from the request's client address (``gateway.auth.client_ip``);
+    RateLimited (429, with ``retry_after``) when that address is over the action's rate."""
+    rate = parse_rate(getattr(settings, ADDRESS_RATES[action]))
+    address = client_ip(request)
+    if rate is None or address is None:
+        return
+    _raise_over(limiter.hit(f"a:{action}:{address}", *rate), rate)
+
+
+def _raise_over(wait: float | None, rate: tuple[int, int]) -> None:
+    if wait is not None:
+        raise errors.RateLimited(
+            f"Too many requests: the limit is {rate[0]} per {rate[1]} seconds; retry in "
+            f"{int(wait)} s.",
+            details={"retry_after": int(wait), "limit": rate[0], "period_seconds": rate[1]},
+        )
+
+
 def check_rate(token: ApiToken | None, user: Any) -> None:
     """Raise RateLimited (429, with ``retry_after``) when the caller is over a rate: its token's,
     its user's or its workspace's. Every bucket counts the request, refused or not."""
@@ -146,9 +178,4 @@ def check_rate(token: ApiToken | None, user: Any) -> None:
         if wait is not None and (refusal is None or wait > refusal[0]):
             refusal = (wait, rate)
     if refusal is not None:
-        wait, (limit, period) = refusal
-        raise errors.RateLimited(
-            f"Too many requests: the limit is {limit} per {period} seconds; retry in "
-            f"{int(wait)} s.",
-            details={"retry_after": int(wait), "limit": limit, "period_seconds": period},
-        )
+        _raise_over(*refusal)
