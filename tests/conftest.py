@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from django.conf import settings as django_settings
+from django.core.cache import cache
 
 from skills_app.errors import SandboxUnavailable
 from skills_app.sandbox import selftest
@@ -32,6 +33,15 @@ def env(db: None) -> Env:
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings: Any) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_rate_limits() -> None:
+    """Rate-limit counts (per address too: every test client is 127.0.0.1) start at zero."""
+    from skills_app.gateway.ratelimit import limiter
+
+    limiter.reset()
+    cache.clear()
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -190,6 +190,8 @@ AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("XMEMO_LOGIN_LOCKOUT_MI
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "skills_app.console.throttle.lockout_response"
+# The one rule for the client address (XMEMO_TRUSTED_PROXIES), shared with the rate limits.
+AXES_CLIENT_IP_CALLABLE = "skills_app.gateway.auth.client_ip"
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/login/"
@@ -247,9 +249,24 @@ WHITENOISE_USE_FINDERS = True
 DATA_UPLOAD_MAX_MEMORY_SIZE = 32 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
 
-# Per-token request rate shared by REST and MCP tool calls (skills_app.gateway.ratelimit);
-# empty for no limit.
+# Request rates shared by REST and MCP tool calls (skills_app.gateway.ratelimit), per token, per
+# person (all their tokens and their console session together) and per workspace (the tokens
+# restricted to it or owned by it together); empty for no limit.
 XMEMO_RATE_LIMIT = os.environ.get("XMEMO_RATE_LIMIT", "6000/min")
+XMEMO_RATE_LIMIT_USER = os.environ.get("XMEMO_RATE_LIMIT_USER", "6000/min")
+XMEMO_RATE_LIMIT_WORKSPACE = os.environ.get("XMEMO_RATE_LIMIT_WORKSPACE", "30000/min")
+# Unauthenticated endpoints that cost work, per client address (docs/contract.md §16b): OAuth
+# client registration and token endpoint, sign-in (over all accounts; django-axes locks one
+# account per address), sign-up and password reset. Only POSTs count.
+XMEMO_RATE_LIMIT_OAUTH_REGISTER = os.environ.get("XMEMO_RATE_LIMIT_OAUTH_REGISTER", "10/min")
+XMEMO_RATE_LIMIT_OAUTH_TOKEN = os.environ.get("XMEMO_RATE_LIMIT_OAUTH_TOKEN", "60/min")
+XMEMO_RATE_LIMIT_SIGNIN = os.environ.get("XMEMO_RATE_LIMIT_SIGNIN", "60/min")
+XMEMO_RATE_LIMIT_SIGNUP = os.environ.get("XMEMO_RATE_LIMIT_SIGNUP", "10/min")
+XMEMO_RATE_LIMIT_PASSWORD_RESET = os.environ.get("XMEMO_RATE_LIMIT_PASSWORD_RESET", "10/min")
+# The client address behind reverse proxies: REMOTE_ADDR, unless it is one of these addresses or
+# networks (comma-separated), whose X-Forwarded-For is then read from the right up to the first
+# hop that is not one of them. Empty (the default): no header is believed, nobody can spoof it.
+XMEMO_TRUSTED_PROXIES = env_list("XMEMO_TRUSTED_PROXIES", "")
 
 # --- REST framework -------------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -361,6 +378,9 @@ OAUTH2_PROVIDER = {
     # plaintext redirect URI is refused (skills_app/oauth/redirects.py, also in the admin).
     "APPLICATION_ADMIN_CLASS": "skills_app.oauth.admin.LoopbackOnlyApplicationAdmin",
 }
+# A registered client with no consent, grant or token this many hours after registering is
+# deleted by `manage.py expire_oauth_clients` (run it from cron; docs/oauth.md).
+XMEMO_OAUTH_UNUSED_CLIENT_HOURS = float(os.environ.get("XMEMO_OAUTH_UNUSED_CLIENT_HOURS", "24"))
 # oauth2_provider.W008 flags `http` in ALLOWED_REDIRECT_URI_SCHEMES (RFC 9700 §2.1). It is safe
 # here: plaintext redirects are accepted for loopback hosts only (127.0.0.1, ::1), enforced by
 # skills_app.oauth.redirects on registration, its RFC 7592 update and the admin, and by

@@ -30,6 +30,7 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from .. import access, errors
+from ..gateway.auth import client_ip
 from ..models import Job, Membership, Skill, SkillRevision, Workspace
 
 P = ParamSpec("P")
@@ -56,10 +57,6 @@ def with_security_headers(response: _Response) -> _Response:
     response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
     response.headers.setdefault("Referrer-Policy", "same-origin")
     return response
-
-
-def client_ip(request: HttpRequest) -> str | None:
-    return request.META.get("REMOTE_ADDR") or None
 
 
 def console_actor(request: HttpRequest) -> access.Actor:

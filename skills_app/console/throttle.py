@@ -1,13 +1,21 @@
-"""Sign-in throttling: django-axes, for the sign-ins that come over HTTP."""
+"""Sign-in throttling: django-axes, for the sign-ins that come over HTTP; and the per-address
+rate of the unauthenticated endpoints that cost work (``gateway.ratelimit.check_address_rate``)
+adapted to the console's pages and the OAuth endpoints' JSON."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import wraps
 from typing import Any
 
 from axes.backends import AxesStandaloneBackend
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 
+from .. import errors
+from ..gateway.errors import error_response
+from ..gateway.ratelimit import check_address_rate
 from .base import error_page
 
 
@@ -45,3 +53,31 @@ def lockout_response(
         message=f"Signing in to this account from here is paused for {minutes} minutes after "
         "too many wrong passwords. Try again later, or ask an administrator to reset it.",
     )
+
+
+View = Callable[..., HttpResponseBase]
+
+
+def address_limited(action: str, *, json: bool = False) -> Callable[[View], View]:
+    """Count every POST to the view against ``action``'s per-address rate, before any work; over
+    it, 429 with ``Retry-After``: the error envelope (``json``, the OAuth endpoints) or a page."""
+
+    def wrap(view: View) -> View:
+        @wraps(view)
+        def limited(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+            if request.method == "POST":
+                try:
+                    check_address_rate(action, request)
+                except errors.RateLimited as exc:
+                    if json:
+                        return error_response(exc)
+                    page = error_page(
+                        request, status=429, title="Too many requests", message=exc.message
+                    )
+                    page["Retry-After"] = str(exc.details["retry_after"])
+                    return page
+            return view(request, *args, **kwargs)
+
+        return limited
+
+    return wrap

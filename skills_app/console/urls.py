@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
+from .throttle import address_limited
 from .views import (
     admin,
     auth,
@@ -22,11 +23,15 @@ app_name = "console"
 
 urlpatterns = [
     path("", auth.home, name="home"),
-    path("login/", auth.LoginView.as_view(), name="login"),
+    path("login/", address_limited("signin")(auth.LoginView.as_view()), name="login"),
     path("logout/", auth.LogoutView.as_view(), name="logout"),
-    path("signup/", invitations.signup, name="signup"),
+    path("signup/", address_limited("signup")(invitations.signup), name="signup"),
     path("invite/<str:token>/", invitations.invitation, name="invitation"),
-    path("password-reset/", auth.PasswordResetView.as_view(), name="password_reset"),
+    path(
+        "password-reset/",
+        address_limited("password_reset")(auth.PasswordResetView.as_view()),
+        name="password_reset",
+    ),
     path("password-reset/sent/", auth.PasswordResetDoneView.as_view(), name="password_reset_done"),
     path(
         "password-reset/<uidb64>/<token>/",

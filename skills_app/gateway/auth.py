@@ -28,6 +28,7 @@ cache forgets them when their token family is revoked (a trigger NOTIFYs on thei
 
 from __future__ import annotations
 
+import ipaddress
 import threading
 import time
 from collections.abc import Callable
@@ -206,8 +207,34 @@ def _touch(token: ApiToken, now: float, wall: Any) -> None:
         token.last_used_at = wall
 
 
+def _trusted(address: str, proxies: list[str]) -> bool:
+    try:
+        ip = ipaddress.ip_address(address)
+        return any(ip in ipaddress.ip_network(proxy, strict=False) for proxy in proxies)
+    except ValueError:
+        return False
+
+
 def client_ip(request: HttpRequest) -> str | None:
-    return request.META.get("REMOTE_ADDR") or None
+    """The address of the client: ``REMOTE_ADDR``, unless that is one of
+    ``XMEMO_TRUSTED_PROXIES`` (addresses or networks; none by default, so no header is believed).
+    Then ``X-Forwarded-For`` is read from the right, each trusted proxy appending the address it
+    was reached from, and the first hop that is not a trusted proxy is the client — whatever a
+    client wrote further left is its own claim and never believed."""
+    remote: str | None = request.META.get("REMOTE_ADDR") or None
+    proxies = settings.XMEMO_TRUSTED_PROXIES
+    if remote is None or not proxies or not _trusted(remote, proxies):
+        return remote
+    for hop in reversed(request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")):
+        hop = hop.strip()
+        try:
+            ipaddress.ip_address(hop)
+        except ValueError:
+            break  # malformed: stop believing the chain here
+        if not _trusted(hop, proxies):
+            return hop
+        remote = hop
+    return remote
 
 
 def actor_for_secret(

@@ -1,5 +1,12 @@
-"""Per-token rate limiting for every door (REST and MCP tool calls share one count), backed by
-the Django cache (Redis in production).
+"""Rate limiting for every door (REST and MCP tool calls share one count), backed by the Django
+cache (Redis in production).
+
+A request counts in up to three buckets and is refused when any is over its rate: its token
+(``XMEMO_RATE_LIMIT``), the person behind it (``XMEMO_RATE_LIMIT_USER``; a console session counts
+here too) and the workspace a token is tied to — restricted to or owned by
+(``XMEMO_RATE_LIMIT_WORKSPACE``). So minting more tokens does not multiply a person's or a team's
+budget (docs/contract.md §16b). A workspace's own token (a service account) counts in its
+workspace's bucket, not in the bucket of the person who created it.
 
 Fixed windows of the configured period (``XMEMO_RATE_LIMIT``, e.g. ``6000/min``; empty for no
 limit), counted in the shared cache with ``incr`` so every worker process sees the
@@ -26,9 +33,11 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
+from django.http import HttpRequest
 
 from .. import errors
 from ..models import ApiToken
+from .auth import client_ip
 
 SYNC_SECONDS = 0.5
 RETRY_SECONDS = 1.0
@@ -112,28 +121,61 @@ class RateLimiter:
 limiter = RateLimiter()
 
 
-def _rate() -> tuple[int, int] | None:
-    return parse_rate(settings.XMEMO_RATE_LIMIT)
-
-
-def throttle_key(token: ApiToken | None, user: Any) -> str | None:
+def _buckets(token: ApiToken | None, user: Any) -> list[tuple[str, str]]:
+    """(key, rate setting) of every bucket the request counts in."""
+    buckets: list[tuple[str, str]] = []
     if token is not None:
-        return f"t:{token.token_id}"
-    if user is not None and getattr(user, "is_authenticated", False):
-        return f"u:{user.pk}"
-    return None
+        buckets.append((f"t:{token.token_id}", "XMEMO_RATE_LIMIT"))
+        if token.workspace_id is not None:
+            buckets.append((f"w:{token.workspace_id}", "XMEMO_RATE_LIMIT_WORKSPACE"))
+        if token.owned_by_workspace:
+            return buckets
+        buckets.append((f"u:{token.user_id}", "XMEMO_RATE_LIMIT_USER"))
+    elif user is not None and getattr(user, "is_authenticated", False):
+        buckets.append((f"u:{user.pk}", "XMEMO_RATE_LIMIT_USER"))
+    return buckets
 
 
-def check_rate(token: ApiToken | None, user: Any) -> None:
-    """Raise RateLimited (429, with ``retry_after``) when the caller is over its rate."""
-    rate = _rate()
-    key = throttle_key(token, user)
-    if rate is None or key is None:
+# Unauthenticated endpoints that cost work, counted per client address (docs/contract.md §16b):
+# the action → the setting holding its rate.
+ADDRESS_RATES = {
+    "oauth_register": "XMEMO_RATE_LIMIT_OAUTH_REGISTER",
+    "oauth_token": "XMEMO_RATE_LIMIT_OAUTH_TOKEN",
+    "signin": "XMEMO_RATE_LIMIT_SIGNIN",
+    "signup": "XMEMO_RATE_LIMIT_SIGNUP",
+    "password_reset": "XMEMO_RATE_LIMIT_PASSWORD_RESET",
+}
+
+
+def check_address_rate(action: str, request: HttpRequest) -> None:
+    """Count one ``action`` from the request's client address (``gateway.auth.client_ip``);
+    RateLimited (429, with ``retry_after``) when that address is over the action's rate."""
+    rate = parse_rate(getattr(settings, ADDRESS_RATES[action]))
+    address = client_ip(request)
+    if rate is None or address is None:
         return
-    wait = limiter.hit(key, *rate)
+    _raise_over(limiter.hit(f"a:{action}:{address}", *rate), rate)
+
+
+def _raise_over(wait: float | None, rate: tuple[int, int]) -> None:
     if wait is not None:
         raise errors.RateLimited(
             f"Too many requests: the limit is {rate[0]} per {rate[1]} seconds; retry in "
             f"{int(wait)} s.",
             details={"retry_after": int(wait), "limit": rate[0], "period_seconds": rate[1]},
         )
+
+
+def check_rate(token: ApiToken | None, user: Any) -> None:
+    """Raise RateLimited (429, with ``retry_after``) when the caller is over a rate: its token's,
+    its user's or its workspace's. Every bucket counts the request, refused or not."""
+    refusal: tuple[float, tuple[int, int]] | None = None
+    for key, setting in _buckets(token, user):
+        rate = parse_rate(getattr(settings, setting))
+        if rate is None:
+            continue
+        wait = limiter.hit(key, *rate)
+        if wait is not None and (refusal is None or wait > refusal[0]):
+            refusal = (wait, rate)
+    if refusal is not None:
+        _raise_over(*refusal)

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.conf import settings
 from django.db import models
 
@@ -98,6 +100,14 @@ class ApiToken(models.Model):
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # A token minted with an OAuth access token (or with a token minted so): the consent token of
+    # that OAuth connection, whose revocation revokes this one too (docs/contract.md §16b).
+    minted_through = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="minted"
+    )
+    # Not stored: set on the consent token by ``oauth.tokens`` while it acts for an OAuth access
+    # token, to that access token's own expiry, which bounds what it mints.
+    oauth_access_expires: datetime | None = None
 
     class Meta:
         ordering = ["-created_at"]

@@ -22,6 +22,9 @@ from oauth2_provider.views import (
     DynamicClientRegistrationView,
 )
 
+# Registration is open (docs/contract.md §16b): one client holds at most this many.
+MAX_REDIRECT_URIS = 10
+
 
 def plaintext_off_loopback(uris: Iterable[str]) -> list[str]:
     """The ``http`` URIs among ``uris`` whose host is not loopback, in the library's sense of
@@ -53,18 +56,26 @@ def _requested_redirect_uris(request: HttpRequest) -> list[str]:
 
 
 def _refusal(request: HttpRequest) -> HttpResponse | None:
-    """The RFC 7591 §3.2.2 error for a registration (or its update) naming a plaintext
-    non-loopback redirect URI, answered before the library stores anything."""
-    refused = plaintext_off_loopback(_requested_redirect_uris(request))
+    """The RFC 7591 §3.2.2 error for a registration (or its update) naming more than
+    ``MAX_REDIRECT_URIS`` redirect URIs or a plaintext non-loopback one, answered before the
+    library stores anything."""
+    uris = _requested_redirect_uris(request)
+    if len(uris) > MAX_REDIRECT_URIS:
+        return _invalid_redirect_uri(
+            f"a client registers at most {MAX_REDIRECT_URIS} redirect URIs, not {len(uris)}"
+        )
+    refused = plaintext_off_loopback(uris)
     if not refused:
         return None
+    return _invalid_redirect_uri(
+        "plaintext http redirect URIs must be loopback "
+        "(http://127.0.0.1:PORT/ or http://[::1]:PORT/): " + " ".join(refused)
+    )
+
+
+def _invalid_redirect_uri(description: str) -> HttpResponse:
     return JsonResponse(
-        {
-            "error": "invalid_redirect_uri",
-            "error_description": "plaintext http redirect URIs must be loopback "
-            "(http://127.0.0.1:PORT/ or http://[::1]:PORT/): " + " ".join(refused),
-        },
-        status=400,
+        {"error": "invalid_redirect_uri", "error_description": description}, status=400
     )
 
 

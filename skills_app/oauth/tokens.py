@@ -37,6 +37,7 @@ def access_for(checksum: str) -> OAuthAccess | None:
     )
     if connection is None:
         return None
+    connection.api_token.oauth_access_expires = row["expires"]
     return OAuthAccess(
         token=connection.api_token,
         expires=row["expires"],

@@ -307,6 +307,24 @@ def _require_within_parent(
         )
 
 
+def _within_oauth_access(parent: ApiToken, expires_at: datetime | None) -> datetime | None:
+    """The expiry of a token made with ``parent``: a token acting for an OAuth access token
+    mints tokens that expire no later than that access token (docs/contract.md §16b) — none
+    asked for means exactly then, a later one is refused."""
+    latest = parent.oauth_access_expires
+    if latest is None:
+        return expires_at
+    if expires_at is None:
+        return latest
+    if expires_at > latest:
+        raise errors.ValidationFailed(
+            "A token made with an OAuth access token expires no later than it: "
+            f"set expires_at to {latest.isoformat()} or earlier, or leave it out.",
+            details={"field": "expires_at", "latest": latest.isoformat()},
+        )
+    return expires_at
+
+
 WORKSPACE_TOKEN_ROLES = ("member", "admin")
 
 
@@ -351,7 +369,12 @@ def token_create(
     """
     if role:
         _workspace_token_check(actor, workspace, role)
+    minted_through = None
     if actor.token is not None:
+        expires_at = _within_oauth_access(actor.token, expires_at)
+        minted_through = (
+            actor.token if actor.token.oauth_access_expires else actor.token.minted_through
+        )
         _require_within_parent(
             actor.token, scopes=scopes, workspace=workspace, profile=profile, expires_at=expires_at
         )
@@ -387,6 +410,7 @@ def token_create(
         client_profile=profile,
         expires_at=expires_at,
         role=role,
+        minted_through=minted_through,
     )
     audit_workspace = workspace or personal_workspace_ensure(user=user)
     audit_record(
@@ -414,15 +438,27 @@ def token_revoke(*, actor: Actor, token: ApiToken) -> ApiToken:
         require_workspace_admin(actor, token.workspace)  # the team's, whoever made it
     elif actor.user is None or token.user_id != actor.user.pk:
         raise errors.NotFound("Token not found.", details={"token_id": token.token_id})
-    if token.revoked_at is None:
-        token.revoked_at = timezone.now()
-        token.save(update_fields=["revoked_at"])
-        audit_workspace = token.workspace or personal_workspace_ensure(user=token.user)
-        audit_record(
-            actor=actor,
-            workspace=audit_workspace,
-            action="token.revoke",
-            target_type="token",
-            target_id=token.token_id,
-        )
+    _revoke(actor, token)
+    # Revoking an OAuth connection's consent revokes every token minted through it. Each row is
+    # saved, so this process's verified-token cache forgets it now and others at their next
+    # request (gateway/auth.py).
+    for minted in ApiToken.objects.select_for_update().filter(
+        minted_through=token, revoked_at__isnull=True
+    ):
+        _revoke(actor, minted, data={"minted_through": token.token_id})
     return token
+
+
+def _revoke(actor: Actor, token: ApiToken, data: dict[str, str] | None = None) -> None:
+    if token.revoked_at is not None:
+        return
+    token.revoked_at = timezone.now()
+    token.save(update_fields=["revoked_at"])
+    audit_record(
+        actor=actor,
+        workspace=token.workspace or personal_workspace_ensure(user=token.user),
+        action="token.revoke",
+        target_type="token",
+        target_id=token.token_id,
+        data=data,
+    )

@@ -9,10 +9,22 @@ tokens deleted, so they can never pick up the new limits.
 
 from __future__ import annotations
 
+from datetime import timedelta
+from typing import Any
 from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.db import transaction
-from oauth2_provider.models import AbstractApplication, AccessToken, RefreshToken
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
+from oauth2_provider.models import (
+    AbstractApplication,
+    AccessToken,
+    Application,
+    Grant,
+    RefreshToken,
+)
+from oauth2_provider.settings import oauth2_settings
 
 from .. import errors
 from ..access import ADMIN_ROLES, Actor, require_role
@@ -133,3 +145,33 @@ def refresh_replay_record(*, application: AbstractApplication, user_id: int) -> 
         target_id=connection.api_token.token_id,
         data={"client_id": application.client_id, "family_revoked": True},
     )
+
+
+def public_client_without_secret(sender: Any, instance: AbstractApplication, **kwargs: Any) -> None:
+    """``pre_save`` hook on the library's Application: a public client
+    (``token_endpoint_auth_method`` none, as MCP clients register) never authenticates with a
+    secret, so it is given none: no slow password hash on open registration, no secret at rest."""
+    if instance._state.adding and instance.client_type == AbstractApplication.CLIENT_PUBLIC:
+        instance.client_secret = ""
+        instance.hash_client_secret = False
+
+
+@transaction.atomic
+def oauth_clients_expire() -> int:
+    """Delete the registered clients never used (docs/contract.md §16b): older than
+    ``XMEMO_OAUTH_UNUSED_CLIENT_HOURS`` with no consent, grant or token ever issued (the RFC 7592
+    registration token every registration gets does not count). Answers how many went."""
+    cutoff = timezone.now() - timedelta(hours=settings.XMEMO_OAUTH_UNUSED_CLIENT_HOURS)
+    issued = AccessToken.objects.filter(application=OuterRef("pk")).exclude(
+        scope=oauth2_settings.DCR_REGISTRATION_SCOPE
+    )
+    unused = (
+        Application.objects.filter(created__lt=cutoff)
+        .exclude(Exists(OAuthConnection.objects.filter(application=OuterRef("pk"))))
+        .exclude(Exists(Grant.objects.filter(application=OuterRef("pk"))))
+        .exclude(Exists(issued))
+        .exclude(Exists(RefreshToken.objects.filter(application=OuterRef("pk"))))
+    )
+    ids = list(unused.values_list("pk", flat=True))
+    Application.objects.filter(pk__in=ids).delete()  # their registration tokens go with them
+    return len(ids)

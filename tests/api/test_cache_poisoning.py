@@ -129,7 +129,7 @@ def test_a_pickle_under_every_cache_key_never_runs_and_reads_as_a_miss(
 
 
 def _throttle_key(client: redis.Redis) -> str:
-    [key] = [k.decode() for k in client.keys("*:throttle:*")]
+    [key] = [k.decode() for k in client.keys("*:throttle:t:*")]  # the token's bucket
     return key.split(":", 2)[2]
 
 
