@@ -39,9 +39,11 @@ class Command(BaseCommand):
             raise CommandError("No import roots are allowed: set XMEMO_IMPORT_DIR_ROOTS.")
         roots = split_roots(options["roots"])
         entries = list(directory_scan(roots, allowed_roots=allowed))
-        bad_roots = [entry for entry in entries if entry.status == "bad_root"]
-        if len(bad_roots) == len(roots):
-            for entry in bad_roots:
+        skipped = [e for e in entries if e.status in ("bad_root", "missing_root")]
+        # Missing roots are no error (a fresh install boots); a refused one that leaves nothing
+        # to walk is: the operator named the wrong place.
+        if len(skipped) == len(roots) and any(e.status == "bad_root" for e in skipped):
+            for entry in skipped:
                 self.stdout.write(format_log_line(entry))
             raise CommandError("None of the roots can be walked; see the lines above.")
         actor = Actor.for_system(via="cli")
@@ -66,5 +68,5 @@ class Command(BaseCommand):
                 if not result.created:
                     line += " (unchanged)"
             self.stdout.write(line)
-        manifests = len(entries) - len(bad_roots)
+        manifests = len(entries) - len(skipped)
         self.stdout.write(f"{registered} skill(s) registered from {manifests} manifest(s).")
