@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from skills_app.models import Skill
+from skills_app.models import AuditEntry, Skill
 from tests.factories import Env
 from tests.sources.helpers import FIXTURES
 
@@ -104,6 +104,7 @@ def test_missing_roots_are_skipped_so_a_fresh_install_boots(
         "0 skill(s) registered from 0 manifest(s).",
     ]
     assert not Skill.objects.exists()
+    assert not AuditEntry.objects.filter(action="skills.import.directory").exists()
 
 
 def test_a_root_that_exists_but_is_refused_still_fails_when_nothing_else_walks(

@@ -9,7 +9,7 @@ from skills_app import errors
 from skills_app.access import Actor
 from skills_app.domain.limits import slug_from_name
 from skills_app.models import Workspace
-from skills_app.services.skills import skill_save
+from skills_app.services.skills import directory_import_record, skill_save
 from skills_app.sources.directory import (
     directory_outcomes,
     directory_scan,
@@ -47,7 +47,7 @@ class Command(BaseCommand):
                 self.stdout.write(format_log_line(entry))
             raise CommandError("None of the roots can be walked; see the lines above.")
         actor = Actor.for_system(via="cli")
-        registered = 0
+        registered: list[str] = []
         for entry, outcome in directory_outcomes(entries):
             line = format_log_line(entry, outcome)
             if outcome == "registered" and entry.bundle is not None:
@@ -64,9 +64,15 @@ class Command(BaseCommand):
                 except errors.XmemoError as exc:
                     self.stdout.write(f"parse error at {entry.path}: {exc.message}")
                     continue
-                registered += 1
+                registered.append(result.revision.skill.slug)
                 if not result.created:
                     line += " (unchanged)"
             self.stdout.write(line)
+        directory_import_record(
+            actor=actor,
+            workspace=workspace,
+            roots=[str(root) for root in roots],
+            skills=registered,
+        )
         manifests = len(entries) - len(skipped)
-        self.stdout.write(f"{registered} skill(s) registered from {manifests} manifest(s).")
+        self.stdout.write(f"{len(registered)} skill(s) registered from {manifests} manifest(s).")
