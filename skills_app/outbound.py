@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
+from .domain.text import control_character_reason
 from .errors import ValidationFailed, XmemoError
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -47,6 +48,10 @@ def is_public(address: Address) -> bool:
 
 def split_url(url: str, refuse: Refuse) -> tuple[str, str, int]:
     """``(scheme, host, port)`` of an http(s) URL without credentials, else ``refuse``."""
+    # urlsplit silently drops tab, CR and LF; a URL holding them is refused, not rewritten.
+    control = control_character_reason(url)
+    if control:
+        raise refuse(url, f"it {control}")
     try:
         parts = urlsplit(url)
         port = parts.port

@@ -230,6 +230,12 @@ class RecallSearchOut(serializers.Serializer):
     )
 
 
+class RenderWarningOut(serializers.Serializer):
+    code = serializers.CharField(help_text="UNKNOWN_CONTEXT_VARIABLE")
+    field = serializers.CharField()
+    message = serializers.CharField()
+
+
 class RootDataOut(serializers.Serializer):
     skill_id = serializers.CharField()
     slug = serializers.CharField()
@@ -254,6 +260,12 @@ class RootDataOut(serializers.Serializer):
         required=False,
         allow_blank=True,
         help_text="Only when 'arguments' was given (docs/contract.md §11).",
+    )
+    render_warnings = RenderWarningOut(
+        many=True,
+        required=False,
+        help_text="Only when 'arguments' was given and the render left something out, such as "
+        "an unknown ${XMEMO_…} context variable (docs/contract.md §11).",
     )
 
 

@@ -69,6 +69,7 @@ def revision_tokens(
     return text_tokens(_json_text(content)) + ANSWER_ALLOWANCE
 
 
-def rendered_body_tokens(rendered_body: str) -> int:
-    """What an answer given ``arguments`` adds: its ``"rendered_body"`` member."""
-    return text_tokens(',"rendered_body":' + _json_text(rendered_body))
+def answer_member_tokens(key: str, value: Any) -> int:
+    """What one more member of an answer adds (``rendered_body``, ``render_warnings``, given
+    ``arguments``)."""
+    return text_tokens(f',"{key}":' + _json_text(value))

@@ -19,7 +19,7 @@ from skills_app.domain.paths import (
     validate_media_type,
 )
 from skills_app.domain.skillmd import IDENTITY_KEYS, validate_frontmatter
-from skills_app.domain.text import unstorable_reason
+from skills_app.domain.text import control_character_reason, unstorable_reason
 from skills_app.errors import (
     BodyTooLarge,
     ComponentTooLarge,
@@ -36,6 +36,8 @@ __all__ = [
     "MAX_PATH_LENGTH",
     "NAME_MAX",
     "SLUG_MAX",
+    "TOKEN_NAME_MAX",
+    "name_check",
     "slug_from_name",
     "validate_bundle",
     "validate_slug",
@@ -78,13 +80,27 @@ def slug_from_name(name: str) -> str:
     return slug or _FALLBACK_SLUG
 
 
-def _validate_text(value: str, *, field: str, limit: int) -> None:
+def _validate_text(value: str, *, field: str, limit: int, what: str = "") -> None:
     if not isinstance(value, str) or not value.strip() or len(value) > limit:
         raise ValidationFailed(
-            f"The {field} must be 1 to {limit} characters and not blank.",
+            f"{what or f'The {field}'} must be 1 to {limit} characters and not blank.",
             details={"field": field, "limit": limit},
         )
     _utf8_size(value, field=field)
+
+
+def name_check(value: str, *, field: str, limit: int, what: str) -> str:
+    """``value`` if it is a name (of a skill, workspace or token): 1 to ``limit`` characters,
+    not blank, storable, and no control character (docs/contract.md §16b) — else
+    ValidationFailed naming ``field``. ``what`` starts the message ("A token name")."""
+    _validate_text(value, field=field, limit=limit, what=what)
+    reason = control_character_reason(value)
+    if reason:
+        raise ValidationFailed(
+            f"{what} {reason}: a name is one line of text.",
+            details={"field": field},
+        )
+    return value
 
 
 def _utf8_size(value: str, *, field: str) -> int:
@@ -96,7 +112,7 @@ def _utf8_size(value: str, *, field: str) -> int:
 
 def validate_bundle(bundle: SkillBundle) -> None:
     """Raise the first broken rule of ``bundle``; components None (carried over) are skipped."""
-    _validate_text(bundle.name, field="name", limit=NAME_MAX)
+    name_check(bundle.name, field="name", limit=NAME_MAX, what="The name")
     _validate_text(bundle.description, field="description", limit=DESCRIPTION_MAX)
     if bundle.slug is not None:
         validate_slug(bundle.slug)
@@ -158,14 +174,11 @@ def validate_bundle(bundle: SkillBundle) -> None:
 
 
 MAX_WORKSPACE_NAME_LENGTH = 200
+TOKEN_NAME_MAX = 100
 
 
 def workspace_name_clean(name: str) -> str:
-    """A workspace's display name, trimmed: 1 to 200 characters."""
-    name = name.strip()
-    if not name or len(name) > MAX_WORKSPACE_NAME_LENGTH:
-        raise ValidationFailed(
-            f"A workspace name needs 1 to {MAX_WORKSPACE_NAME_LENGTH} characters.",
-            details={"field": "name"},
-        )
-    return name
+    """A workspace's display name, trimmed: a name of 1 to 200 characters."""
+    return name_check(
+        name.strip(), field="name", limit=MAX_WORKSPACE_NAME_LENGTH, what="A workspace name"
+    )

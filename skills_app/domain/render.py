@@ -12,7 +12,8 @@ Tokens, as written in the body:
 ``$ARG_COUNT``             how many positional arguments there are
 ``$name``                  the i-th positional argument, for the i-th name in ``argument-names``
 ``${XMEMO_SKILL_ID}``      ``${XMEMO_REVISION_ID}``, ``${XMEMO_WORKSPACE}``: from ``context``;
-                           any other ``${XMEMO_…}`` is empty (never the process environment)
+                           any other ``${XMEMO_…}`` is empty (never the process environment),
+                           with one warning per name (``Rendered.warnings``, and a log line)
 ``!`cmd```                 ``Bash(cmd)``
 ``@path``                  ``Read(path)`` at line start or after whitespace (so ``a@b.com`` stays)
 =========================  =====================================================================
@@ -30,14 +31,35 @@ argument can never be spliced into a shell command.
 
 from __future__ import annotations
 
+import logging
 import re
 import shlex
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TypedDict
 
 from skills_app.errors import RenderedTooLarge
 
+logger = logging.getLogger(__name__)
+
 MAX_RENDERED_BYTES = 262_144
 CONTEXT_VARIABLES = ("XMEMO_SKILL_ID", "XMEMO_REVISION_ID", "XMEMO_WORKSPACE")
+UNKNOWN_CONTEXT_VARIABLE = "UNKNOWN_CONTEXT_VARIABLE"
+
+
+class RenderWarning(TypedDict):
+    """The shape of the lint's warnings (docs/contract.md §17): code, field, message."""
+
+    code: str
+    field: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Rendered:
+    text: str
+    warnings: tuple[RenderWarning, ...]
+
 
 _TOKEN = re.compile(
     r"\$\{(?P<context>XMEMO_[A-Za-z0-9_]*)\}"
@@ -56,6 +78,15 @@ def tokenize_arguments(arguments: str) -> list[str]:
         return arguments.split()
 
 
+def _unknown_context(name: str) -> RenderWarning:
+    return {
+        "code": UNKNOWN_CONTEXT_VARIABLE,
+        "field": "instruction_body",
+        "message": f"${{{name}}} is not a context variable and was left empty; the known ones "
+        f"are {', '.join(CONTEXT_VARIABLES)}.",
+    }
+
+
 def render_body(
     body: str,
     *,
@@ -63,6 +94,18 @@ def render_body(
     argument_names: Sequence[str] = (),
     context: Mapping[str, str] | None = None,
 ) -> str:
+    """The rendered text alone (see ``render`` for its warnings)."""
+    return render(body, arguments=arguments, argument_names=argument_names, context=context).text
+
+
+def render(
+    body: str,
+    *,
+    arguments: str,
+    argument_names: Sequence[str] = (),
+    context: Mapping[str, str] | None = None,
+) -> Rendered:
+    """Render ``body`` in one pass; the warnings name each unknown ``${XMEMO_…}`` once."""
     positional = tokenize_arguments(arguments)
     named = {name: index for index, name in enumerate(argument_names, start=1)}
     known_context = {name: (context or {}).get(name, "") for name in CONTEXT_VARIABLES}
@@ -76,6 +119,8 @@ def render_body(
         kind = match.lastgroup
         value = match.group(kind) if kind else ""
         if kind == "context":
+            if value not in known_context:
+                unknown.setdefault(value, _unknown_context(value))
             return known_context.get(value, "")
         if kind == "index":
             return argument(int(value))
@@ -91,6 +136,7 @@ def render_body(
             return f"Bash({value})"
         return f"Read({value})"
 
+    unknown: dict[str, RenderWarning] = {}
     pieces: list[str] = []
     size = 0
 
@@ -112,4 +158,6 @@ def render_body(
         emit(replace(match))
         position = match.end()
     emit(body[position:])
-    return "".join(pieces)
+    if unknown:
+        logger.warning("unknown context variables left empty: %s", ", ".join(unknown))
+    return Rendered("".join(pieces), tuple(unknown.values()))

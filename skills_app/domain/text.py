@@ -7,8 +7,14 @@ the field, instead of failing in the database or in the JSON encoder of the erro
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
+
+# What a name (docs/contract.md §16b) may not hold: controls (CR, LF, tab, ESC, DEL, C1 such as
+# NEL) and the Unicode line and paragraph separators. A name travels into one-line places (mail
+# subjects, where Django refuses CR/LF and the mail is lost; log lines; HTTP headers).
+_LINE_BREAKING_CATEGORIES = ("Cc", "Zl", "Zp")
 
 
 def unstorable_reason(text: str) -> str | None:
@@ -20,6 +26,27 @@ def unstorable_reason(text: str) -> str | None:
     except UnicodeEncodeError:
         return "holds text that is not valid Unicode (a lone surrogate)"
     return None
+
+
+def control_character_reason(text: str) -> str | None:
+    """Why ``text`` cannot be a one-line name (it holds a control character), or None."""
+    for ch in text:
+        if unicodedata.category(ch) in _LINE_BREAKING_CATEGORIES:
+            return f"holds a control character (U+{ord(ch):04X})"
+    return None
+
+
+def one_line(text: str) -> str:
+    """``text`` with every run of control characters made one space: for a mail subject, which
+    Django refuses outright when it holds CR or LF (names stored before the rule may)."""
+    out: list[str] = []
+    for ch in text:
+        if unicodedata.category(ch) in _LINE_BREAKING_CATEGORIES:
+            if out and out[-1] != " ":
+                out.append(" ")
+        else:
+            out.append(ch)
+    return "".join(out).strip()
 
 
 def printable(text: str) -> str:

@@ -23,7 +23,14 @@ from ..access import (
     require_unrestricted,
     require_workspace_admin,
 )
-from ..domain.limits import SLUG_MAX, slug_from_name, validate_slug, workspace_name_clean
+from ..domain.limits import (
+    SLUG_MAX,
+    TOKEN_NAME_MAX,
+    name_check,
+    slug_from_name,
+    validate_slug,
+    workspace_name_clean,
+)
 from ..domain.tokens import TOKEN_PREFIX, token_hash
 from ..models import ApiToken, Membership, Workspace
 from ..profiles import DEFAULT_PROFILE, exposed_tools, profile_names
@@ -378,11 +385,7 @@ def token_create(
         _require_within_parent(
             actor.token, scopes=scopes, workspace=workspace, profile=profile, expires_at=expires_at
         )
-    name = name.strip()
-    if not name or len(name) > 100:
-        raise errors.ValidationFailed(
-            "A token name needs 1 to 100 characters.", details={"field": "name"}
-        )
+    name = name_check(name.strip(), field="name", limit=TOKEN_NAME_MAX, what="A token name")
     bad = [s for s in scopes if s not in SCOPES]
     if bad or not scopes:
         raise errors.ValidationFailed(

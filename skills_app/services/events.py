@@ -16,7 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..infra.queue import DELIVER_WEBHOOK, send_task
-from ..models import AuditEntry, Webhook, WebhookDelivery, ids
+from ..models import AuditEntry, SkillRevision, Webhook, WebhookDelivery, ids
 from .outbox import Outbox, outbox_send
 
 EVENT_TYPES = (
@@ -43,9 +43,36 @@ def event_type_of(entry: AuditEntry) -> str | None:
     if entry.action in _BY_ACTION:
         return _BY_ACTION[entry.action]
     if entry.action.startswith("skills.revision."):
+        if "to" in entry.data and entry.data["to"] == entry.data.get("from"):
+            return None  # an approval still short of the required count moved nothing
         # A save lands in a state ("state"), a transition moves to one ("to").
         return _BY_NEW_STATE.get(str(entry.data.get("to", entry.data.get("state", ""))))
     return None
+
+
+def _event_data(entry: AuditEntry) -> dict[str, Any]:
+    """An event's ``data``: the audit entry's own keys (kept for receivers that read them) and,
+    for every revision event, which skill and revision moved and where it is now — read from the
+    revision, so a save, a review decision and a superseded publication say it alike."""
+    data: dict[str, Any] = {
+        f"{entry.target_type}_id": entry.target_id,
+        **entry.data,
+        "actor": entry.actor_label,
+    }
+    if entry.target_type == "revision":
+        revision = (
+            SkillRevision.objects.select_related("skill")
+            .only("revision_id", "revision_number", "state", "skill__skill_id", "skill__slug")
+            .get(revision_id=entry.target_id)
+        )
+        data.update(
+            skill_id=revision.skill.skill_id,
+            slug=revision.skill.slug,
+            revision_id=revision.revision_id,
+            revision_number=revision.revision_number,
+            state=revision.state,
+        )
+    return data
 
 
 def emit_from_audit(entry: AuditEntry) -> None:
@@ -63,11 +90,7 @@ def emit_from_audit(entry: AuditEntry) -> None:
         "type": event_type,
         "created_at": timezone.now().isoformat(),
         "workspace": entry.workspace.slug,
-        "data": {
-            f"{entry.target_type}_id": entry.target_id,
-            **entry.data,
-            "actor": entry.actor_label,
-        },
+        "data": _event_data(entry),
     }
     deliveries = WebhookDelivery.objects.bulk_create(
         WebhookDelivery(webhook=w, event_id=event_id, event_type=event_type, payload=payload)

@@ -28,6 +28,7 @@ from django.utils import timezone
 
 from .. import errors
 from ..access import Actor
+from ..domain.text import one_line
 from ..domain.tokens import token_hash
 from ..models import Invitation, Membership, Workspace
 from ..selectors.invitations import invitation_by_link, pending_invitations
@@ -98,7 +99,7 @@ def _mail_invitation(invitation: Invitation, link: str) -> None:
     """Send after commit, so no mail announces an invitation that was rolled back. A failing mail
     server does not undo the invitation: the admin sees it pending and can resend it."""
     context = {"invitation": invitation, "link": link, "workspace": invitation.workspace}
-    subject = f"You are invited to {invitation.workspace.name} on XMemo"
+    subject = one_line(f"You are invited to {invitation.workspace.name} on XMemo")
     body = render_to_string("console/email/invitation.txt", context)
 
     def send() -> None:

@@ -24,6 +24,7 @@ from django.urls import reverse
 
 from .. import errors
 from ..access import ADMIN_ROLES, Actor, require_unrestricted
+from ..domain.text import one_line
 from ..models import NotificationPreference, RevisionComment, SkillRevision
 from .accounts import personal_workspace_ensure
 from .audit import audit_record
@@ -112,7 +113,7 @@ def review_notify(
         "console:review", args=(workspace.slug, revision.revision_id)
     )
     subject = _SUBJECTS[kind].format(
-        name=revision.name,
+        name=one_line(revision.name),
         number=revision.revision_number,
         approvals=approvals,
         required=workspace.required_approvals,

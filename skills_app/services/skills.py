@@ -436,6 +436,24 @@ def revision_transition(
         return locked
 
 
+def directory_import_record(
+    *, actor: Actor, workspace: Workspace, roots: Sequence[str], skills: Sequence[str]
+) -> None:
+    """The import-level audit entry of the directory loader (docs/contract.md §4: every import
+    is audited), once its skills are saved one by one; a run that stored nothing records
+    nothing (a fresh install runs it on every boot)."""
+    if not skills:
+        return
+    audit_record(
+        actor=actor,
+        workspace=workspace,
+        action="skills.import.directory",
+        target_type="workspace",
+        target_id=workspace.slug,
+        data={"roots": list(roots), "skills": sorted(skills)},
+    )
+
+
 def revision_restore(*, actor: Actor, revision: SkillRevision, message: str = "") -> SaveResult:
     """A new revision with ``revision``'s content, then handled as a save with intent publish."""
     require_scope(actor, lifecycle.transition_for(lifecycle.RESTORE).scope)

@@ -10,8 +10,10 @@ broken entry: each manifest yields a ``DirectoryEntry`` whose status says what h
   followed) outside the root it was found under; nothing of it is read;
 * ``flat_md`` — a ``*.md`` file outside any skill folder; ``message`` is the path to move it to
   (``root/foo.md`` → ``root/foo/SKILL.md``);
-* ``bad_root`` — a root that is relative, missing, not a directory or outside the allowed
-  roots; ``message`` says which, and the other roots are walked all the same.
+* ``missing_root`` — an absolute root that does not exist: skipped, not an error, so a fresh
+  install whose skills folder was never made boots all the same;
+* ``bad_root`` — a root that is relative, not a directory or outside the allowed roots;
+  ``message`` says which, and the other roots are walked all the same.
 
 Symlinked folders that stay inside the root are not descended (their real location is walked
 anyway); inside a skill folder they are followed, once each. Junk (``.git/``, ``__MACOSX/``,
@@ -34,7 +36,7 @@ from skills_app.errors import TooManyComponents, ValidationFailed, XmemoError
 from skills_app.sources.files import JUNK_FOLDERS, SKILL_MD, RawRead, is_junk
 from skills_app.sources.folder import SKILL_MANIFESTS, folder_bundle_read
 
-EntryStatus = Literal["ok", "parse_error", "escapes_root", "flat_md", "bad_root"]
+EntryStatus = Literal["ok", "parse_error", "escapes_root", "flat_md", "bad_root", "missing_root"]
 Outcome = Literal["registered", "duplicate"]
 
 # A skill folder is listed up to this many files (components + SKILL.md + skill.json +
@@ -196,11 +198,14 @@ def split_roots(values: Iterable[str]) -> list[Path]:
 def directory_scan(
     roots: Sequence[Path], *, allowed_roots: Sequence[Path]
 ) -> Iterator[DirectoryEntry]:
-    """Yield the entries of each root, in order. A root that is not absolute, not an existing
-    directory or not inside an allowed root yields one ``bad_root`` entry and is skipped:
-    one bad root never stops the others."""
+    """Yield the entries of each root, in order. A root that does not exist yields one
+    ``missing_root`` entry; one that is not absolute, not a directory or not inside an allowed
+    root one ``bad_root`` entry. Either is skipped: one bad root never stops the others."""
     allowed_real = [Path(root).resolve() for root in allowed_roots if Path(root).is_absolute()]
     for root in map(Path, roots):
+        if root.is_absolute() and not root.exists():
+            yield DirectoryEntry(root, "missing_root", message="it does not exist.")
+            continue
         try:
             _root_check(root, allowed_real)
         except ValidationFailed as exc:
@@ -233,6 +238,8 @@ def format_log_line(entry: DirectoryEntry, outcome: Outcome | None = None) -> st
         return f"parse error at {entry.path}: {entry.message}"
     if entry.status == "bad_root":
         return f"skipped root {entry.path}: {entry.message}"
+    if entry.status == "missing_root":
+        return f"skipped missing root {entry.path}: {entry.message}"
     if entry.status == "escapes_root":
         return f"escapes root: {entry.path} ({entry.message})"
     return f"warning: flat markdown file {entry.path}; move it to {entry.message}"

@@ -39,3 +39,30 @@ def test_an_answer_just_under_the_cap_is_rendered(env: Env, api_for: ApiFactory)
     arguments = "y" * 10_000  # 26 x 10,000 bytes = 260,000 < 262,144
     data = api_for(env.owner).get(RECALL, {"slug": "big", "arguments": arguments}).json()["data"]
     assert data["rendered_body"] == arguments * 26
+
+
+def test_level1_reports_an_unknown_context_variable_it_left_empty(
+    env: Env, api_for: ApiFactory
+) -> None:
+    """docs/contract.md §11: an unknown ``${XMEMO_…}`` renders empty and the answer says why, in
+    ``render_warnings``; REST and MCP send the same document."""
+    publish(
+        env.owner,
+        env.personal,
+        slug="ctx",
+        instruction_body="In ${XMEMO_WORKSPACE} for ${XMEMO_TICKET}: $1\n",
+        components=(),
+    )
+    api = api_for(env.owner)
+    data = api.get(RECALL, {"slug": "ctx", "arguments": "now"}).json()["data"]
+    assert data["rendered_body"] == f"In {env.personal.slug} for : now\n"
+    [warning] = data["render_warnings"]
+    assert warning["code"] == "UNKNOWN_CONTEXT_VARIABLE"
+    assert warning["field"] == "instruction_body"
+    assert "${XMEMO_TICKET}" in warning["message"]
+    plain = api.get(RECALL, {"slug": "ctx"}).json()["data"]
+    assert "render_warnings" not in plain
+    assert "rendered_body" not in plain
+    publish(env.owner, env.personal, slug="clean", instruction_body="$1\n", components=())
+    clean = api.get(RECALL, {"slug": "clean", "arguments": "x"}).json()["data"]
+    assert "render_warnings" not in clean

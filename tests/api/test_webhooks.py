@@ -181,3 +181,88 @@ def test_the_delivery_log_and_redelivery_over_the_api(
         assert len(rec.on("/hook")) == 2
     missing = admin.post(_path(env, hook["id"], "deliveries", "whd_nope", "redeliver"))
     assert (missing.status_code, error_code(missing)) == (404, "NOT_FOUND")
+
+
+REVISION_EVENTS = [t for t in EVENT_TYPES if t.startswith("revision.")]
+
+
+def test_every_revision_event_says_which_skill_and_revision_moved(env: Env, settings: Any) -> None:
+    """docs/contract.md §16: a revision event's data holds skill_id, slug, revision_id,
+    revision_number and state, whichever way the revision moved (a save, a review decision, a
+    deprecation, or being superseded by a newer publication). Sent, signed, to a real receiver."""
+    settings.XMEMO_WEBHOOK_ALLOW_PRIVATE = True
+    owner = actor_for(env.owner)
+    with receiver() as rec:
+        Webhook.objects.create(
+            workspace=env.team,
+            url=rec.base_url + "/all",
+            events=REVISION_EVENTS,
+            secret_ciphertext=secret_encrypt(SIGNING_SECRET),
+        )
+        first = save(env.member, env.team, slug="deploy", intent="publish").revision  # proposed
+        skill = first.skill
+        revision_transition(actor=owner, revision=first, action="approve")  # published
+        second = save(env.member, env.team, slug="deploy", intent="publish", instruction_body="2")
+        revision_transition(actor=owner, revision=second.revision, action="reject", comment="no")
+        third = save(env.member, env.team, slug="deploy", intent="publish", instruction_body="3")
+        # Publishing the third supersedes the first: revision.deprecated for the first.
+        revision_transition(actor=owner, revision=third.revision, action="approve")
+        revision_transition(actor=owner, revision=third.revision, action="deprecate")
+        for delivery in WebhookDelivery.objects.order_by("id"):
+            assert delivery_attempt(delivery_id=delivery.delivery_id) is None
+        verifier = Verifier(SIGNING_SECRET)
+        events = [verifier.verify(r.body, r.headers) for r in rec.on("/all")]
+
+    seen = [
+        (
+            e["type"],
+            e["data"]["skill_id"],
+            e["data"]["slug"],
+            e["data"]["revision_id"],
+            e["data"]["revision_number"],
+            e["data"]["state"],
+        )
+        for e in events
+    ]
+    rev = {1: first.revision_id, 2: second.revision.revision_id, 3: third.revision.revision_id}
+    sid = skill.skill_id
+    assert seen == [
+        ("revision.proposed", sid, "deploy", rev[1], 1, "proposed"),
+        ("revision.published", sid, "deploy", rev[1], 1, "published"),
+        ("revision.proposed", sid, "deploy", rev[2], 2, "proposed"),
+        ("revision.rejected", sid, "deploy", rev[2], 2, "draft"),
+        ("revision.proposed", sid, "deploy", rev[3], 3, "proposed"),
+        ("revision.deprecated", sid, "deploy", rev[1], 1, "deprecated"),
+        ("revision.published", sid, "deploy", rev[3], 3, "published"),
+        ("revision.deprecated", sid, "deploy", rev[3], 3, "deprecated"),
+    ]
+    assert {e["type"] for e in events} == set(REVISION_EVENTS)
+    by_type = {e["type"]: e["data"] for e in events}
+    # The keys receivers already read stay.
+    assert (by_type["revision.published"]["from"], by_type["revision.published"]["to"]) == (
+        "proposed",
+        "published",
+    )
+    assert by_type["revision.rejected"]["comment"] == "no"
+    assert events[5]["data"]["superseded_by"] == rev[3]
+    assert all(e["data"]["actor"] for e in events)
+
+
+def test_an_approval_that_does_not_publish_yet_announces_nothing(env: Env, settings: Any) -> None:
+    """With two approvals required the first one moves nothing: no second revision.proposed."""
+    settings.XMEMO_WEBHOOK_ALLOW_PRIVATE = True
+    env.team.required_approvals = 2
+    env.team.save(update_fields=["required_approvals"])
+    Webhook.objects.create(
+        workspace=env.team,
+        url="http://127.0.0.1:9/",
+        events=REVISION_EVENTS,
+        secret_ciphertext=secret_encrypt("whsec_x"),
+    )
+    proposed = save(env.member, env.team, slug="deploy", intent="publish").revision
+    revision_transition(actor=actor_for(env.owner), revision=proposed, action="approve")
+    types = list(WebhookDelivery.objects.order_by("id").values_list("event_type", flat=True))
+    assert types == ["revision.proposed"]
+    revision_transition(actor=actor_for(env.admin), revision=proposed, action="approve")
+    types = list(WebhookDelivery.objects.order_by("id").values_list("event_type", flat=True))
+    assert types == ["revision.proposed", "revision.published"]

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from skills_app.domain.context_cost import (
     ANSWER_ALLOWANCE,
-    rendered_body_tokens,
+    answer_member_tokens,
     revision_tokens,
     text_tokens,
 )
@@ -83,10 +83,10 @@ def test_frontmatter_key_order_does_not_change_the_estimate() -> None:
     )
 
 
-def test_rendered_body_tokens_counts_the_member_the_answer_gains() -> None:
+def test_answer_member_tokens_counts_the_member_the_answer_gains() -> None:
     member = ',"rendered_body":' + json.dumps("Deploy api", ensure_ascii=False)
-    assert rendered_body_tokens("Deploy api") == text_tokens(member)
-    assert rendered_body_tokens("x" * 4000) > 1000
+    assert answer_member_tokens("rendered_body", "Deploy api") == text_tokens(member)
+    assert answer_member_tokens("rendered_body", "x" * 4000) > 1000
 
 
 @given(st.text())

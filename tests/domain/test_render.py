@@ -125,3 +125,40 @@ def test_text_without_token_characters_is_unchanged(body: str, arguments: str) -
 @given(st.text())
 def test_arguments_placeholder_is_always_the_exact_argument_string(arguments: str) -> None:
     assert render_body("<$ARGUMENTS>", arguments=arguments) == f"<{arguments}>"
+
+
+def test_an_unknown_context_variable_renders_empty_with_one_warning_naming_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """docs/contract.md §11 (seeds/002: "empty string + WARN"): an unknown ``${XMEMO_…}`` is
+    empty, never the process environment, and the renderer says so, once per name."""
+    from skills_app.domain.render import UNKNOWN_CONTEXT_VARIABLE, render
+
+    os.environ["XMEMO_SECRET_KEY_PROBE"] = "leaked"
+    try:
+        with caplog.at_level("WARNING", logger="skills_app.domain.render"):
+            rendered = render(
+                "[${XMEMO_SECRET_KEY_PROBE}][${XMEMO_WORKSPACE}][${XMEMO_SECRET_KEY_PROBE}]"
+                "[${XMEMO_TYPO}]",
+                arguments="",
+                context=CONTEXT,
+            )
+    finally:
+        del os.environ["XMEMO_SECRET_KEY_PROBE"]
+    assert rendered.text == "[][team-a][][]"
+    assert [(w["code"], w["field"]) for w in rendered.warnings] == [
+        (UNKNOWN_CONTEXT_VARIABLE, "instruction_body"),
+        (UNKNOWN_CONTEXT_VARIABLE, "instruction_body"),
+    ]
+    assert "${XMEMO_SECRET_KEY_PROBE}" in rendered.warnings[0]["message"]
+    assert "${XMEMO_TYPO}" in rendered.warnings[1]["message"]
+    assert "XMEMO_WORKSPACE" in rendered.warnings[0]["message"]  # says what is known
+    assert [r.levelname for r in caplog.records] == ["WARNING"]
+    assert "XMEMO_SECRET_KEY_PROBE" in caplog.records[0].getMessage()
+
+
+def test_known_context_variables_warn_nothing_even_when_not_given() -> None:
+    from skills_app.domain.render import render
+
+    rendered = render("${XMEMO_SKILL_ID}:${XMEMO_WORKSPACE} $1", arguments="a", context={})
+    assert (rendered.text, rendered.warnings) == (": a", ())

@@ -108,6 +108,12 @@ def test_every_event_arrives_signed_once_and_a_flaky_receiver_gets_it_on_the_thi
             assert request.headers["webhook-id"] == payload["id"]
             assert payload["workspace"] == "hooks"
             assert request.headers["webhook-signature"].startswith("v1,")
+            if payload["type"].startswith("revision."):  # which skill and revision moved
+                data = payload["data"]
+                assert (data["skill_id"], data["slug"]) == (skill_id, "deploy"), payload
+                assert data["revision_id"].startswith("rev_"), payload
+                assert data["state"] in {"proposed", "published", "draft", "deprecated"}
+                assert isinstance(data["revision_number"], int), payload
 
         tries = rec.on("/flaky")
         assert [t.status for t in tries] == [500, 500, 200]

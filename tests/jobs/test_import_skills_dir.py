@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from skills_app.models import Skill
+from skills_app.models import AuditEntry, Skill
 from tests.factories import Env
 from tests.sources.helpers import FIXTURES
 
@@ -79,9 +79,52 @@ def test_one_bad_root_never_stops_the_rest(env: Env, tmp_path: Path, settings) -
     )
     lines = out.getvalue().splitlines()
     assert "skipped root relative/path: relative/path is not an absolute path." in lines
-    assert any(line.startswith(f"skipped root {root / 'missing'}: ") for line in lines)
+    assert f"skipped missing root {root / 'missing'}: it does not exist." in lines
     assert sorted(Skill.objects.filter(workspace=env.personal).values_list("slug", flat=True)) == [
         "disk-usage",
         "incident-response",
     ]
     assert lines[-1] == "2 skill(s) registered from 2 manifest(s)."
+
+
+def test_missing_roots_are_skipped_so_a_fresh_install_boots(
+    env: Env, tmp_path: Path, settings
+) -> None:
+    """docs/contract.md §8: a root that does not exist is skipped with a log line; when every
+    root is missing the command still succeeds (exit 0) and registers nothing."""
+    settings.XMEMO_IMPORT_DIR_ROOTS = [str(tmp_path)]
+    missing = [tmp_path / "etc" / "skills", tmp_path / "opt" / "skills"]
+    out = io.StringIO()
+    call_command(
+        "import_skills_dir", *map(str, missing), "--workspace", env.personal.slug, stdout=out
+    )
+    lines = out.getvalue().splitlines()
+    assert lines == [
+        *(f"skipped missing root {root}: it does not exist." for root in missing),
+        "0 skill(s) registered from 0 manifest(s).",
+    ]
+    assert not Skill.objects.exists()
+    assert not AuditEntry.objects.filter(action="skills.import.directory").exists()
+
+
+def test_a_root_that_exists_but_is_refused_still_fails_when_nothing_else_walks(
+    env: Env, tmp_path: Path, settings
+) -> None:
+    settings.XMEMO_IMPORT_DIR_ROOTS = [str(tmp_path / "allowed")]
+    (tmp_path / "elsewhere").mkdir()
+    out = io.StringIO()
+    with pytest.raises(CommandError, match="None of the roots can be walked"):
+        call_command(
+            "import_skills_dir",
+            str(tmp_path / "allowed" / "missing"),
+            str(tmp_path / "elsewhere"),
+            "--workspace",
+            env.personal.slug,
+            stdout=out,
+        )
+    lines = out.getvalue().splitlines()
+    assert (
+        lines[0] == f"skipped missing root {tmp_path / 'allowed' / 'missing'}: it does not exist."
+    )
+    assert lines[1].startswith(f"skipped root {tmp_path / 'elsewhere'}: ")
+    assert "not inside an allowed root" in lines[1]

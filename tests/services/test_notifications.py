@@ -14,11 +14,11 @@ import pytest
 from django.core import mail
 
 from skills_app import errors
-from skills_app.models import AuditEntry, NotificationPreference, SkillRevision
+from skills_app.models import AuditEntry, NotificationPreference, SkillRevision, Workspace
 from skills_app.services.notifications import notification_preferences_update
 from skills_app.services.reviews import revision_comment_add
 from skills_app.services.skills import revision_transition
-from tests.factories import Env, actor_for, save
+from tests.factories import Env, actor_for, make_invitation, save
 
 Capture = Callable[..., AbstractContextManager[list[Callable[[], None]]]]
 
@@ -128,3 +128,29 @@ def test_a_mail_server_that_is_down_is_logged_and_the_action_stands(
         rev = _proposal(mailed_env, django_capture_on_commit_callbacks)
     assert SkillRevision.objects.get(pk=rev.pk).state == "proposed"
     assert "could not be sent" in caplog.text
+
+
+def test_a_name_stored_before_the_one_line_rule_still_gets_its_mails_out(
+    mailed_env: Env, django_capture_on_commit_callbacks: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Names with CR/LF are refused now (docs/contract.md §16b), but a revision is immutable, so
+    one saved before the rule keeps its name; Django refuses such a subject (BadHeaderError)
+    and the mail was lost. The subject is made one line instead."""
+    env = mailed_env
+    monkeypatch.setattr("skills_app.services.skills.validate_bundle", lambda bundle: None)
+    with django_capture_on_commit_callbacks(execute=True):
+        save(env.member, env.team, intent="publish", name="Deploy\r\nBcc: all@example.test")
+    assert _to() == sorted([env.owner.email, env.admin.email])
+    assert mail.outbox[0].subject == "Review requested: Deploy Bcc: all@example.test (revision #1)"
+    assert mail.outbox[0].message()["Bcc"] is None
+
+
+def test_an_invitation_to_a_workspace_named_before_the_rule_is_still_sent(
+    env: Env, django_capture_on_commit_callbacks: Capture
+) -> None:
+    Workspace.objects.filter(pk=env.team.pk).update(name="Ops\nBcc: all@example.test")
+    env.team.refresh_from_db()
+    with django_capture_on_commit_callbacks(execute=True):
+        make_invitation(env.owner, env.team, email="guest@example.test")
+    assert [m.to for m in mail.outbox] == [["guest@example.test"]]
+    assert mail.outbox[0].subject == "You are invited to Ops Bcc: all@example.test on XMemo"

@@ -271,6 +271,10 @@ _segment = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-", min_size=1
 _STORABLE = st.characters(codec="utf-8", exclude_characters="\x00")
 
 
+# A name holds no control character (docs/contract.md §16b); a description may.
+_NAME_CHARACTERS = st.characters(codec="utf-8", exclude_categories=("Cc", "Cs", "Zl", "Zp"))
+
+
 def _storable_text(min_size: int = 0, max_size: int | None = None) -> st.SearchStrategy[str]:
     return st.text(_STORABLE, min_size=min_size, max_size=max_size)
 
@@ -312,7 +316,7 @@ def _revisions(draw: st.DrawFn) -> CapsuleRevision:
         for path in paths
     )
     bundle = SkillBundle(
-        name=draw(_storable_text(min_size=1, max_size=40).filter(str.strip)),
+        name=draw(st.text(_NAME_CHARACTERS, min_size=1, max_size=40).filter(str.strip)),
         description=draw(_storable_text(min_size=1, max_size=80).filter(str.strip)),
         instruction_body=draw(_storable_text(max_size=200)),
         frontmatter=draw(

@@ -121,20 +121,27 @@ def test_log_lines_and_duplicates(tree: Path) -> None:
 
 
 def test_a_bad_root_is_logged_and_skipped_and_the_rest_load(tree: Path, tmp_path: Path) -> None:
+    (tree / "notes.txt").write_text("not a folder")
     bad = [
         Path("skills"),  # relative
         tmp_path / "missing",
         tree / "linked",  # resolves outside the allowed root
+        tree / "notes.txt",
     ]
     entries = list(directory_scan([*bad, tree / "incident-response"], allowed_roots=[tree]))
-    assert [(e.path, e.status) for e in entries[:3]] == [(root, "bad_root") for root in bad]
+    assert [(e.path, e.status) for e in entries[:4]] == [
+        (bad[0], "bad_root"),
+        (bad[1], "missing_root"),
+        (bad[2], "bad_root"),
+        (bad[3], "bad_root"),
+    ]
     assert "not an absolute path" in entries[0].message
-    assert "is not a directory" in entries[1].message
     assert "not inside an allowed root" in entries[2].message
+    assert "is not a directory" in entries[3].message
     assert format_log_line(entries[1]) == (
-        f"skipped root {tmp_path / 'missing'}: {tmp_path / 'missing'} is not a directory."
+        f"skipped missing root {tmp_path / 'missing'}: it does not exist."
     )
-    assert [(e.status, e.bundle.slug if e.bundle else None) for e in entries[3:]] == [
+    assert [(e.status, e.bundle.slug if e.bundle else None) for e in entries[4:]] == [
         ("ok", "incident-response")
     ]
     (only,) = directory_scan([tree], allowed_roots=[])

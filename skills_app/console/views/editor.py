@@ -11,7 +11,7 @@ from ... import errors
 from ...domain import lifecycle
 from ...domain.bundle import COMPONENT_TYPES, SkillBundle
 from ...domain.limits import MAX_BODY_BYTES, MAX_COMPONENT_BYTES, MAX_COMPONENTS
-from ...domain.render import render_body
+from ...domain.render import render
 from ...domain.skillmd import frontmatter_yaml
 from ...markdown import render_markdown
 from ...models import Skill, SkillRevision
@@ -191,13 +191,14 @@ def preview(request: HttpRequest, console: Console) -> HttpResponse:
     """The live preview fragment: the body as Markdown, optionally with arguments rendered."""
     body = request.POST.get("instruction_body", "")
     arguments = request.POST.get("arguments", "")
+    warnings: list[str] = []
     if arguments:
         try:
             names = frontmatter_from_text(request.POST.get("frontmatter", "")).get("argument-names")
         except errors.ValidationFailed:
             names = None
         try:
-            body = render_body(
+            rendered = render(
                 body,
                 arguments=arguments,
                 argument_names=[str(n) for n in names] if isinstance(names, list) else [],
@@ -206,4 +207,8 @@ def preview(request: HttpRequest, console: Console) -> HttpResponse:
         except errors.RenderedTooLarge as exc:
             # A fragment htmx swaps in, so the author sees why the preview stopped.
             return console.render("console/editor/_preview.html", {"error": exc.message})
-    return console.render("console/editor/_preview.html", {"html": render_markdown(body)})
+        body = rendered.text
+        warnings = [w["message"] for w in rendered.warnings]
+    return console.render(
+        "console/editor/_preview.html", {"html": render_markdown(body), "warnings": warnings}
+    )

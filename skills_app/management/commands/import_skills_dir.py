@@ -9,7 +9,7 @@ from skills_app import errors
 from skills_app.access import Actor
 from skills_app.domain.limits import slug_from_name
 from skills_app.models import Workspace
-from skills_app.services.skills import skill_save
+from skills_app.services.skills import directory_import_record, skill_save
 from skills_app.sources.directory import (
     directory_outcomes,
     directory_scan,
@@ -39,13 +39,15 @@ class Command(BaseCommand):
             raise CommandError("No import roots are allowed: set XMEMO_IMPORT_DIR_ROOTS.")
         roots = split_roots(options["roots"])
         entries = list(directory_scan(roots, allowed_roots=allowed))
-        bad_roots = [entry for entry in entries if entry.status == "bad_root"]
-        if len(bad_roots) == len(roots):
-            for entry in bad_roots:
+        skipped = [e for e in entries if e.status in ("bad_root", "missing_root")]
+        # Missing roots are no error (a fresh install boots); a refused one that leaves nothing
+        # to walk is: the operator named the wrong place.
+        if len(skipped) == len(roots) and any(e.status == "bad_root" for e in skipped):
+            for entry in skipped:
                 self.stdout.write(format_log_line(entry))
             raise CommandError("None of the roots can be walked; see the lines above.")
         actor = Actor.for_system(via="cli")
-        registered = 0
+        registered: list[str] = []
         for entry, outcome in directory_outcomes(entries):
             line = format_log_line(entry, outcome)
             if outcome == "registered" and entry.bundle is not None:
@@ -62,9 +64,15 @@ class Command(BaseCommand):
                 except errors.XmemoError as exc:
                     self.stdout.write(f"parse error at {entry.path}: {exc.message}")
                     continue
-                registered += 1
+                registered.append(result.revision.skill.slug)
                 if not result.created:
                     line += " (unchanged)"
             self.stdout.write(line)
-        manifests = len(entries) - len(bad_roots)
-        self.stdout.write(f"{registered} skill(s) registered from {manifests} manifest(s).")
+        directory_import_record(
+            actor=actor,
+            workspace=workspace,
+            roots=[str(root) for root in roots],
+            skills=registered,
+        )
+        manifests = len(entries) - len(skipped)
+        self.stdout.write(f"{len(registered)} skill(s) registered from {manifests} manifest(s).")

@@ -7,8 +7,8 @@ from typing import Any
 
 from ... import errors
 from ...access import Actor, require_enabled_workspace, require_scope, workspace_for
-from ...domain.context_cost import rendered_body_tokens
-from ...domain.render import render_body
+from ...domain.context_cost import answer_member_tokens
+from ...domain.render import render
 from ..search import search_skills
 from .arguments import QUERY_MAX_LENGTH, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT
 from .content import ComponentContent, RootContent
@@ -73,7 +73,7 @@ def _root_document(
     }
     if arguments is not None:
         names = data["frontmatter"].get("argument-names")
-        rendered = render_body(
+        rendered = render(
             content.instruction_body,
             arguments=arguments,
             argument_names=names if isinstance(names, list) else (),
@@ -84,8 +84,12 @@ def _root_document(
             },
         )
         # The estimate describes the answer sent: with arguments, the rendered body too.
-        data["approx_tokens"] += rendered_body_tokens(rendered)
-        data["rendered_body"] = rendered
+        data["approx_tokens"] += answer_member_tokens("rendered_body", rendered.text)
+        data["rendered_body"] = rendered.text
+        if rendered.warnings:
+            warnings = list(rendered.warnings)
+            data["approx_tokens"] += answer_member_tokens("render_warnings", warnings)
+            data["render_warnings"] = warnings
     return {"kind": "root", "data": data}
 
 
