@@ -40,6 +40,7 @@ from ..backup import workspace_backup, workspace_restore
 from ..embeddings import embeddings_batched
 from ..skills import skill_save
 from .dispatch import job_dispatch
+from .start import execute_gate
 
 logger = logging.getLogger(__name__)
 
@@ -190,7 +191,7 @@ def job_run(*, job_id: str) -> None:
         job.started_at = timezone.now()
         job.save(update_fields=["attempts", "state", "started_at"])
     handler = HANDLERS[job.kind]
-    actor = Actor(user=job.created_by, via="job")
+    actor = Actor(user=job.created_by, token=job.token, via="job")
     try:
         result, extra = handler(job, actor)
     except errors.XmemoError as exc:
@@ -378,7 +379,15 @@ def _run_execute(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]
     revision = SkillRevision.objects.select_related("workspace", "skill").get(
         revision_id=params["revision_id"]
     )
-    require_role(actor, revision.workspace)
+    try:
+        execute_gate(actor=actor, revision=revision)
+    except (errors.PermissionDenied, errors.NotFound) as exc:
+        # Rights may have changed since the job was queued (a demotion, the dangerous-scripts
+        # switch turned off, the member gone): as things stand now, the script does not run.
+        raise errors.PermissionDenied(
+            f"The script was not run: {exc.message} (checked again when the job started)",
+            details={**exc.details, "checked": "start"},
+        ) from exc
     files = {c.logical_path: bytes(c.blob.data) for c in revision.components.select_related("blob")}
     frontmatter = revision.frontmatter or {}
     env_allow = [str(name) for name in frontmatter.get("env_allow") or []]
