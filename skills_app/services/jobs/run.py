@@ -28,6 +28,7 @@ from ...domain.bundle import SkillBundle
 from ...domain.canonical import sha256_hex
 from ...domain.jobs import STALE_RULES, stale_verdict
 from ...domain.limits import slug_from_name
+from ...domain.secrets import secrets_masked, secrets_reach
 from ...infra.queue import tasks_run_eagerly
 from ...models import Job, SkillRevision, Workspace
 from ...sandbox import resolve_timeout, run_script
@@ -391,16 +392,34 @@ def _run_execute(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]
     files = {c.logical_path: bytes(c.blob.data) for c in revision.components.select_related("blob")}
     frontmatter = revision.frontmatter or {}
     env_allow = [str(name) for name in frontmatter.get("env_allow") or []]
+    withheld: dict[str, Any] = {}
+    if secrets_reach(workspace_kind=revision.workspace.kind, revision_state=revision.state):
+        secrets = script_environment(workspace=revision.workspace, names=env_allow)
+    else:
+        secrets = {}
+        if env_allow:
+            # Named, whether or not each is a secret: a run says nothing of which secrets exist.
+            withheld = {"secrets_withheld": env_allow}
+            job_log(
+                job,
+                f"Secrets withheld: {', '.join(env_allow)} (env_allow) — this revision is "
+                f"{revision.state}; in a team a secret reaches only the published revision, "
+                "the one that passed review.",
+            )
+
+    def masked(value: Any) -> Any:
+        return secrets_masked(value, secrets.values())
+
     outcome = run_script(
         files=files,
         entry=params["resource"],
         args=params.get("args") or {},
         env_allow=env_allow,
-        env_source=script_environment(workspace=revision.workspace, names=env_allow),
+        env_source=secrets,
         timeout_seconds=resolve_timeout(
             frontmatter.get("timeout_seconds"), settings.XMEMO_SANDBOX_MAX_TIMEOUT
         ),
-        on_log=lambda line: job_log(job, line),
+        on_log=lambda line: job_log(job, masked(line)),
         bwrap_path=settings.XMEMO_BWRAP_PATH,
     )
     if outcome.ok and _storable(outcome.result) != outcome.result:
@@ -413,14 +432,16 @@ def _run_execute(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]
         )
     if not outcome.ok:
         raise errors.ScriptFailed(
-            outcome.error_message or "The script failed.",
+            masked(outcome.error_message or "The script failed."),
             details={
                 "reason": outcome.error_code,
                 "exit_code": outcome.exit_code,
-                "stderr_tail": outcome.stderr_tail,
+                "stderr_tail": masked(outcome.stderr_tail),
+                **withheld,
             },
         )
-    return {"output": outcome.result, "duration_seconds": round(outcome.duration, 3)}, {}
+    output = masked(outcome.result)
+    return {"output": output, "duration_seconds": round(outcome.duration, 3), **withheld}, {}
 
 
 def _run_restore(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]]:
