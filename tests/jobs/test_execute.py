@@ -139,10 +139,10 @@ def test_execute_needs_the_scope(env: Env) -> None:
 @pytest.fixture
 def script_runs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every script the job runner hands to the sandbox (the real runner still runs it)."""
+    from skills_app.sandbox import run_script as real
     from skills_app.services.jobs import run
 
     ran: list[str] = []
-    real = run.run_script
 
     def recording(**kwargs: Any) -> Any:
         ran.append(kwargs["entry"])
@@ -153,7 +153,7 @@ def script_runs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def _queued_then_run(
-    capture: Any, *, actor: Any, revision: SkillRevision, change: Callable[[], None]
+    capture: Any, *, actor: Any, revision: SkillRevision, change: Callable[[], object]
 ) -> Job:
     """Queue the job (not yet run), ``change`` the world, then let the worker start it."""
     with capture(execute=False) as queued:

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
@@ -172,7 +173,7 @@ def job_run(*, job_id: str) -> None:
         if jobs_fail_stale(pk=job.pk):
             # It already reads as failed to anyone polling it: it stays failed.
             return
-        if job.kind == Job.Kind.EXECUTE and _over_workspace_cap(job):
+        if job.kind == Job.Kind.EXECUTE and _over_execution_caps(job):
             # Wait without holding this worker slot: back on the queue, tried again shortly.
             transaction.on_commit(
                 lambda: job_dispatch(
@@ -204,18 +205,32 @@ def job_run(*, job_id: str) -> None:
         _finish(job, result=result, **extra)
 
 
-def _over_workspace_cap(job: Job) -> bool:
-    """Whether the job's workspace already runs its cap of executions. The workspace row is
-    locked (until the caller's transaction ends) so that concurrent starts count one by one."""
+def _over_execution_caps(job: Job) -> bool:
+    """Whether the job's workspace, or the person who started it (across all their
+    workspaces), already runs their cap of executions: both caps sit below the execution
+    workers' concurrency, so one tenant — however many workspaces it has — never holds every
+    slot. The workspace row, then the user row, is locked (until the caller's transaction
+    ends) so that concurrent starts count one by one — ``FOR NO KEY UPDATE``, which does not
+    wait for (nor block) rows being inserted that refer to them (a new job, an audit entry):
+    a plain ``FOR UPDATE`` deadlocks against those."""
     if job.state != Job.State.QUEUED or tasks_run_eagerly():
         # A redelivered running job is one of the running ones already; in-process (the
         # embedded default) jobs run one at a time anyway.
         return False
-    Workspace.objects.select_for_update().filter(pk=job.workspace_id).first()
-    running = Job.objects.filter(
-        workspace_id=job.workspace_id, kind=Job.Kind.EXECUTE, state=Job.State.RUNNING
-    ).count()
-    return running >= settings.XMEMO_EXECUTE_WORKSPACE_CONCURRENCY
+    running = Job.objects.filter(kind=Job.Kind.EXECUTE, state=Job.State.RUNNING)
+    Workspace.objects.select_for_update(no_key=True).filter(pk=job.workspace_id).first()
+    if (
+        running.filter(workspace_id=job.workspace_id).count()
+        >= settings.XMEMO_EXECUTE_WORKSPACE_CONCURRENCY
+    ):
+        return True
+    if job.created_by_id is None:
+        return False
+    get_user_model().objects.select_for_update(no_key=True).filter(pk=job.created_by_id).first()
+    return (
+        running.filter(created_by_id=job.created_by_id).count()
+        >= settings.XMEMO_EXECUTE_USER_CONCURRENCY
+    )
 
 
 # --- handlers -------------------------------------------------------------------------------
