@@ -66,7 +66,7 @@ serve-mcp: install
 ## so one tenant's scripts never take the slots imports and exports need.
 worker: install
 	$(VENV)/bin/celery -A xmemo worker --loglevel INFO --concurrency 2 -Q xmemo -n jobs@%h & \
-	$(VENV)/bin/celery -A xmemo worker --loglevel INFO --concurrency 2 -Q xmemo-execute -n execute@%h & \
+	$(VENV)/bin/celery -A xmemo worker --loglevel INFO --concurrency 4 -Q xmemo-execute -n execute@%h & \
 	wait
 
 BENCH_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/xmemo_bench

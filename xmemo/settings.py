@@ -158,12 +158,15 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 600}
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_SERIALIZER = "json"
 # Sandboxed executions run on a queue of their own, served by their own workers, so scripts
-# never hold back imports and exports; a workspace runs at most this many at once (the rest
-# wait, re-queued every few seconds, without holding a worker slot).
+# never hold back imports and exports; a workspace runs at most this many at once, and so does
+# one person across all their workspaces (the rest wait, re-queued every few seconds, without
+# holding a worker slot). Keep both below the execution workers' total concurrency, so that
+# one tenant never fills every slot.
 XMEMO_EXECUTE_QUEUE = os.environ.get("XMEMO_EXECUTE_QUEUE", f"{CELERY_TASK_DEFAULT_QUEUE}-execute")
 XMEMO_EXECUTE_WORKSPACE_CONCURRENCY = int(
     os.environ.get("XMEMO_EXECUTE_WORKSPACE_CONCURRENCY", "2")
 )
+XMEMO_EXECUTE_USER_CONCURRENCY = int(os.environ.get("XMEMO_EXECUTE_USER_CONCURRENCY", "2"))
 XMEMO_EXECUTE_CAP_RETRY_SECONDS = float(os.environ.get("XMEMO_EXECUTE_CAP_RETRY_SECONDS", "2"))
 # Job outbox: a job is handed to the broker after its transaction commits; one the broker could
 # not take (Redis down) is handed over by the workers' periodic sweep once it is back.

@@ -1,4 +1,5 @@
-"""Workspace secrets (docs/contract.md §2, §13): the shape of a name and a value.
+"""Workspace secrets (docs/contract.md §2, §13): the shape of a name and a value, which runs
+receive them, and their masking.
 
 A secret's name is the environment variable a script receives it under, so it follows the
 same rule as a manifest's ``env_allow`` entries.
@@ -7,7 +8,10 @@ same rule as a manifest's ``env_allow`` entries.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from typing import Any
 
+from skills_app.domain.lifecycle import PERSONAL, PUBLISHED
 from skills_app.domain.text import unstorable_reason
 from skills_app.errors import ValidationFailed
 
@@ -42,3 +46,35 @@ def validate_secret_value(value: object) -> str:
             details={"field": "value", "limit": MAX_SECRET_VALUE_BYTES},
         )
     return value
+
+
+MASK = "***"
+
+
+def secrets_reach(*, workspace_kind: str, revision_state: str) -> bool:
+    """Whether a run of a revision in this state receives the workspace's secrets: in a team
+    only the published revision (it passed review), never a draft, proposal or deprecated one,
+    whoever runs it; in a personal workspace every revision, all of them its one member's."""
+    return workspace_kind == PERSONAL or revision_state == PUBLISHED
+
+
+def secrets_masked(value: Any, secrets: Iterable[str]) -> Any:
+    """``value`` (text, or JSON-like data, keys included) with every occurrence of each secret
+    replaced by ``***``, as CI systems mask secrets in logs. The longest secrets go first, so a
+    secret holding another is masked whole."""
+    ordered = sorted({secret for secret in secrets if secret}, key=len, reverse=True)
+    if not ordered:
+        return value
+
+    def mask(item: Any) -> Any:
+        if isinstance(item, str):
+            for secret in ordered:
+                item = item.replace(secret, MASK)
+            return item
+        if isinstance(item, dict):
+            return {mask(k): mask(v) for k, v in item.items()}
+        if isinstance(item, list | tuple):
+            return [mask(element) for element in item]
+        return item
+
+    return mask(value)

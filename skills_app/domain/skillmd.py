@@ -27,6 +27,7 @@ import yaml
 from yaml.composer import ComposerError
 from yaml.constructor import ConstructorError
 
+from skills_app.domain.arguments import schema_refs_check
 from skills_app.domain.text import printable, unstorable_reason
 from skills_app.errors import ValidationFailed
 
@@ -365,3 +366,7 @@ def validate_frontmatter(frontmatter: Mapping[str, Any]) -> None:
                 f"The frontmatter key {dotted!r} must be {expected}; got {value!r:.80}.",
                 details={"field": dotted},
             )
+    if "schema" in frontmatter:
+        schema_refs_check(
+            frontmatter["schema"], field="frontmatter.schema", against="the script's schema"
+        )

@@ -36,6 +36,11 @@ class Job(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # The token it was started with (none from the console): the job runs as that same actor,
+    # so the checks made again when it starts see the token's role and scopes.
+    token = models.ForeignKey(
+        "skills_app.ApiToken", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

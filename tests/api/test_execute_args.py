@@ -80,7 +80,7 @@ def test_args_that_meet_the_schema_are_queued(
     "schema",
     [
         {"type": "object", "properties": {"path": {"type": "bogus"}}},
-        {"$ref": "https://schemas.invalid/never-fetched.json"},
+        {"$ref": "#/$defs/not-in-this-schema"},
     ],
 )
 def test_a_broken_manifest_schema_is_the_authors_error_not_a_500(

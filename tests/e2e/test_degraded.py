@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -183,3 +184,92 @@ def test_one_workspace_s_scripts_do_not_hold_back_another_s_export(
         (tmp_path / "execute-worker.log").read_text()[-3000:],
     )
     assert most_running == 1
+
+
+def _victim_wait(tmp_path: Path, settings: Any, *, user_cap: int) -> tuple[float, int]:
+    """A tenant floods 8 slow scripts across its two workspaces onto execution workers with 4
+    slots; another tenant then starts one script. Answers how long the victim's script waited
+    before it started, and the most scripts the flooding tenant ran at once."""
+    from skills_app.domain.bundle import ComponentData
+    from skills_app.services.jobs import execute_start
+    from tests.factories import actor_for, make_team
+
+    busy, calm = make_user(f"flood-{user_cap}"), make_user(f"victim-{user_cap}")
+    script = {
+        "frontmatter": {"class": "safe", "timeout_seconds": 30},
+        "components": (ComponentData("sleep.py", "script", SLEEPER, "text/x-python"),),
+    }
+    team = make_team(busy, slug=f"flood-team-{user_cap}")
+    floods = [
+        publish(busy, ws, slug="sleeper", **script).revision for ws in (personal_ws(busy), team)
+    ]
+    victim = publish(calm, personal_ws(calm), slug="sleeper", **script).revision
+    queue = unique_queue()
+    env = process_env(
+        XMEMO_TASK_QUEUE=queue,
+        XMEMO_EXECUTE_WORKSPACE_CONCURRENCY="2",
+        XMEMO_EXECUTE_USER_CONCURRENCY=str(user_cap),
+        XMEMO_EXECUTE_CAP_RETRY_SECONDS="1",
+    )
+    # Jobs are started here, by the services the REST door calls, and handed to the real
+    # worker through Redis on the queue it serves.
+    settings.XMEMO_EXECUTE_QUEUE = execute_queue(queue)
+    log = tmp_path / f"execute-worker-{user_cap}.log"
+    with running(celery_worker(execute_queue(queue), concurrency=4), env=env, log=log):
+        # Warm up: the worker is serving before anything is measured.
+        warm = execute_start(
+            actor=actor_for(calm), revision=victim, resource="sleep.py", args={"seconds": 0}
+        )
+        deadline = time.monotonic() + 120
+        while Job.objects.get(pk=warm.pk).state not in ("succeeded", "failed"):
+            assert time.monotonic() < deadline, log.read_text()[-3000:]
+            time.sleep(0.2)
+        flood = [
+            execute_start(
+                actor=actor_for(busy),
+                revision=floods[n % 2],
+                resource="sleep.py",
+                args={"seconds": 4},
+            ).job_id
+            for n in range(8)
+        ]
+        time.sleep(2)  # the flood holds whatever slots it can get
+        asked = time.monotonic()
+        wanted = execute_start(
+            actor=actor_for(calm), revision=victim, resource="sleep.py", args={"seconds": 0}
+        )
+        most_flood = 0
+        started = None
+        while time.monotonic() - asked < 90:
+            states = list(Job.objects.filter(job_id__in=flood).values_list("state", flat=True))
+            most_flood = max(most_flood, states.count("running"))
+            if started is None and Job.objects.get(pk=wanted.pk).state != "queued":
+                started = time.monotonic() - asked
+            if started is not None and all(s in ("succeeded", "failed") for s in states):
+                break
+            time.sleep(0.1)
+        assert started is not None, log.read_text()[-3000:]
+        assert Job.objects.get(pk=wanted.pk).state in ("running", "succeeded")
+    return started, most_flood
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_tenant_with_two_workspaces_does_not_take_every_execution_slot(
+    tmp_path: Path, bwrap: str, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The export case's shape for executions: 4 slots, a per-workspace cap of 2, one tenant
+    flooding from two workspaces. Without a per-person cap (the old behaviour, here a cap of
+    100) the flood holds all 4 slots and the victim waits for a script to end; with the
+    default per-person cap of 2 the victim's script starts at once."""
+    require_production_services()
+    from skills_app.tasks import run_job
+
+    monkeypatch.setitem(run_job.app.conf, "task_always_eager", False)
+    before, flood_before = _victim_wait(tmp_path, settings, user_cap=100)
+    after, flood_after = _victim_wait(tmp_path, settings, user_cap=2)
+    print(f"victim waited {before:.2f} s before, {after:.2f} s after")
+    assert flood_before == 4
+    assert flood_after == 2
+    # Without the cap no slot frees before the flood's first scripts end (2 s after the ask).
+    assert before >= 2
+    assert after < 2

@@ -2,8 +2,10 @@
 
 A real script runs on a real Celery worker (behind gunicorn, on PostgreSQL and Redis). Its
 manifest names SECRET_KEY, DATABASE_URL and REDIS_URL — all set in the worker's environment —
-and one workspace secret. Only the workspace secret may arrive; no value of the worker's
-environment may appear anywhere in the job (result, error, log, the whole serialized row).
+and one workspace secret. Only the workspace secret may arrive, and only once the revision has
+passed review (the member's draft gets none); no value of the worker's environment may appear
+anywhere in the job (result, error, log, the whole serialized row), and the secret's value only
+as ``***``.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ STOLEN = ["SECRET_KEY", "DATABASE_URL", "REDIS_URL", "XMEMO_SECRETS_KEY", "WORKE
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_script_gets_workspace_secrets_and_never_the_workers_environment(
+def test_a_reviewed_script_gets_workspace_secrets_masked_and_never_the_workers_environment(
     tmp_path: Path, bwrap: str
 ) -> None:
     require_production_services()
@@ -95,21 +97,43 @@ def test_a_script_gets_workspace_secrets_and_never_the_workers_environment(
             },
         )
         assert saved.status_code in (200, 201), saved.text
-        started = member_api.post(
-            f"/v1/revisions/{saved.json()['revision_id']}/execute", json={"resource": "dump.py"}
-        )
-        assert started.status_code == 202, started.text
-        job = poll_job(member_api, started.json()["job_id"])
-        assert job["state"] == "succeeded", (job, (tmp_path / "worker.log").read_text()[-2000:])
-        answered = member_api.get(f"/v1/jobs/{job['job_id']}").text
+        revision_id = saved.json()["revision_id"]
 
-    # The workspace secret arrives, and it is all that arrives: not even PATH or HOME.
-    assert job["result"]["output"]["env"] == {"DEPLOY_TOKEN": deploy_token}
+        def run() -> tuple[dict, str]:
+            started = member_api.post(
+                f"/v1/revisions/{revision_id}/execute", json={"resource": "dump.py"}
+            )
+            assert started.status_code == 202, started.text
+            job = poll_job(member_api, started.json()["job_id"])
+            assert job["state"] == "succeeded", (job, (tmp_path / "worker.log").read_text()[-2000:])
+            return job, member_api.get(f"/v1/jobs/{job['job_id']}").text
+
+        draft_job, draft_answer = run()
+        proposed = member_api.post(f"/v1/revisions/{revision_id}/propose", json={})
+        assert proposed.status_code == 200, proposed.text
+        approved = admin_api.post(f"/v1/revisions/{revision_id}/approve", json={})
+        assert approved.status_code == 200, approved.text
+        job, answered = run()
+
+    # The draft, which nobody reviewed, gets nothing and is told why.
+    assert draft_job["result"]["output"]["env"] == {}
+    assert draft_job["result"]["secrets_withheld"] == [*STOLEN, "PATH", "HOME", "DEPLOY_TOKEN"]
+    # The published revision gets the workspace secret, and that is all it gets: not even PATH
+    # or HOME; its value shows only masked.
+    assert job["result"]["output"]["env"] == {"DEPLOY_TOKEN": "***"}
     row = Job.objects.get(job_id=job["job_id"])
-    assert deploy_token in row.log
+    assert '"DEPLOY_TOKEN": "***"' in row.log
+    rows = Job.objects.filter(job_id__in=[job["job_id"], draft_job["job_id"]])
     everything = "\n".join(
-        [answered, serializers.serialize("json", [row]), json.dumps(row.params), row.log]
+        [
+            answered,
+            draft_answer,
+            serializers.serialize("json", rows),
+            json.dumps(row.params),
+            row.log,
+        ]
     )
+    assert deploy_token not in everything
     for name, value in worker_values.items():
         assert value not in everything, f"the worker's {name} reached the job"
     # The stored secret is ciphertext, not the value.

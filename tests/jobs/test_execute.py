@@ -134,3 +134,119 @@ def test_execute_needs_the_scope(env: Env) -> None:
             resource="scripts/add.py",
             args={},
         )
+
+
+@pytest.fixture
+def script_runs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every script the job runner hands to the sandbox (the real runner still runs it)."""
+    from skills_app.sandbox import run_script as real
+    from skills_app.services.jobs import run
+
+    ran: list[str] = []
+
+    def recording(**kwargs: Any) -> Any:
+        ran.append(kwargs["entry"])
+        return real(**kwargs)
+
+    monkeypatch.setattr(run, "run_script", recording)
+    return ran
+
+
+def _queued_then_run(
+    capture: Any, *, actor: Any, revision: SkillRevision, change: Callable[[], object]
+) -> Job:
+    """Queue the job (not yet run), ``change`` the world, then let the worker start it."""
+    with capture(execute=False) as queued:
+        job = execute_start(
+            actor=actor, revision=revision, resource="scripts/add.py", args={"a": 1, "b": 2}
+        )
+    assert len(queued) == 1
+    job.refresh_from_db()
+    assert job.state == "queued"
+    change()
+    for dispatch in queued:
+        dispatch()
+    job.refresh_from_db()
+    return job
+
+
+def test_a_dangerous_job_does_not_start_once_the_switch_is_off(
+    env: Env, django_capture_on_commit_callbacks: Any, script_runs: list[str]
+) -> None:
+    env.team.allow_dangerous_scripts = True
+    env.team.save()
+    rev = _script_revision(env, env.team, cls="dangerous")
+
+    def switch_off() -> None:
+        from skills_app.models import Workspace
+
+        Workspace.objects.filter(pk=env.team.pk).update(allow_dangerous_scripts=False)
+
+    job = _queued_then_run(
+        django_capture_on_commit_callbacks,
+        actor=actor_for(env.owner),
+        revision=rev,
+        change=switch_off,
+    )
+    assert job.state == "failed", job.result
+    assert job.error["code"] == "PERMISSION_DENIED"
+    assert "dangerous" in job.error["message"]
+    assert "when the job started" in job.error["message"]
+    assert script_runs == []
+    assert job.result is None
+    assert job.log == ""
+
+
+def test_a_mutating_job_does_not_start_once_its_admin_is_demoted(
+    env: Env, django_capture_on_commit_callbacks: Any, script_runs: list[str]
+) -> None:
+    from skills_app.models import Membership
+
+    rev = _script_revision(env, env.team, cls="mutating")
+    job = _queued_then_run(
+        django_capture_on_commit_callbacks,
+        actor=actor_for(env.admin),
+        revision=rev,
+        change=lambda: Membership.objects.filter(workspace=env.team, user=env.admin).update(
+            role="member"
+        ),
+    )
+    assert job.state == "failed", job.result
+    assert job.error["code"] == "PERMISSION_DENIED"
+    assert job.error["details"]["role"] == "member"
+    assert script_runs == []
+
+
+def test_a_workspace_token_s_job_is_gated_by_the_token_s_role_when_it_starts(
+    env: Env, django_capture_on_commit_callbacks: Any, script_runs: list[str]
+) -> None:
+    """A workspace's admin token queues a mutating script, then is turned into a member
+    token: the job runs with the token's role, not with its creator's (the owner's)."""
+    from skills_app.models import ApiToken
+    from tests.factories import ALL_SCOPES, make_token
+
+    token, _ = make_token(env.owner, ALL_SCOPES, workspace=env.team, role="admin")
+    rev = _script_revision(env, env.team, cls="mutating")
+    job = _queued_then_run(
+        django_capture_on_commit_callbacks,
+        actor=actor_for(env.owner, token=token),
+        revision=rev,
+        change=lambda: ApiToken.objects.filter(pk=token.pk).update(role="member"),
+    )
+    assert job.state == "failed", job.result
+    assert job.error["code"] == "PERMISSION_DENIED"
+    assert script_runs == []
+
+
+def test_a_job_still_allowed_when_it_starts_runs(
+    env: Env, bwrap: str, django_capture_on_commit_callbacks: Any, script_runs: list[str]
+) -> None:
+    rev = _script_revision(env, env.team, cls="mutating")
+    job = _queued_then_run(
+        django_capture_on_commit_callbacks,
+        actor=actor_for(env.admin),
+        revision=rev,
+        change=lambda: None,
+    )
+    assert job.state == "succeeded", job.error
+    assert script_runs == ["scripts/add.py"]

@@ -107,6 +107,43 @@ def test_executions_go_to_their_own_queue_and_wait_over_the_workspace_cap(
     }
 
 
+def test_one_person_s_executions_wait_over_their_cap_across_workspaces(
+    env: Env,
+    sent: list[dict[str, Any]],
+    django_capture_on_commit_callbacks: Callable[..., Any],
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A tenant with two workspaces does not get twice the slots: the per-person cap counts
+    their running scripts in every workspace; another person's script still starts."""
+    monkeypatch.setitem(run_job.app.conf, "task_always_eager", False)
+    settings.XMEMO_EXECUTE_WORKSPACE_CONCURRENCY = 1
+    settings.XMEMO_EXECUTE_USER_CONCURRENCY = 1
+    script = (ComponentData("run.py", "script", b"print('{}')", "text/x-python"),)
+    own = save(env.owner, env.personal, slug="tool", components=script).revision
+    shared = save(env.owner, env.team, slug="tool", components=script).revision
+    with django_capture_on_commit_callbacks(execute=True):
+        running = jobs.execute_start(
+            actor=actor_for(env.owner), revision=own, resource="run.py", args={}
+        )
+        waiting = jobs.execute_start(
+            actor=actor_for(env.owner), revision=shared, resource="run.py", args={}
+        )
+        other = jobs.execute_start(
+            actor=actor_for(env.member), revision=shared, resource="run.py", args={}
+        )
+    Job.objects.filter(pk=running.pk).update(state="running", attempts=1)
+    with django_capture_on_commit_callbacks(execute=True):
+        job_run(job_id=waiting.job_id)
+    waiting.refresh_from_db()
+    assert (waiting.state, waiting.attempts) == ("queued", 0)  # the owner's cap, not the team's
+    assert sent[-1]["args"] == [waiting.job_id]
+    monkeypatch.setattr("skills_app.services.jobs.run.HANDLERS", {"execute": lambda j, a: ({}, {})})
+    job_run(job_id=other.job_id)
+    other.refresh_from_db()
+    assert other.state == "succeeded"  # the team's slot was free for another person
+
+
 def test_a_delivery_emitted_while_the_broker_is_down_is_sent_by_the_same_sweep_once(
     env: Env,
     monkeypatch: pytest.MonkeyPatch,

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
@@ -28,6 +29,7 @@ from ...domain.bundle import SkillBundle
 from ...domain.canonical import sha256_hex
 from ...domain.jobs import STALE_RULES, stale_verdict
 from ...domain.limits import slug_from_name
+from ...domain.secrets import secrets_masked, secrets_reach
 from ...infra.queue import tasks_run_eagerly
 from ...models import Job, SkillRevision, Workspace
 from ...sandbox import resolve_timeout, run_script
@@ -40,6 +42,7 @@ from ..backup import workspace_backup, workspace_restore
 from ..embeddings import embeddings_batched
 from ..skills import skill_save
 from .dispatch import job_dispatch
+from .start import execute_gate
 
 logger = logging.getLogger(__name__)
 
@@ -170,7 +173,7 @@ def job_run(*, job_id: str) -> None:
         if jobs_fail_stale(pk=job.pk):
             # It already reads as failed to anyone polling it: it stays failed.
             return
-        if job.kind == Job.Kind.EXECUTE and _over_workspace_cap(job):
+        if job.kind == Job.Kind.EXECUTE and _over_execution_caps(job):
             # Wait without holding this worker slot: back on the queue, tried again shortly.
             transaction.on_commit(
                 lambda: job_dispatch(
@@ -190,7 +193,7 @@ def job_run(*, job_id: str) -> None:
         job.started_at = timezone.now()
         job.save(update_fields=["attempts", "state", "started_at"])
     handler = HANDLERS[job.kind]
-    actor = Actor(user=job.created_by, via="job")
+    actor = Actor(user=job.created_by, token=job.token, via="job")
     try:
         result, extra = handler(job, actor)
     except errors.XmemoError as exc:
@@ -202,18 +205,32 @@ def job_run(*, job_id: str) -> None:
         _finish(job, result=result, **extra)
 
 
-def _over_workspace_cap(job: Job) -> bool:
-    """Whether the job's workspace already runs its cap of executions. The workspace row is
-    locked (until the caller's transaction ends) so that concurrent starts count one by one."""
+def _over_execution_caps(job: Job) -> bool:
+    """Whether the job's workspace, or the person who started it (across all their
+    workspaces), already runs their cap of executions: both caps sit below the execution
+    workers' concurrency, so one tenant — however many workspaces it has — never holds every
+    slot. The workspace row, then the user row, is locked (until the caller's transaction
+    ends) so that concurrent starts count one by one — ``FOR NO KEY UPDATE``, which does not
+    wait for (nor block) rows being inserted that refer to them (a new job, an audit entry):
+    a plain ``FOR UPDATE`` deadlocks against those."""
     if job.state != Job.State.QUEUED or tasks_run_eagerly():
         # A redelivered running job is one of the running ones already; in-process (the
         # embedded default) jobs run one at a time anyway.
         return False
-    Workspace.objects.select_for_update().filter(pk=job.workspace_id).first()
-    running = Job.objects.filter(
-        workspace_id=job.workspace_id, kind=Job.Kind.EXECUTE, state=Job.State.RUNNING
-    ).count()
-    return running >= settings.XMEMO_EXECUTE_WORKSPACE_CONCURRENCY
+    running = Job.objects.filter(kind=Job.Kind.EXECUTE, state=Job.State.RUNNING)
+    Workspace.objects.select_for_update(no_key=True).filter(pk=job.workspace_id).first()
+    if (
+        running.filter(workspace_id=job.workspace_id).count()
+        >= settings.XMEMO_EXECUTE_WORKSPACE_CONCURRENCY
+    ):
+        return True
+    if job.created_by_id is None:
+        return False
+    get_user_model().objects.select_for_update(no_key=True).filter(pk=job.created_by_id).first()
+    return (
+        running.filter(created_by_id=job.created_by_id).count()
+        >= settings.XMEMO_EXECUTE_USER_CONCURRENCY
+    )
 
 
 # --- handlers -------------------------------------------------------------------------------
@@ -378,20 +395,46 @@ def _run_execute(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]
     revision = SkillRevision.objects.select_related("workspace", "skill").get(
         revision_id=params["revision_id"]
     )
-    require_role(actor, revision.workspace)
+    try:
+        execute_gate(actor=actor, revision=revision)
+    except (errors.PermissionDenied, errors.NotFound) as exc:
+        # Rights may have changed since the job was queued (a demotion, the dangerous-scripts
+        # switch turned off, the member gone): as things stand now, the script does not run.
+        raise errors.PermissionDenied(
+            f"The script was not run: {exc.message} (checked again when the job started)",
+            details={**exc.details, "checked": "start"},
+        ) from exc
     files = {c.logical_path: bytes(c.blob.data) for c in revision.components.select_related("blob")}
     frontmatter = revision.frontmatter or {}
     env_allow = [str(name) for name in frontmatter.get("env_allow") or []]
+    withheld: dict[str, Any] = {}
+    if secrets_reach(workspace_kind=revision.workspace.kind, revision_state=revision.state):
+        secrets = script_environment(workspace=revision.workspace, names=env_allow)
+    else:
+        secrets = {}
+        if env_allow:
+            # Named, whether or not each is a secret: a run says nothing of which secrets exist.
+            withheld = {"secrets_withheld": env_allow}
+            job_log(
+                job,
+                f"Secrets withheld: {', '.join(env_allow)} (env_allow) — this revision is "
+                f"{revision.state}; in a team a secret reaches only the published revision, "
+                "the one that passed review.",
+            )
+
+    def masked(value: Any) -> Any:
+        return secrets_masked(value, secrets.values())
+
     outcome = run_script(
         files=files,
         entry=params["resource"],
         args=params.get("args") or {},
         env_allow=env_allow,
-        env_source=script_environment(workspace=revision.workspace, names=env_allow),
+        env_source=secrets,
         timeout_seconds=resolve_timeout(
             frontmatter.get("timeout_seconds"), settings.XMEMO_SANDBOX_MAX_TIMEOUT
         ),
-        on_log=lambda line: job_log(job, line),
+        on_log=lambda line: job_log(job, masked(line)),
         bwrap_path=settings.XMEMO_BWRAP_PATH,
     )
     if outcome.ok and _storable(outcome.result) != outcome.result:
@@ -404,14 +447,16 @@ def _run_execute(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]
         )
     if not outcome.ok:
         raise errors.ScriptFailed(
-            outcome.error_message or "The script failed.",
+            masked(outcome.error_message or "The script failed."),
             details={
                 "reason": outcome.error_code,
                 "exit_code": outcome.exit_code,
-                "stderr_tail": outcome.stderr_tail,
+                "stderr_tail": masked(outcome.stderr_tail),
+                **withheld,
             },
         )
-    return {"output": outcome.result, "duration_seconds": round(outcome.duration, 3)}, {}
+    output = masked(outcome.result)
+    return {"output": output, "duration_seconds": round(outcome.duration, 3), **withheld}, {}
 
 
 def _run_restore(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]]:

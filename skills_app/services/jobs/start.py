@@ -30,7 +30,12 @@ def _new_job(
 ) -> Job:
     with transaction.atomic():
         job = Job.objects.create(
-            workspace=workspace, kind=kind, params=params, created_by=actor.user, **extra
+            workspace=workspace,
+            kind=kind,
+            params=params,
+            created_by=actor.user,
+            token=actor.token,
+            **extra,
         )
         audit_record(
             actor=actor,
@@ -129,12 +134,26 @@ def restore_start(*, actor: Actor, workspace: Workspace, data: bytes, filename: 
     )
 
 
+def execute_gate(*, actor: Actor, revision: SkillRevision) -> None:
+    """Whether ``actor`` may run a script of ``revision`` (its class, the actor's role and
+    scope, the workspace's ``allow_dangerous_scripts``): checked when the job is queued and
+    again when it starts (``run``), as things stand at that moment."""
+    if actor.token is not None and actor.token.revoked_at is not None:
+        raise errors.PermissionDenied("The token this script was started with has been revoked.")
+    check_execution_allowed(
+        script_class=str((revision.frontmatter or {}).get("class", DEFAULT_SCRIPT_CLASS)),
+        role=require_role(actor, revision.workspace),
+        has_execute_scope=actor.has_scope("skills:execute"),
+        workspace_allows_dangerous=revision.workspace.allow_dangerous_scripts,
+    )
+
+
 def execute_start(
     *, actor: Actor, revision: SkillRevision, resource: str, args: dict[str, Any]
 ) -> Job:
     """Queue one script component of a pinned revision for the sandbox (docs/contract.md §13)."""
     require_scope(actor, "skills:execute")
-    role = require_role(actor, revision.workspace)
+    require_role(actor, revision.workspace)
     component = revision.components.filter(logical_path=resource).first()
     if component is None:
         raise errors.NotFound(
@@ -144,12 +163,7 @@ def execute_start(
         raise errors.ValidationFailed(
             f"'{resource}' is a {component.type}, not a script.", details={"resource": resource}
         )
-    check_execution_allowed(
-        script_class=str((revision.frontmatter or {}).get("class", DEFAULT_SCRIPT_CLASS)),
-        role=role,
-        has_execute_scope=True,
-        workspace_allows_dangerous=revision.workspace.allow_dangerous_scripts,
-    )
+    execute_gate(actor=actor, revision=revision)
     if not isinstance(args, dict):
         raise errors.ValidationFailed("args must be a JSON object.", details={"field": "args"})
     schema = (revision.frontmatter or {}).get("schema")
