@@ -44,6 +44,9 @@ from .dispatch import job_dispatch
 logger = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 3
+# Written with every end of a job, failed or not, by whichever path ends it: an upload is kept
+# only while a worker may still read it (docs/contract.md §16b).
+_INPUT_DROPPED: dict[str, Any] = {"input_data": None}
 
 
 def job_progress(job: Job, *, done: int, total: int) -> None:
@@ -122,7 +125,7 @@ def _finish(
     """End the job, only if it is still in one of ``from_states`` and on the same attempt: a
     stale verdict or a later delivery of the same job may have moved it meanwhile, and
     neither may be overwritten. Answers whether this call ended the job."""
-    fields: dict[str, Any] = {"finished_at": timezone.now(), **extra}
+    fields: dict[str, Any] = {"finished_at": timezone.now(), **_INPUT_DROPPED, **extra}
     if error is None:
         fields.update(state=Job.State.SUCCEEDED, result=_storable(result), error=None)
     else:
@@ -140,7 +143,10 @@ def _finish(
         failed = errors.JobFailed("The job's outcome could not be stored.")
         return bool(
             current.update(
-                state=Job.State.FAILED, error=failed.as_dict(), finished_at=fields["finished_at"]
+                state=Job.State.FAILED,
+                error=failed.as_dict(),
+                finished_at=fields["finished_at"],
+                **_INPUT_DROPPED,
             )
         )
 
@@ -156,7 +162,10 @@ def jobs_fail_stale(*, now: datetime | None = None, pk: int | None = None) -> in
     failed = 0
     for rule in STALE_RULES:
         failed += rows.filter(state=rule.state, **{f"{rule.since}__lt": now - rule.after}).update(
-            state=Job.State.FAILED, error=errors.JobFailed(rule.message).as_dict(), finished_at=now
+            state=Job.State.FAILED,
+            error=errors.JobFailed(rule.message).as_dict(),
+            finished_at=now,
+            **_INPUT_DROPPED,
         )
     return failed
 
