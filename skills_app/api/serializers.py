@@ -521,5 +521,8 @@ DiffOut = inline_serializer(
         "instruction_body": DiffOpOut(many=True),
         "components": DiffComponentsOut(),
         "stats": DiffStatsOut(),
+        "truncated": serializers.BooleanField(
+            help_text="The time budget ran out: some texts got a valid but coarser diff."
+        ),
     },
 )
