@@ -376,11 +376,16 @@ def _revision_pair_diff(old: SkillRevision, new: SkillRevision) -> dict[str, Any
     immutable and their ids never reused, so the pair of ids is the whole key (the caller has
     already resolved both revisions for the reader). A ``truncated`` answer is kept too: the
     same pair always answers the same diff."""
-    result = cached_immutable(
+    result: dict[str, Any] | None = cached_immutable(
         f"diff:{old.revision_id}:{new.revision_id}",
         lambda: diff_snapshots(_snapshot(old), _snapshot(new)),
         encode=encode_json,
-        decode=json.loads,
+        decode=_diff_decode,
     )
     assert result is not None
     return result
+
+
+def _diff_decode(payload: bytes) -> dict[str, Any]:
+    diff: dict[str, Any] = json.loads(payload)
+    return diff

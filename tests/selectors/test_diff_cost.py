@@ -93,7 +93,7 @@ def test_a_second_request_for_the_same_pair_does_not_recompute(
         components=(component("r.md", "ref"),),
     ).revision
     calls: list[str] = []
-    real = skill_selectors.diff_snapshots
+    real = diff_snapshots
 
     def counting(old: RevisionSnapshot, new: RevisionSnapshot) -> dict[str, Any]:
         calls.append(new.revision_id)
