@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, BinaryIO
@@ -483,8 +484,9 @@ def _skill_read(item: Any, index: int, reader: _Reader, version: int) -> BackupS
     )
 
 
-def backup_read(data: bytes | BinaryIO) -> Backup:
-    """The verified content of a backup ZIP; any problem raises with the path it concerns."""
+@contextmanager
+def _backup_open(data: bytes | BinaryIO) -> Iterator[tuple[list[str], RawRead]]:
+    """The backup ZIP's files and reader, once it is a readable ZIP holding a manifest."""
     try:
         with zip_files_open(data, limits=BACKUP_LIMITS) as (names, read):
             if BACKUP_JSON not in names:
@@ -492,46 +494,59 @@ def backup_read(data: bytes | BinaryIO) -> Backup:
                     f"This is not a workspace backup: it has no {BACKUP_JSON}.",
                     details={"path": BACKUP_JSON},
                 )
-            raw = read(BACKUP_JSON, MANIFEST_MAX_BYTES + 1)
-            if len(raw) > MANIFEST_MAX_BYTES:
-                raise UnsafeArchive(
-                    f"{BACKUP_JSON} is larger than {MANIFEST_MAX_BYTES:,} bytes.",
-                    details={"path": BACKUP_JSON, "limit": MANIFEST_MAX_BYTES},
-                )
-            manifest = load_json_object(raw, BACKUP_JSON)
-            if manifest.get("format") != BACKUP_FORMAT:
-                raise UnsupportedFormat(
-                    f"{BACKUP_JSON} is not a workspace backup manifest (format is not "
-                    f"{BACKUP_FORMAT!r}).",
-                    details={"path": BACKUP_JSON},
-                )
-            version = manifest.get("format_version")
-            if isinstance(version, bool) or version not in READABLE_FORMAT_VERSIONS:
-                raise UnsupportedFormat(
-                    f"{BACKUP_JSON} has format_version {version!r}; this server reads versions "
-                    f"{', '.join(map(str, READABLE_FORMAT_VERSIONS))}.",
-                    details={"path": BACKUP_JSON},
-                )
-            reader = _Reader(names, read)
-            workspace = _get(manifest, "workspace", (dict,), BACKUP_JSON)
-            skills = tuple(
-                _skill_read(item, index, reader, version)
-                for index, item in enumerate(_get(manifest, "skills", (list,), BACKUP_JSON))
-            )
-            slugs = [skill.slug for skill in skills]
-            if len(set(slugs)) != len(slugs):
-                raise _refuse(BACKUP_JSON, "a slug appears twice.")
-            unlisted = sorted(reader.names - reader.used)
-            if unlisted:
-                raise _refuse(
-                    unlisted[0], f"is not listed in {BACKUP_JSON}; a backup holds nothing else."
-                )
-            return Backup(
-                workspace_slug=_get(workspace, "slug", (str,), f"{BACKUP_JSON} workspace"),
-                workspace_name=_get(workspace, "name", (str,), f"{BACKUP_JSON} workspace"),
-                skills=skills,
-            )
+            yield names, read
     except XmemoError:
         raise
     except (OSError, EOFError, ValueError) as exc:  # a truncated or corrupt ZIP
         raise UnsupportedFormat(f"The backup cannot be read ({exc}).") from exc
+
+
+def backup_format_check(data: bytes | BinaryIO) -> None:
+    """Refuse, before the upload is stored, what is no backup at all: not a ZIP, a truncated
+    one (no central directory), or one without a manifest. Reads the directory only."""
+    with _backup_open(data):
+        pass
+
+
+def backup_read(data: bytes | BinaryIO) -> Backup:
+    """The verified content of a backup ZIP; any problem raises with the path it concerns."""
+    with _backup_open(data) as (names, read):
+        raw = read(BACKUP_JSON, MANIFEST_MAX_BYTES + 1)
+        if len(raw) > MANIFEST_MAX_BYTES:
+            raise UnsafeArchive(
+                f"{BACKUP_JSON} is larger than {MANIFEST_MAX_BYTES:,} bytes.",
+                details={"path": BACKUP_JSON, "limit": MANIFEST_MAX_BYTES},
+            )
+        manifest = load_json_object(raw, BACKUP_JSON)
+        if manifest.get("format") != BACKUP_FORMAT:
+            raise UnsupportedFormat(
+                f"{BACKUP_JSON} is not a workspace backup manifest (format is not "
+                f"{BACKUP_FORMAT!r}).",
+                details={"path": BACKUP_JSON},
+            )
+        version = manifest.get("format_version")
+        if isinstance(version, bool) or version not in READABLE_FORMAT_VERSIONS:
+            raise UnsupportedFormat(
+                f"{BACKUP_JSON} has format_version {version!r}; this server reads versions "
+                f"{', '.join(map(str, READABLE_FORMAT_VERSIONS))}.",
+                details={"path": BACKUP_JSON},
+            )
+        reader = _Reader(names, read)
+        workspace = _get(manifest, "workspace", (dict,), BACKUP_JSON)
+        skills = tuple(
+            _skill_read(item, index, reader, version)
+            for index, item in enumerate(_get(manifest, "skills", (list,), BACKUP_JSON))
+        )
+        slugs = [skill.slug for skill in skills]
+        if len(set(slugs)) != len(slugs):
+            raise _refuse(BACKUP_JSON, "a slug appears twice.")
+        unlisted = sorted(reader.names - reader.used)
+        if unlisted:
+            raise _refuse(
+                unlisted[0], f"is not listed in {BACKUP_JSON}; a backup holds nothing else."
+            )
+        return Backup(
+            workspace_slug=_get(workspace, "slug", (str,), f"{BACKUP_JSON} workspace"),
+            workspace_name=_get(workspace, "name", (str,), f"{BACKUP_JSON} workspace"),
+            skills=skills,
+        )

@@ -137,6 +137,14 @@ class RateLimited(XmemoError):
     default_message = "Too many requests; slow down."
 
 
+class UploadsPending(XmemoError):
+    """The user already holds the bound of stored uploads (import and restore jobs not ended)."""
+
+    code = "UPLOADS_PENDING"
+    status = 429
+    default_message = "Too many of your uploads are still waiting to be processed."
+
+
 class RenderedTooLarge(XmemoError):
     code = "RENDERED_TOO_LARGE"
     status = 413

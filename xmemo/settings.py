@@ -163,6 +163,9 @@ CELERY_TASK_SERIALIZER = "json"
 # holding a worker slot). Keep both below the execution workers' total concurrency, so that
 # one tenant never fills every slot.
 XMEMO_EXECUTE_QUEUE = os.environ.get("XMEMO_EXECUTE_QUEUE", f"{CELERY_TASK_DEFAULT_QUEUE}-execute")
+# Import and restore jobs holding an upload (queued or running) one user may have at once;
+# more answers 429 UPLOADS_PENDING. A job's upload is dropped when it ends.
+XMEMO_MAX_PENDING_UPLOADS = int(os.environ.get("XMEMO_MAX_PENDING_UPLOADS", "3"))
 XMEMO_EXECUTE_WORKSPACE_CONCURRENCY = int(
     os.environ.get("XMEMO_EXECUTE_WORKSPACE_CONCURRENCY", "2")
 )
@@ -249,7 +252,10 @@ STATIC_ROOT = VAR_DIR / "staticfiles"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 # Serve straight from static/ when collectstatic has not run (the embedded default, tests).
 WHITENOISE_USE_FINDERS = True
-DATA_UPLOAD_MAX_MEMORY_SIZE = 32 * 1024 * 1024
+# A request body read into memory (JSON saves, form fields): the largest legal save (64 KiB
+# body and frontmatter, 50 components of 128 KiB, base64) is under 9 MiB; more answers 413
+# BODY_TOO_LARGE on /v1/. Uploaded files are bounded by the import/restore limits instead.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 16 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
 
 # Request rates shared by REST and MCP tool calls (skills_app.gateway.ratelimit), per token, per

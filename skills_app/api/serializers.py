@@ -130,6 +130,9 @@ class CommentOut(serializers.Serializer):
     comment_id = serializers.CharField()
     revision_id = serializers.CharField()
     author = serializers.CharField(allow_null=True)
+    imported_author = serializers.CharField(
+        allow_null=True, help_text="Restored name of someone not a member of the team (text)."
+    )
     body = serializers.CharField()
     body_html = serializers.CharField()
     line = serializers.IntegerField(allow_null=True)
@@ -333,18 +336,27 @@ class RevisionOut(serializers.Serializer):
     canonical_hash = serializers.CharField()
     parent_revision_id = serializers.CharField(allow_null=True)
     author = serializers.CharField(allow_null=True)
+    imported_author = serializers.CharField(
+        allow_null=True, help_text="Restored name of someone not a member of the team (text)."
+    )
     message = serializers.CharField(allow_blank=True)
     source = _choice(list(SkillRevision.Source.values))  # type: ignore[assignment]
     source_ref = serializers.CharField(allow_blank=True)
     created_at = serializers.DateTimeField()
     state_changed_at = serializers.DateTimeField(allow_null=True)
     reviewed_by = serializers.CharField(allow_null=True)
+    imported_reviewer = serializers.CharField(
+        allow_null=True, help_text="Restored name of someone not a member of the team (text)."
+    )
     reviewed_at = serializers.DateTimeField(allow_null=True)
     review_comment = serializers.CharField(allow_blank=True)
 
 
 class ApprovalOut(serializers.Serializer):
     user = serializers.CharField(allow_null=True)
+    imported_user = serializers.CharField(
+        allow_null=True, help_text="Restored name of someone not a member of the team (text)."
+    )
     created_at = serializers.DateTimeField()
 
 
@@ -521,5 +533,8 @@ DiffOut = inline_serializer(
         "instruction_body": DiffOpOut(many=True),
         "components": DiffComponentsOut(),
         "stats": DiffStatsOut(),
+        "truncated": serializers.BooleanField(
+            help_text="The time budget ran out: some texts got a valid but coarser diff."
+        ),
     },
 )

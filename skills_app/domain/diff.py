@@ -9,6 +9,7 @@ keeps every edit on token boundaries: a diff never splits a word.
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,9 +29,11 @@ _OPS = {
     diff_match_patch.DIFF_DELETE: DELETE,
 }
 
-# Beyond this the diff stops looking for the minimal edit script and answers a valid, coarser
-# one; it bounds the cost of diffing two unrelated 128 KiB components.
-DIFF_TIMEOUT_SECONDS = 2.0
+# One time budget for the whole diff of a revision pair (body, name, description, frontmatter
+# and every text component together). Past it diff-match-patch stops looking for the minimal
+# edit script and answers a valid, coarser one, and the answer says ``truncated``: two shuffled
+# 64 KiB bodies cost this much at most, not seconds per text.
+DIFF_BUDGET_SECONDS = 0.5
 
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]+")
 _WORD = re.compile(r"\S+")
@@ -47,19 +50,32 @@ def _encode(text: str, index: dict[str, int], tokens: list[str]) -> str:
 
 
 def word_diff(a: str, b: str) -> list[tuple[str, str]]:
-    """``(op, text)`` pairs with op equal/insert/delete.
+    """``(op, text)`` pairs with op equal/insert/delete, within a budget of its own.
 
     The equal and delete texts spell ``a``; the equal and insert texts spell ``b``.
     """
+    return word_diff_until(a, b, deadline=time.time() + DIFF_BUDGET_SECONDS)[0]
+
+
+def word_diff_until(a: str, b: str, *, deadline: float) -> tuple[list[tuple[str, str]], bool]:
+    """``word_diff``'s pairs, and whether ``deadline`` (a ``time.time()``) cut the search
+    short, so that the pairs may be coarser than the minimal diff."""
+    if a != b and time.time() >= deadline:
+        # The budget is spent: the coarsest valid diff, without even cutting the texts up.
+        return [(op, text) for op, text in ((DELETE, a), (INSERT, b)) if text], True
     index: dict[str, int] = {}
     tokens: list[str] = []
     chars_a = _encode(a, index, tokens)
     chars_b = _encode(b, index, tokens)
     dmp = diff_match_patch()
-    dmp.Diff_Timeout = DIFF_TIMEOUT_SECONDS
-    diffs = dmp.diff_main(chars_a, chars_b, False)
+    # The deadline passed below bounds the search (Diff_Timeout > 0 also allows the half-match
+    # speed-up).
+    dmp.Diff_Timeout = DIFF_BUDGET_SECONDS
+    diffs = dmp.diff_main(chars_a, chars_b, False, deadline)
+    truncated = chars_a != chars_b and time.time() >= deadline
     dmp.diff_cleanupSemantic(diffs)
-    return [(_OPS[op], "".join(tokens[ord(ch)] for ch in chars)) for op, chars in diffs if chars]
+    pairs = [(_OPS[op], "".join(tokens[ord(ch)] for ch in chars)) for op, chars in diffs if chars]
+    return pairs, truncated
 
 
 @dataclass(frozen=True)
@@ -107,12 +123,17 @@ def _ops(pairs: list[tuple[str, str]]) -> list[dict[str, str]]:
 
 
 class _Stats:
+    """Word counts and the one deadline shared by every text of a revision pair."""
+
     def __init__(self) -> None:
         self.insertions = 0
         self.deletions = 0
+        self.deadline = time.time() + DIFF_BUDGET_SECONDS
+        self.truncated = False
 
     def diff(self, a: str, b: str) -> list[dict[str, str]]:
-        pairs = word_diff(a, b)
+        pairs, truncated = word_diff_until(a, b, deadline=self.deadline)
+        self.truncated = self.truncated or truncated
         for op, text in pairs:
             if op == INSERT:
                 self.insertions += len(_WORD.findall(text))
@@ -140,6 +161,7 @@ def diff_snapshots(old: RevisionSnapshot, new: RevisionSnapshot) -> dict[str, An
     ``frontmatter`` diffs a key-sorted YAML dump. A component is "changed" when its bytes or
     its type differ; its ``diff`` is None when either side is binary or only the type changed.
     ``stats`` counts the words (runs of non-space) inserted and deleted across every diff.
+    ``truncated`` says the time budget ran out: some texts got a valid but coarser diff.
     """
     stats = _Stats()
     frontmatter = None
@@ -188,4 +210,5 @@ def diff_snapshots(old: RevisionSnapshot, new: RevisionSnapshot) -> dict[str, An
         "unchanged": unchanged,
     }
     result["stats"] = {"insertions": stats.insertions, "deletions": stats.deletions}
+    result["truncated"] = stats.truncated
     return result

@@ -25,6 +25,8 @@ class RevisionComment(models.Model):
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # A restored commenter who is no member of the team: their name as text (docs/backup.md).
+    imported_author = models.CharField(max_length=150, null=True, blank=True)  # noqa: DJ001
     body = models.TextField()
     line = models.PositiveIntegerField(null=True, blank=True)
     # Which lifecycle action the comment came with ("" for a plain comment): request_changes
@@ -49,6 +51,8 @@ class RevisionApproval(models.Model):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # A restored approver who is no member of the team: a name, never counted as an approval.
+    imported_user = models.CharField(max_length=150, null=True, blank=True)  # noqa: DJ001
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

@@ -98,6 +98,10 @@ class SkillRevision(models.Model):
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # A restored name that is no member of the team (docs/backup.md): text, never an account.
+    # NULL means "an account or nobody" (null on the wire too), and a nullable column without a
+    # default is added by SQLite without rebuilding the table, which would drop its triggers.
+    imported_author = models.CharField(max_length=150, null=True, blank=True)  # noqa: DJ001
     message = models.TextField(blank=True, default="")
     source = models.CharField(max_length=32, choices=Source.choices, default=Source.API)
     source_ref = models.TextField(blank=True, default="")
@@ -108,6 +112,7 @@ class SkillRevision(models.Model):
     reviewed_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    imported_reviewer = models.CharField(max_length=150, null=True, blank=True)  # noqa: DJ001
     reviewed_at = models.DateTimeField(null=True, blank=True)
     review_comment = models.TextField(blank=True, default="")
     state_changed_at = models.DateTimeField(null=True, blank=True)

@@ -19,6 +19,7 @@ def comment_as_dict(comment: RevisionComment) -> dict[str, Any]:
         "comment_id": comment.comment_id,
         "revision_id": comment.revision.revision_id,
         "author": _username(comment.author),
+        "imported_author": comment.imported_author,
         "body": comment.body,
         "body_html": render_markdown(comment.body),
         "line": comment.line,
@@ -44,6 +45,10 @@ def revision_comments(*, actor: Actor, revision_id: str, cursor: str | None, lim
 def revision_approvals(revision: SkillRevision) -> list[dict[str, Any]]:
     """Every approval recorded on the revision (who, when), oldest first."""
     return [
-        {"user": _username(approval.user), "created_at": approval.created_at.isoformat()}
+        {
+            "user": _username(approval.user),
+            "imported_user": approval.imported_user,
+            "created_at": approval.created_at.isoformat(),
+        }
         for approval in RevisionApproval.objects.filter(revision=revision).select_related("user")
     ]

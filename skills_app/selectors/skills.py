@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
@@ -20,6 +21,8 @@ from ..access import (
 )
 from ..domain import lifecycle
 from ..domain.diff import RevisionSnapshot, diff_snapshots, snapshot_of
+from ..domain.wire import encode_json
+from ..infra.cache import cached_immutable
 from ..models import Skill, SkillComponent, SkillRevision
 from .pagination import Page, paginate
 from .recall.content import ComponentContent, component_content
@@ -226,12 +229,14 @@ def revision_as_dict(rev: SkillRevision) -> dict[str, Any]:
         "canonical_hash": rev.canonical_hash,
         "parent_revision_id": rev.parent.revision_id if rev.parent else None,
         "author": rev.author.get_username() if rev.author else None,
+        "imported_author": rev.imported_author,
         "message": rev.message,
         "source": rev.source,
         "source_ref": rev.source_ref,
         "created_at": _iso(rev.created_at),
         "state_changed_at": _iso(rev.state_changed_at),
         "reviewed_by": rev.reviewed_by.get_username() if rev.reviewed_by else None,
+        "imported_reviewer": rev.imported_reviewer,
         "reviewed_at": _iso(rev.reviewed_at),
         "review_comment": rev.review_comment,
     }
@@ -363,5 +368,24 @@ def skill_diff(
                 "Nothing to compare with: give 'from' (a revision_id of this skill).",
                 details={"field": "from"},
             )
-    result = diff_snapshots(_snapshot(old), _snapshot(new))
-    return {"skill_id": skill.skill_id, **result}
+    return {"skill_id": skill.skill_id, **_revision_pair_diff(old, new)}
+
+
+def _revision_pair_diff(old: SkillRevision, new: SkillRevision) -> dict[str, Any]:
+    """The diff of two stored revisions, computed once per ordered pair: revisions are
+    immutable and their ids never reused, so the pair of ids is the whole key (the caller has
+    already resolved both revisions for the reader). A ``truncated`` answer is kept too: the
+    same pair always answers the same diff."""
+    result: dict[str, Any] | None = cached_immutable(
+        f"diff:{old.revision_id}:{new.revision_id}",
+        lambda: diff_snapshots(_snapshot(old), _snapshot(new)),
+        encode=encode_json,
+        decode=_diff_decode,
+    )
+    assert result is not None
+    return result
+
+
+def _diff_decode(payload: bytes) -> dict[str, Any]:
+    diff: dict[str, Any] = json.loads(payload)
+    return diff

@@ -9,9 +9,12 @@ Restore rules (decided here, documented in docs/backup.md):
 * each revision is inserted once with its final content and final state — at most one
   published per skill, checked on read — so the immutability trigger (no UPDATE of content)
   and the partial unique index (one published per skill) hold at every statement;
-* authors and reviewers map by username to existing users. A username with no user here
-  refuses the restore, naming them: create those users first (``create_user``). Nobody is
-  made a member by a restore — who may read a team stays the owners' decision;
+* a restore never puts words in another person's mouth: authors, reviewers, approvers and
+  commenters map by username to an account only where that account is a member of the target
+  team; every other name is kept as text (``imported_author``, ``imported_reviewer``,
+  ``imported_user``), and a name no account has is treated exactly like a non-member's, so no
+  answer tells which accounts exist. Nobody is made a member by a restore — who may read a
+  team stays the owners' decision; an imported approval never counts towards publishing;
 * it all happens in one transaction: anything refused stores nothing.
 """
 
@@ -52,8 +55,9 @@ def _no_progress(done: int, total: int) -> None:
 # --- backup -----------------------------------------------------------------------------------
 
 
-def _username(user: Any) -> str | None:
-    return user.get_username() if user is not None else None
+def _username(user: Any, imported: str | None = None) -> str | None:
+    """Who the record names: the account, else the name a restore kept as text."""
+    return user.get_username() if user is not None else imported
 
 
 def _backup_revision(rev: SkillRevision, numbers: dict[int, int]) -> BackupRevision:
@@ -77,18 +81,18 @@ def _backup_revision(rev: SkillRevision, numbers: dict[int, int]) -> BackupRevis
             for c in rev.components.all()
         ),
         parent_revision_number=numbers.get(rev.parent_id) if rev.parent_id else None,
-        author=rev.author.get_username() if rev.author else None,
+        author=_username(rev.author, rev.imported_author),
         message=rev.message,
         source=rev.source,
         source_ref=rev.source_ref,
         created_at=rev.created_at,
         state_changed_at=rev.state_changed_at,
-        reviewed_by=rev.reviewed_by.get_username() if rev.reviewed_by else None,
+        reviewed_by=_username(rev.reviewed_by, rev.imported_reviewer),
         reviewed_at=rev.reviewed_at,
         review_comment=rev.review_comment,
         comments=tuple(
             BackupComment(
-                author=_username(c.author),
+                author=_username(c.author, c.imported_author),
                 body=c.body,
                 line=c.line,
                 action=c.action,
@@ -97,7 +101,7 @@ def _backup_revision(rev: SkillRevision, numbers: dict[int, int]) -> BackupRevis
             for c in rev.comments.all()
         ),
         approvals=tuple(
-            BackupApproval(user=_username(a.user), created_at=a.created_at)
+            BackupApproval(user=_username(a.user, a.imported_user), created_at=a.created_at)
             for a in rev.approvals.all()
         ),
         answers_revision_number=numbers.get(rev.answers_revision_id)
@@ -156,36 +160,26 @@ def restore_check(*, actor: Actor, workspace: Workspace) -> None:
         )
 
 
-def _users(backup: Backup) -> dict[str, Any]:
-    names = {
-        name
-        for skill in backup.skills
-        for rev in skill.revisions
-        for name in (
-            rev.author,
-            rev.reviewed_by,
-            *(c.author for c in rev.comments),
-            *(a.user for a in rev.approvals),
-        )
-        if name is not None
-    }
-    user_model = get_user_model()
-    found = {
-        user.get_username(): user
-        for user in user_model.objects.filter(**{f"{user_model.USERNAME_FIELD}__in": names})
-    }
-    missing = sorted(names - set(found))
-    if missing:
-        raise errors.ValidationFailed(
-            f"The backup names users who do not exist here: {', '.join(missing)}. Create them "
-            "first (manage.py create_user), then restore again.",
-            details={"missing_users": missing},
-        )
-    return found
+class _People:
+    """The target team's members by username: who in the backup may be an account here."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        user_model = get_user_model()
+        self.members = {
+            user.get_username(): user
+            for user in user_model.objects.filter(memberships__workspace=workspace)
+        }
+
+    def account(self, name: str | None) -> Any:
+        return self.members.get(name) if name is not None else None
+
+    def imported(self, name: str | None) -> str | None:
+        """The name kept as text when it is no member's (unknown names alike)."""
+        return name if name is not None and name not in self.members else None
 
 
 def _revision_row(
-    rev: BackupRevision, *, skill: Skill, parent: SkillRevision | None, users: dict[str, Any]
+    rev: BackupRevision, *, skill: Skill, parent: SkillRevision | None, people: _People
 ) -> SkillRevision:
     return SkillRevision(
         skill=skill,
@@ -207,13 +201,15 @@ def _revision_row(
             ],
         ),
         parent=parent,
-        author=users.get(rev.author or ""),
+        author=people.account(rev.author),
+        imported_author=people.imported(rev.author),
         message=rev.message,
         source=rev.source,
         source_ref=rev.source_ref,
         created_at=rev.created_at,
         state_changed_at=rev.state_changed_at,
-        reviewed_by=users.get(rev.reviewed_by or ""),
+        reviewed_by=people.account(rev.reviewed_by),
+        imported_reviewer=people.imported(rev.reviewed_by),
         reviewed_at=rev.reviewed_at,
         review_comment=rev.review_comment,
     )
@@ -223,7 +219,7 @@ def _conversations_restore(
     rows: dict[tuple[int, int], SkillRevision],
     skills: list[tuple[Skill, BackupSkill]],
     workspace: Workspace,
-    users: dict[str, Any],
+    people: _People,
 ) -> None:
     """Each revision's comments, approvals and answered review, after every revision exists."""
     revisions = [
@@ -236,7 +232,8 @@ def _conversations_restore(
             RevisionComment(
                 revision=row,
                 workspace=workspace,
-                author=users.get(c.author or ""),
+                author=people.account(c.author),
+                imported_author=people.imported(c.author),
                 body=c.body,
                 line=c.line,
                 action=c.action,
@@ -249,7 +246,12 @@ def _conversations_restore(
     )
     RevisionApproval.objects.bulk_create(
         [
-            RevisionApproval(revision=row, user=users.get(a.user or ""), created_at=a.created_at)
+            RevisionApproval(
+                revision=row,
+                user=people.account(a.user),
+                imported_user=people.imported(a.user),
+                created_at=a.created_at,
+            )
             for row, _, rev in revisions
             for a in rev.approvals
         ],
@@ -270,7 +272,7 @@ def workspace_restore(
     with transaction.atomic():
         locked = Workspace.objects.select_for_update().get(pk=workspace.pk)
         restore_check(actor=actor, workspace=locked)
-        users = _users(backup)
+        people = _People(locked)
         blobs = _store_blobs(
             [
                 ComponentData(c.logical_path, c.type, c.content, c.media_type)
@@ -307,7 +309,7 @@ def workspace_restore(
                         rev,
                         skill=skill,
                         parent=rows.get((skill.pk, rev.parent_revision_number or 0)),
-                        users=users,
+                        people=people,
                     )
                     for skill, rev in level
                 ]
@@ -333,7 +335,7 @@ def workspace_restore(
             ],
             batch_size=1000,
         )
-        _conversations_restore(rows, skills, locked, users)
+        _conversations_restore(rows, skills, locked, people)
         restored = [{"skill_id": skill.skill_id, "slug": skill.slug} for skill, _ in skills]
         # Vectors are derived data, not in the backup: asked for once, after commit.
         with embeddings_batched():

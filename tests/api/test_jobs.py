@@ -83,11 +83,14 @@ def test_failed_import_reports_the_error_envelope(
     env: Env, api_for: ApiFactory, now: Callable[..., Any]
 ) -> None:
     api = api_for(env.owner)
-    started = now(_upload, api, b"not a zip or markdown", "x.exe", workspace=env.personal.slug)
+    unknown = _upload(api, b"not a zip or markdown", "x.exe", workspace=env.personal.slug)
+    assert (unknown.status_code, error_code(unknown)) == (415, "UNSUPPORTED_FORMAT")
+    bad = b"---\nname: [unclosed\n---\nbody\n"
+    started = now(_upload, api, bad, "SKILL.md", workspace=env.personal.slug)
     job = api.get(f"/v1/jobs/{started.json()['job_id']}").json()
     assert job["state"] == "failed"
     assert set(job["error"]) == {"code", "message", "details"}
-    assert job["error"]["code"] == "UNSUPPORTED_FORMAT"
+    assert job["error"]["code"] == "VALIDATION_ERROR"
     assert not Skill.objects.exists()
 
 
@@ -278,10 +281,9 @@ def test_workspace_export_downloads_a_backup_that_restores_over_the_api(
     assert _restore(api_for(env.outsider), "fresh", backup).status_code == 404
     assert error_code(_restore(owner, env.team.slug, backup)) == "CONFLICT"  # not empty
 
-    refused = now(_restore, owner, "fresh", backup[:-100])  # truncated
-    assert refused.status_code == 202
-    failed = owner.get(f"/v1/jobs/{refused.json()['job_id']}").json()
-    assert (failed["state"], failed["error"]["code"]) == ("failed", "UNSUPPORTED_FORMAT")
+    refused = now(_restore, owner, "fresh", backup[:-100])  # truncated: refused at the door
+    assert (refused.status_code, error_code(refused)) == (415, "UNSUPPORTED_FORMAT")
+    assert not Job.objects.filter(kind="restore").exists()
     assert not Skill.objects.filter(workspace__slug="fresh").exists()
 
     restored = now(_restore, owner, "fresh", backup)

@@ -20,7 +20,8 @@ def test_members_comment_and_read_the_thread(env: Env, api_for: ApiFactory) -> N
     assert made.status_code == 201, made.content
     body = made.json()
     assert set(body) == {
-        "comment_id", "revision_id", "author", "body", "body_html", "line", "action", "created_at"
+        "comment_id", "revision_id", "author", "imported_author", "body", "body_html", "line",
+        "action", "created_at"
     }  # fmt: skip
     assert (body["author"], body["line"], body["action"]) == (env.admin.username, 2, None)
     assert "<em>why</em>" in body["body_html"]

@@ -461,13 +461,22 @@ def test_import_errors_are_readable(
 ) -> None:
     upload = io.BytesIO(b"not a zip, not markdown")
     upload.name = "junk.bin"
+    # Refused at the request (docs/contract.md §16b): no job holds the junk.
+    refused = owner_client.post(
+        url("import", env.personal.slug), {"file": upload, "intent": "draft"}
+    )
+    assert refused.status_code == 415
+    assert "is not a SKILL.md, a ZIP or a skill.json" in refused.content.decode()
+    assert not Job.objects.exists()
+    bad = io.BytesIO(b"---\nname: [unclosed\n---\nbody\n")
+    bad.name = "SKILL.md"
     with django_capture_on_commit_callbacks(execute=True):
         response = owner_client.post(
-            url("import", env.personal.slug), {"file": upload, "intent": "draft"}
+            url("import", env.personal.slug), {"file": bad, "intent": "draft"}
         )
     page = owner_client.get(response["Location"]).content.decode()
     assert 'data-state="failed"' in page
-    assert "UNSUPPORTED_FORMAT" in page
+    assert "VALIDATION_ERROR" in page
     assert "Nothing was stored" in page
     neither = owner_client.post(url("import", env.personal.slug), {"intent": "draft"})
     assert neither.status_code == 400

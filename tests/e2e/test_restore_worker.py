@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from skills_app.models import Skill
+from skills_app.models import Job, Skill
 from tests.e2e.processes import (
     celery_worker,
     free_port,
@@ -60,6 +60,11 @@ def test_restore_runs_on_a_real_worker(tmp_path: Path) -> None:
         assert job["state"] == "succeeded", (job, worker_log.read_text()[-2000:])
         assert job["progress"] == {"done": 3, "total": 3}
         assert sorted(s["slug"] for s in job["result"]["skills"]) == ["alpha", "beta"]
+
+    # The worker ended the job: its upload is gone from the row (docs/contract.md §16b).
+    assert (
+        Job.objects.filter(job_id=job["job_id"]).values_list("input_data", flat=True).get() is None
+    )
 
     copies = {
         skill.slug: sorted(

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from skills_app import errors
 from skills_app.models import AuditEntry, Blob, Job, Skill, SkillRevision
 from skills_app.services.jobs import export_start, import_start
 from skills_app.services.jobs.run import job_run
@@ -137,7 +138,6 @@ def _nothing_stored() -> bool:
             "VALIDATION_ERROR",
             "SKILL.md",
         ),
-        ({"../evil/SKILL.md": SKILL_MD}, "UNSAFE_ARCHIVE", "../evil/SKILL.md"),
     ],
 )
 def test_bad_archives_fail_the_job_and_store_nothing(
@@ -198,15 +198,23 @@ def test_a_pack_imports_every_skill(env: Env, run_now: Callable[..., Job]) -> No
     assert len(job.result["skills"]) == 2
 
 
-def test_unknown_format_is_refused(env: Env, run_now: Callable[..., Job]) -> None:
-    job = run_now(
-        import_start,
-        actor=actor_for(env.owner),
-        workspace=env.personal,
-        data=b"\x00\x01",
-        filename="x.exe",
-    )
-    assert (job.state, job.error["code"]) == ("failed", "UNSUPPORTED_FORMAT")
+@pytest.mark.parametrize(
+    ("data", "filename", "code"),
+    [
+        (b"\x00\x01", "x.exe", "UNSUPPORTED_FORMAT"),
+        (zip_of({"../evil/SKILL.md": SKILL_MD}), "x.zip", "UNSAFE_ARCHIVE"),
+    ],
+)
+def test_unknown_formats_and_unsafe_archives_are_refused_before_a_job_exists(
+    env: Env, data: bytes, filename: str, code: str
+) -> None:
+    with pytest.raises(errors.XmemoError) as refused:
+        import_start(
+            actor=actor_for(env.owner), workspace=env.personal, data=data, filename=filename
+        )
+    assert refused.value.code == code
+    assert not Job.objects.exists()
+    assert _nothing_stored()
 
 
 def test_workspace_and_history_exports(env: Env, run_now: Callable[..., Job]) -> None:

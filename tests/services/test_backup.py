@@ -117,6 +117,12 @@ def _rows(workspace: Workspace) -> dict[str, Any]:
     return out
 
 
+def _people(env: Env) -> dict[Any, str]:
+    """The source team's people as members of the target: their names map to their accounts
+    (names of non-members stay text: tests/services/test_restore_attribution.py)."""
+    return {env.admin: "admin", env.member: "member"}
+
+
 def _entries(data: bytes) -> dict[str, bytes]:
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         return {name: archive.read(name) for name in archive.namelist()}
@@ -148,7 +154,7 @@ def test_backup_restores_every_skill_and_revision_exactly(
     assert (answer["answers"], answer["state"]) == (3, "proposed")
 
     first = backup_write(workspace_backup(workspace=source))
-    target = make_team(env.owner, slug="restored")
+    target = make_team(env.owner, slug="restored", members=_people(env))
     result = restore_into(first, target)
 
     assert result["revision_count"] == 7
@@ -182,7 +188,7 @@ def test_a_version_1_backup_still_restores_without_conversations(
     original = _rows(source)
     data = backup_write(workspace_backup(workspace=source))
     assert json.loads(_entries(data)["backup.json"])["format_version"] == 2
-    target = make_team(env.owner, slug="restored")
+    target = make_team(env.owner, slug="restored", members=_people(env))
     restore_into(_tampered(data, _edit_manifest(_as_version_1)), target)
     restored = _rows(target)
     for skill in original.values():
@@ -227,10 +233,6 @@ def _two_published(manifest: dict[str, Any]) -> None:
         rev["state"] = "published"
 
 
-def _unknown_author(manifest: dict[str, Any]) -> None:
-    manifest["skills"][0]["revisions"][0]["author"] = "nobody-here"
-
-
 def _body_changed(entries: dict[str, bytes]) -> None:
     name = next(n for n in entries if n.endswith("/SKILL.md"))
     entries[name] += b"\nInjected.\n"
@@ -244,7 +246,6 @@ def _body_changed(entries: dict[str, bytes]) -> None:
         (lambda data: _tampered(data, _edit_manifest(_set_blob_sha)), "VALIDATION_ERROR"),
         (lambda data: _tampered(data, _body_changed), "VALIDATION_ERROR"),
         (lambda data: _tampered(data, _edit_manifest(_two_published)), "VALIDATION_ERROR"),
-        (lambda data: _tampered(data, _edit_manifest(_unknown_author)), "VALIDATION_ERROR"),
         (
             lambda data: _tampered(data, lambda e: e.__setitem__("extra.txt", b"x")),
             "VALIDATION_ERROR",
@@ -262,7 +263,6 @@ def _body_changed(entries: dict[str, bytes]) -> None:
         "blob-sha",
         "body",
         "two-published",
-        "unknown-author",
         "unlisted-file",
         "version",
     ],
@@ -303,7 +303,7 @@ def test_restore_workspace_command(env: Env, tmp_path: Any) -> None:
     _history(env)
     backup = tmp_path / "team-backup.zip"
     backup.write_bytes(backup_write(workspace_backup(workspace=env.team)))
-    target = make_team(env.owner, slug="restored", members={env.admin: "admin"})
+    target = make_team(env.owner, slug="restored", members=_people(env))
     with pytest.raises(CommandError, match=r"Nothing was restored: .*already holds skills"):
         call_command("restore_workspace", str(backup), "--workspace", env.team.slug)
     out = io.StringIO()

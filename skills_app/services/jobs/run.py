@@ -12,7 +12,7 @@ import hashlib
 import logging
 import queue
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
@@ -31,7 +31,7 @@ from ...domain.jobs import STALE_RULES, stale_verdict
 from ...domain.limits import slug_from_name
 from ...domain.secrets import secrets_masked, secrets_reach
 from ...infra.queue import tasks_run_eagerly
-from ...models import Job, SkillRevision, Workspace
+from ...models import Job, Skill, SkillRevision, Workspace
 from ...sandbox import resolve_timeout, run_script
 from ...selectors.revisions import revision_bundle
 from ...selectors.secrets import script_environment
@@ -47,6 +47,9 @@ from .start import execute_gate
 logger = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 3
+# Written with every end of a job, failed or not, by whichever path ends it: an upload is kept
+# only while a worker may still read it (docs/contract.md §16b).
+_INPUT_DROPPED: dict[str, Any] = {"input_data": None}
 
 
 def job_progress(job: Job, *, done: int, total: int) -> None:
@@ -114,28 +117,58 @@ def job_log(job: Job, line: str) -> None:
     Job.objects.filter(pk=job.pk).update(log=job.log)
 
 
+def _deleted_during_export(slugs: list[str]) -> errors.Conflict:
+    return errors.Conflict(
+        f"{', '.join(sorted(slugs))} was deleted for good while this export ran, so the export "
+        "was not kept; export again.",
+        details={"deleted": sorted(slugs)},
+    )
+
+
+def _exported_skills_lock(skill_ids: Collection[int]) -> set[int]:
+    """Lock the rows of the skills an export wrote, until the transaction storing it ends, and
+    answer which still exist. A delete locks its skill row first: it either committed before
+    (the row is gone and the export is refused) or waits until the export is stored, then
+    erases it with the job's other copies (services.skills._job_copies_erase)."""
+    return set(
+        Skill.objects.select_for_update()
+        .filter(pk__in=skill_ids)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+
+
 def _finish(
     job: Job,
     *,
     result: dict[str, Any] | None = None,
     error: errors.XmemoError | None = None,
     from_states: tuple[str, ...] = (Job.State.RUNNING,),
+    exported_skills: Mapping[int, str] | None = None,
     **extra: Any,
 ) -> bool:
     """End the job, only if it is still in one of ``from_states`` and on the same attempt: a
     stale verdict or a later delivery of the same job may have moved it meanwhile, and
-    neither may be overwritten. Answers whether this call ended the job."""
-    fields: dict[str, Any] = {"finished_at": timezone.now(), **extra}
-    if error is None:
-        fields.update(state=Job.State.SUCCEEDED, result=_storable(result), error=None)
-    else:
-        fields.update(state=Job.State.FAILED, error=_storable(error.as_dict()))
+    neither may be overwritten. ``exported_skills`` (pk → slug) are the skills an export's
+    file holds: stored only if every one still exists. Answers whether this call ended the
+    job."""
+    now = timezone.now()
     current = Job.objects.filter(pk=job.pk, state__in=from_states, attempts=job.attempts)
     try:
         with transaction.atomic():
             # A job that ran past its deadline already reads as failed (``domain.jobs``): that
             # verdict is written first, so the outcome below never contradicts what was read.
             jobs_fail_stale(pk=job.pk)
+            if exported_skills and error is None:
+                kept = _exported_skills_lock(exported_skills.keys())
+                gone = [slug for pk, slug in exported_skills.items() if pk not in kept]
+                if gone:
+                    error, extra = _deleted_during_export(gone), {}
+            fields: dict[str, Any] = {"finished_at": now, **_INPUT_DROPPED, **extra}
+            if error is None:
+                fields.update(state=Job.State.SUCCEEDED, result=_storable(result), error=None)
+            else:
+                fields.update(state=Job.State.FAILED, error=_storable(error.as_dict()))
             return bool(current.update(**fields))
     except DatabaseError:
         # Whatever the database refused, the job must still end, and end failed.
@@ -143,7 +176,10 @@ def _finish(
         failed = errors.JobFailed("The job's outcome could not be stored.")
         return bool(
             current.update(
-                state=Job.State.FAILED, error=failed.as_dict(), finished_at=fields["finished_at"]
+                state=Job.State.FAILED,
+                error=failed.as_dict(),
+                finished_at=now,
+                **_INPUT_DROPPED,
             )
         )
 
@@ -159,7 +195,10 @@ def jobs_fail_stale(*, now: datetime | None = None, pk: int | None = None) -> in
     failed = 0
     for rule in STALE_RULES:
         failed += rows.filter(state=rule.state, **{f"{rule.since}__lt": now - rule.after}).update(
-            state=Job.State.FAILED, error=errors.JobFailed(rule.message).as_dict(), finished_at=now
+            state=Job.State.FAILED,
+            error=errors.JobFailed(rule.message).as_dict(),
+            finished_at=now,
+            **_INPUT_DROPPED,
         )
     return failed
 
@@ -353,25 +392,28 @@ def _run_export(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]]
     base = SkillRevision.objects.select_related("skill", "workspace").filter(
         workspace=job.workspace
     )
+    exported: dict[int, str] = {}  # the skills the file holds, checked when it is stored
     if "revision_id" in params:
         revision = base.get(revision_id=params["revision_id"])
         data = capsule.capsule_write(_capsule_revisions(job, [revision])[0])
         name = f"{revision.skill.slug}-r{revision.revision_number}.zip"
+        exported[revision.skill_id] = revision.skill.slug
     elif "skill_id" in params:
         revisions = list(
             base.filter(skill__skill_id=params["skill_id"]).order_by("revision_number")
         )
         data = capsule.capsule_history_write(_capsule_revisions(job, revisions))
         name = f"{revisions[0].skill.slug}-history.zip" if revisions else "skill.zip"
+        exported.update((rev.skill_id, rev.skill.slug) for rev in revisions[:1])
     else:
         require_role(actor, job.workspace, ADMIN_ROLES)
-        data = backup.backup_write(
-            workspace_backup(
-                workspace=job.workspace,
-                on_progress=lambda done, total: job_progress(job, done=done, total=total),
-            )
+        read = workspace_backup(
+            workspace=job.workspace,
+            on_progress=lambda done, total: job_progress(job, done=done, total=total),
         )
+        data = backup.backup_write(read)
         name = f"{job.workspace.slug}-backup.zip"
+        exported = _backup_skills(job.workspace, read)
     digest = hashlib.sha256(data).hexdigest()
     audit_record(
         actor=actor,
@@ -387,7 +429,23 @@ def _run_export(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]]
         "size": len(data),
         "sha256": digest,
     }
-    return result, {"output_data": data, "output_name": name}
+    return result, {"output_data": data, "output_name": name, "exported_skills": exported}
+
+
+def _backup_skills(workspace: Workspace, read: backup.Backup) -> dict[int, str]:
+    """The rows of the skills a backup holds (pk → slug), by slug and creation time: a skill
+    deleted since it was read (its slug perhaps reused) has no row, which is refused here."""
+    wanted = {(skill.slug, skill.created_at) for skill in read.skills}
+    rows = {
+        (slug, created): pk
+        for pk, slug, created in Skill.objects.filter(
+            workspace=workspace, slug__in=[slug for slug, _ in wanted]
+        ).values_list("pk", "slug", "created_at")
+    }
+    gone = [slug for slug, created in wanted if (slug, created) not in rows]
+    if gone:
+        raise _deleted_during_export(gone)
+    return {pk: slug for (slug, created), pk in rows.items() if (slug, created) in wanted}
 
 
 def _run_execute(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -5,14 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from ... import errors
 from ...access import ADMIN_ROLES, Actor, require_role, require_scope
+from ...backup import backup_format_check
 from ...domain.arguments import arguments_check
 from ...domain.limits import validate_slug
 from ...models import Job, Skill, SkillRevision, Workspace
 from ...sandbox import DEFAULT_SCRIPT_CLASS, check_execution_allowed
+from ...sources.detect import upload_format_check
 from ..audit import audit_record
 from ..backup import restore_check
 from .dispatch import job_dispatch
@@ -25,10 +29,32 @@ def _enqueue(job: Job) -> None:
     transaction.on_commit(lambda: job_dispatch(job.job_id))
 
 
+def _uploads_admit(actor: Actor) -> None:
+    """Bound the uploads one user keeps stored: jobs with input that have not ended. The user's
+    row is locked (until the caller's transaction ends) so concurrent starts count one by one."""
+    if actor.user is None:
+        return  # the operator's commands
+    get_user_model().objects.select_for_update().filter(pk=actor.user.pk).first()
+    held = Job.objects.filter(
+        created_by=actor.user,
+        state__in=(Job.State.QUEUED, Job.State.RUNNING),
+        input_data__isnull=False,
+    ).count()
+    limit = settings.XMEMO_MAX_PENDING_UPLOADS
+    if held >= limit:
+        raise errors.UploadsPending(
+            f"You have {held} uploads waiting to be imported or restored (at most {limit}); "
+            "try again when one has finished.",
+            details={"limit": limit, "pending": held},
+        )
+
+
 def _new_job(
     *, actor: Actor, workspace: Workspace, kind: str, params: dict[str, Any], **extra: Any
 ) -> Job:
     with transaction.atomic():
+        if extra.get("input_data") is not None:
+            _uploads_admit(actor)
         job = Job.objects.create(
             workspace=workspace,
             kind=kind,
@@ -75,6 +101,8 @@ def import_start(
             f"The upload is larger than {MAX_UPLOAD_BYTES} bytes.",
             details={"limit": MAX_UPLOAD_BYTES},
         )
+    if data is not None:
+        upload_format_check(data, filename)
     params: dict[str, Any] = {"intent": intent, "slug": slug or None}
     if url is not None:
         params["url"] = url
@@ -124,6 +152,7 @@ def restore_start(*, actor: Actor, workspace: Workspace, data: bytes, filename: 
             f"The backup is larger than {MAX_BACKUP_BYTES} bytes.",
             details={"limit": MAX_BACKUP_BYTES},
         )
+    backup_format_check(data)
     return _new_job(
         actor=actor,
         workspace=workspace,
