@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('skills_app', '0015_token_use_does_not_notify'),
+        ('skills_app', '0017_token_minted_through'),
     ]
 
     operations = [
