@@ -5,7 +5,9 @@ One revision's capsule is a ZIP holding, in this order::
 
     capsule.json      the manifest (format, ids, state, name, description, frontmatter,
                       canonical_hash, components with type/size/media_type/sha256)
-    SKILL.md          serialize_skill_md(name + description + frontmatter, body); body byte-exact
+    SKILL.md          serialize_skill_md(name + description + frontmatter, body); body byte-exact;
+                      ``name:`` is the slug (an Agent Skill's name is its folder's), a display
+                      name that differs follows as ``x-xmemo-display-name`` (``merge_frontmatter``)
     <components>      every component at its logical path, sorted by path
 
 Determinism: the same revision always gives the same bytes — fixed entry order, every
@@ -156,7 +158,8 @@ def _capsule_entries(rev: CapsuleRevision) -> list[tuple[str, bytes, int]]:
     _verify(rev)
     manifest = json.dumps(capsule_manifest(rev), indent=2, ensure_ascii=False) + "\n"
     skill_md = serialize_skill_md(
-        merge_frontmatter(rev.name, rev.description, rev.frontmatter), rev.instruction_body
+        merge_frontmatter(rev.name, rev.description, rev.frontmatter, slug=rev.slug),
+        rev.instruction_body,
     )
     entries = [
         (CAPSULE_JSON, manifest.encode("utf-8"), _FILE_MODE),
