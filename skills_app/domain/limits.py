@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 
 from skills_app.domain.bundle import COMPONENT_TYPES, ComponentData, SkillBundle
@@ -39,7 +39,8 @@ __all__ = [
     "MAX_PATH_LENGTH",
     "NAME_MAX",
     "SLUG_MAX",
-    "bundle_problems",
+    "bundle_checks",
+    "collect_problems",
     "slug_from_name",
     "validate_bundle",
     "validate_slug",
@@ -171,7 +172,7 @@ def _check_component(component: ComponentData) -> None:
         )
 
 
-def _checks(bundle: SkillBundle) -> Iterator[Callable[[], None]]:
+def bundle_checks(bundle: SkillBundle) -> Iterator[Callable[[], object]]:
     """Every rule of a bundle as one call each, in the order their errors are reported."""
     for check in (_check_name, _check_description, _check_slug, _check_body):
         yield partial(check, bundle)
@@ -184,10 +185,11 @@ def _checks(bundle: SkillBundle) -> Iterator[Callable[[], None]]:
     yield partial(check_unique_paths, (c.logical_path for c in bundle.components))
 
 
-def bundle_problems(bundle: SkillBundle) -> list[XmemoError]:
-    """Every broken rule of ``bundle`` (the first of each rule), for lint (docs/contract.md §17)."""
+def collect_problems(checks: Iterable[Callable[[], object]]) -> list[XmemoError]:
+    """Run every check, collecting what each raises instead of stopping at the first (lint,
+    docs/contract.md §17)."""
     problems = []
-    for check in _checks(bundle):
+    for check in checks:
         try:
             check()
         except XmemoError as problem:
@@ -197,7 +199,7 @@ def bundle_problems(bundle: SkillBundle) -> list[XmemoError]:
 
 def validate_bundle(bundle: SkillBundle) -> None:
     """Raise the first broken rule of ``bundle``; components None (carried over) are skipped."""
-    for check in _checks(bundle):
+    for check in bundle_checks(bundle):
         check()
 
 
