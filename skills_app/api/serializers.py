@@ -305,7 +305,8 @@ class ApproxTokensOut(serializers.Serializer):
 
 
 class LintOut(serializers.Serializer):
-    errors = LintProblemOut(many=True, help_text="What a save would refuse; empty when none.")
+    # Shadows Serializer.errors on purpose: the schema names the answer's field.
+    errors = LintProblemOut(many=True, help_text="What a save would refuse; empty when none.")  # type: ignore[assignment]
     warnings = LintProblemOut(many=True)
     approx_tokens = ApproxTokensOut()
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from skills_app.domain.canonical import canonical_hash
 from skills_app.domain.wire import encode_json
 
-VALUES = [
+VALUES: list[Any] = [
     None,
     True,
     0,
@@ -40,7 +41,7 @@ VALUES = [
     {"nested": {"z": [1, {"y": None, "x": False}], "m": "\u00e9"}},
 ]
 
-DOCUMENTS = [
+DOCUMENTS: list[dict[str, Any]] = [
     {
         "name": "Deploy runbook",
         "description": "How to deploy. Use when shipping.",
@@ -78,7 +79,7 @@ def main() -> None:
                 "wire": encode_json(
                     {**doc, "components": [list(c) for c in doc["components"]]}
                 ).decode("utf-8"),
-                "canonical_hash": canonical_hash(**doc),  # type: ignore[arg-type]
+                "canonical_hash": canonical_hash(**doc),
             }
             for doc in DOCUMENTS
         ],
