@@ -358,3 +358,79 @@ def test_a_team_proposal_never_reaches_a_laptop(bridge: Bridge, owner: Any, tmp_
     target = tmp_path / "skills"
     assert bridge("sync", "--dir", str(target), "--workspace", team.slug).code == 0
     assert (target / "team-skill" / "SKILL.md").read_text().endswith("# Reviewed\n")
+
+
+def test_login_writes_0600_credentials_that_renew_themselves(
+    node: str, live_server: Any, owner: Any, tmp_path: Path
+) -> None:
+    """``login``: dynamic registration, PKCE, the loopback redirect, the code exchange; the
+    consent is given through the console's consent page (a test client signed in as the user,
+    on the live server's host). Then commands read the file, and renew an expired access token
+    with the refresh token (which rotates)."""
+    from django.test import Client
+
+    publish(owner, personal_ws(owner), "deploy", description="Deploy. Use when shipping.")
+    config = tmp_path / "config"
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(config)}
+    proc = subprocess.Popen(
+        [node, str(SCRIPT), "login", "--url", live_server.url],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert proc.stdout is not None
+        line = ""
+        while "/oauth/authorize/" not in line:
+            line = proc.stdout.readline().decode()
+            assert line or proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        authorize = line.strip()
+        host = authorize.split("/")[2]
+        browser = Client(HTTP_HOST=host)
+        browser.force_login(owner)
+        page = browser.get(authorize.split(host, 1)[1])
+        assert page.status_code == 200, page.content
+        form = page.context["form"]
+        data = {name: form[name].value() or "" for name in form.fields}
+        data.update(scopes=["skills:read"], workspace="", profile="ordinary-full", allow="on")
+        consented = browser.post("/oauth/authorize/", data)
+        assert consented.status_code == 302, consented.content
+        assert consented["Location"].startswith("http://127.0.0.1:")
+        assert "signed in" in httpx.get(consented["Location"]).text.lower()
+        assert proc.wait(timeout=30) == 0, proc.stderr.read() if proc.stderr else ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+    file = config / "xmemo" / "credentials.json"
+    assert file.stat().st_mode & 0o777 == 0o600
+    first = json.loads(file.read_text())
+    assert {"url", "client_id", "token_endpoint", "access_token", "refresh_token"} <= set(first)
+
+    def search() -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            [node, str(SCRIPT), "search", "deploy"],
+            env=env, capture_output=True, timeout=60, check=False,
+        )  # fmt: skip
+
+    found = search()
+    assert found.returncode == 0, found.stderr
+    assert b"/deploy" in found.stdout
+    assert first["access_token"].encode() not in found.stdout + found.stderr
+    assert json.loads(file.read_text()) == first  # not due: nothing renewed
+
+    file.write_text(json.dumps({**first, "expires_at": 0}))
+    file.chmod(0o600)
+    renewed_run = search()
+    assert renewed_run.returncode == 0, renewed_run.stderr
+    renewed = json.loads(file.read_text())
+    assert renewed["refresh_token"] != first["refresh_token"]  # rotated
+    assert renewed["access_token"] != first["access_token"]
+    assert renewed["expires_at"] > 0
+    assert file.stat().st_mode & 0o777 == 0o600
+
+    file.chmod(0o644)
+    exposed = search()
+    assert exposed.returncode == 2
+    assert b"readable by others" in exposed.stderr
