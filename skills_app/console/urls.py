@@ -7,6 +7,7 @@ from django.urls import path
 from .views import (
     admin,
     auth,
+    connect,
     diff,
     editor,
     invitations,
@@ -88,6 +89,8 @@ urlpatterns = [
         name="invitation_change",
     ),
     path("w/<slug:ws>/tokens/", admin.tokens, name="tokens"),
+    path("w/<slug:ws>/connect/", connect.connect, name="connect"),
+    path("w/<slug:ws>/connect/xmemo-skill.zip", connect.connect_bridge, name="connect_bridge"),
     path("w/<slug:ws>/notifications/", notifications.notifications, name="notifications"),
     path("w/<slug:ws>/tokens/<str:token_id>/revoke/", admin.token_revoke, name="token_revoke"),
     path("w/<slug:ws>/audit/", admin.audit, name="audit"),

@@ -15,11 +15,12 @@ from __future__ import annotations
 import base64
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from .. import errors
 from ..access import Actor, readable_workspaces, require_scope, revision_for, workspace_for
-from ..capsule import capsule_skill_md
+from ..capsule import capsule_skill_md, deterministic_zip
 from ..domain.canonical import sha256_hex
 from ..domain.lifecycle import LATEST_FALLBACK_KINDS
 from ..domain.paths import is_text
@@ -29,6 +30,11 @@ from ..models import Skill, SkillComponent, SkillRevision, Workspace
 from ..sources.files import SKILL_MD
 
 SYNC_MAX_WORKSPACES = 50
+# The bridge's package in this repository (docs/contract.md §17) and what its download holds.
+CLIENT_DIR = Path(__file__).resolve().parents[2] / "clients" / "xmemo-skill"
+CLIENT_FILES = ("package.json", "README.md", "SKILL.md", "scripts/lib.mjs", "scripts/login.mjs",
+                "scripts/xmemo-skill.mjs")  # fmt: skip
+CLIENT_CONFIG = "config.json"
 
 
 @dataclass(frozen=True)
@@ -167,3 +173,16 @@ def revision_bundle_document(*, actor: Actor, revision_id: str) -> dict[str, Any
         "instruction_body": revision.instruction_body,
         "files": [_file(SKILL_MD, None, skill_md), *_component_files(revision)],
     }
+
+
+def bridge_client_zip(*, server_url: str) -> bytes:
+    """The bridge as a ZIP (``xmemo/…``, an Agent Skill folder) with ``config.json`` naming
+    ``server_url``; it holds no token (the Connect page's download)."""
+    entries = [
+        (f"xmemo/{name}", (CLIENT_DIR / name).read_bytes(), 0o100755 if name.endswith("skill.mjs")
+         else 0o100644)
+        for name in CLIENT_FILES
+    ]  # fmt: skip
+    config = encode_json({"url": server_url}) + b"\n"
+    entries.append((f"xmemo/{CLIENT_CONFIG}", config, 0o100644))
+    return deterministic_zip(entries)

@@ -300,3 +300,26 @@ def test_save_answers_carry_the_lint_warnings(env: Env, api_for: ApiFactory) -> 
         ("NAME_NOT_FOLDER", "name"),
         ("DESCRIPTION_WITHOUT_WHEN", "description"),
     ]
+
+
+def test_the_bridge_is_itself_an_agent_skill_that_passes_the_lint(
+    env: Env, api_for: ApiFactory
+) -> None:
+    from pathlib import Path
+
+    from skills_app.sources.skillmd import skill_md_bundle_read
+
+    skill_md = Path(__file__).resolve().parents[2] / "clients" / "xmemo-skill" / "SKILL.md"
+    bundle = skill_md_bundle_read(skill_md.read_bytes())
+    assert bundle.slug == "xmemo"
+    response = api_for(env.owner).post(
+        LINT,
+        {
+            "slug": "xmemo",
+            "name": bundle.name,
+            "description": bundle.description,
+            "instruction_body": bundle.instruction_body,
+            "frontmatter": bundle.frontmatter,
+        },
+    )
+    assert (response.json()["errors"], response.json()["warnings"]) == ([], [])

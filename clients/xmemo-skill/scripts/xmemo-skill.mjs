@@ -104,10 +104,21 @@ export function credentialsPath(env = process.env) {
   return path.join(base, 'xmemo', 'credentials.json');
 }
 
+// The server URL a download from the console's Connect page carries (never a token).
+export function bundledUrl() {
+  const file = new URL('../config.json', import.meta.url);
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8')).url || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 async function configuration(env = process.env) {
   if (env.XMEMO_TOKEN) {
-    if (!env.XMEMO_URL) throw new ExitError(EXIT.USAGE, 'XMEMO_TOKEN is set but XMEMO_URL is not');
-    return { url: env.XMEMO_URL.replace(/\/+$/, ''), token: env.XMEMO_TOKEN };
+    const url = env.XMEMO_URL || bundledUrl();
+    if (!url) throw new ExitError(EXIT.USAGE, 'XMEMO_TOKEN is set but XMEMO_URL is not');
+    return { url: url.replace(/\/+$/, ''), token: env.XMEMO_TOKEN };
   }
   const file = credentialsPath(env);
   if (!fs.existsSync(file)) {
@@ -468,7 +479,7 @@ async function push(client, folders, options) {
 
 export async function main(argv, env = process.env) {
   const { command, args, options } = parseCommand(argv);
-  if (command === 'login') return login({ url: options.url ?? env.XMEMO_URL, file: credentialsPath(env), say: out });
+  if (command === 'login') return login({ url: options.url ?? env.XMEMO_URL ?? bundledUrl(), file: credentialsPath(env), say: out });
   const client = new Client(await configuration(env));
   const run = { search, recall, resource, sync, push, lint }[command];
   const code = await run(client, args, options);
