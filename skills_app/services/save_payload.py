@@ -179,7 +179,8 @@ def payload_read(
         if field not in payload:
             raise _invalid(field, "is required")
     text = {field: _text(payload[field], field) for field in required}
-    workspace = payload.get("workspace") or None
+    # Required: as given (an empty name is a workspace nobody has, 404); optional: empty = none.
+    workspace = text["workspace"] if workspace_required else payload.get("workspace") or None
     if workspace is not None:
         workspace = _text(workspace, "workspace")
     frontmatter = payload.get("frontmatter")
@@ -220,10 +221,9 @@ def save_from_payload(
     """
     require_scope(actor, "skills:write")
     read = payload_read(payload, source=source)
-    assert read.workspace is not None  # required above
     result = skill_save(
         actor=actor,
-        workspace=workspace_for(actor, read.workspace),
+        workspace=workspace_for(actor, read.workspace or ""),
         slug=read.slug,
         bundle=read.bundle,
         intent=read.intent,

@@ -323,3 +323,14 @@ def test_the_bridge_is_itself_an_agent_skill_that_passes_the_lint(
         },
     )
     assert (response.json()["errors"], response.json()["warnings"]) == ([], [])
+
+
+def test_an_empty_workspace_name_is_404_for_save_and_the_personal_one_for_lint(
+    env: Env, api_for: ApiFactory
+) -> None:
+    """Found by schemathesis: an empty ``workspace`` once tripped an assertion (500)."""
+    api = api_for(env.owner)
+    saved = api.post("/v1/skills/save", _lint_body(workspace=""))
+    assert (saved.status_code, error_code(saved)) == (404, "NOT_FOUND")
+    linted = api.post(LINT, _lint_body(workspace=""))
+    assert (linted.status_code, linted.json()["errors"]) == (200, [])
