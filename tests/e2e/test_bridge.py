@@ -434,3 +434,31 @@ def test_login_writes_0600_credentials_that_renew_themselves(
     exposed = search()
     assert exposed.returncode == 2
     assert b"readable by others" in exposed.stderr
+
+
+def test_the_connect_page_download_runs_with_only_a_token(
+    node: str, live_server: Any, owner: Any, tmp_path: Path
+) -> None:
+    """The ZIP of the Connect page knows the server: unzipped, it needs only XMEMO_TOKEN."""
+    import io
+    import zipfile
+
+    from django.test import Client
+
+    publish(owner, personal_ws(owner), "deploy", description="Deploy. Use when shipping.")
+    host = live_server.url.split("//", 1)[1]
+    browser = Client(HTTP_HOST=host)
+    browser.force_login(owner)
+    download = browser.get(f"/w/{personal_ws(owner).slug}/connect/xmemo-skill.zip")
+    assert download.status_code == 200
+    with zipfile.ZipFile(io.BytesIO(download.content)) as archive:
+        archive.extractall(tmp_path / "skills")
+    _, secret = make_token(owner, ["skills:read"])
+    found = subprocess.run(
+        [node, str(tmp_path / "skills" / "xmemo" / "scripts" / "xmemo-skill.mjs"), "search",
+         "deploy"],
+        env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "XMEMO_TOKEN": secret},
+        capture_output=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert found.returncode == 0, found.stderr
+    assert b"/deploy" in found.stdout
