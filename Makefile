@@ -11,7 +11,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 MCP_PORT ?= 8001
 
-.PHONY: install run test lint typecheck deploy-check migrations-check unit bench serve-prod serve-mcp worker clean screenshots
+.PHONY: install run test test-node lint typecheck deploy-check migrations-check unit bench serve-prod serve-mcp worker clean screenshots
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,8 +31,13 @@ run: install
 
 ## Lint, types, the production settings check, no model change without its migration, then
 ## every test.
-test: install lint typecheck deploy-check migrations-check
+test: install lint typecheck deploy-check migrations-check test-node
 	$(PY) -m pytest -q -p no:cacheprovider
+
+# The bridge's own units (clients/xmemo-skill, SPEC §17); its e2e tests run under pytest.
+test-node:
+	@if command -v node >/dev/null 2>&1; then node --test clients/xmemo-skill/test/; \
+	else echo "test-node: skipped, node is not installed (the bridge needs Node >= 20)"; fi
 
 lint: install
 	$(VENV)/bin/ruff check .
@@ -78,6 +83,7 @@ bench: install
 	BENCH_DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) -m bench
 	DATABASE_URL=$(BENCH_DATABASE_URL) SECRET_KEY=bench-only $(PY) -m bench.import_export
 	DATABASE_URL=$(BENCH_DATABASE_URL) SECRET_KEY=bench-only $(PY) -m bench.backup
+	DATABASE_URL=$(BENCH_DATABASE_URL) SECRET_KEY=bench-only $(PY) -m bench.bridge_sync
 	BENCH_DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) -m bench.search_quality
 
 clean:

@@ -5,7 +5,9 @@ One revision's capsule is a ZIP holding, in this order::
 
     capsule.json      the manifest (format, ids, state, name, description, frontmatter,
                       canonical_hash, components with type/size/media_type/sha256)
-    SKILL.md          serialize_skill_md(name + description + frontmatter, body); body byte-exact
+    SKILL.md          serialize_skill_md(name + description + frontmatter, body); body byte-exact;
+                      ``name:`` is the slug (an Agent Skill's name is its folder's), a display
+                      name that differs follows as ``x-xmemo-display-name`` (``merge_frontmatter``)
     <components>      every component at its logical path, sorted by path
 
 Determinism: the same revision always gives the same bytes — fixed entry order, every
@@ -151,16 +153,35 @@ def capsule_manifest(rev: CapsuleRevision) -> dict[str, Any]:
     }
 
 
+def capsule_skill_md(
+    *,
+    slug: str,
+    name: str,
+    description: str,
+    frontmatter: Mapping[str, Any],
+    instruction_body: str,
+) -> bytes:
+    """A capsule's SKILL.md bytes (what sync writes too, docs/contract.md §17)."""
+    text = serialize_skill_md(
+        merge_frontmatter(name, description, frontmatter, slug=slug), instruction_body
+    )
+    return text.encode("utf-8")
+
+
 def _capsule_entries(rev: CapsuleRevision) -> list[tuple[str, bytes, int]]:
     """``(path, bytes, unix mode)`` of one capsule, in archive order."""
     _verify(rev)
     manifest = json.dumps(capsule_manifest(rev), indent=2, ensure_ascii=False) + "\n"
-    skill_md = serialize_skill_md(
-        merge_frontmatter(rev.name, rev.description, rev.frontmatter), rev.instruction_body
+    skill_md = capsule_skill_md(
+        slug=rev.slug,
+        name=rev.name,
+        description=rev.description,
+        frontmatter=rev.frontmatter,
+        instruction_body=rev.instruction_body,
     )
     entries = [
         (CAPSULE_JSON, manifest.encode("utf-8"), _FILE_MODE),
-        (SKILL_MD, skill_md.encode("utf-8"), _FILE_MODE),
+        (SKILL_MD, skill_md, _FILE_MODE),
     ]
     for c in sorted(rev.components, key=lambda c: c.logical_path):
         entries.append(

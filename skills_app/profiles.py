@@ -62,3 +62,9 @@ def exposed_tools(profile: str) -> list[str]:
 def tool_spec(name: str) -> dict[str, Any]:
     spec: dict[str, Any] = contract()["tools"][name]
     return spec
+
+
+def profile_with_tools(preferred: str) -> str:
+    """``preferred`` if it exposes an MCP tool, else ``DEFAULT_PROFILE``: a client that calls
+    tools is never pointed at a profile that shows it nothing (docs/contract.md §17)."""
+    return preferred if exposed_tools(preferred) else DEFAULT_PROFILE

@@ -38,6 +38,8 @@ class ComponentIn(serializers.Serializer):
 
 
 class SaveIn(serializers.Serializer):
+    """The body of a save (docs/contract.md §6)."""
+
     workspace = serializers.CharField(max_length=64)
     slug = serializers.CharField(max_length=200)
     name = _text()
@@ -56,6 +58,12 @@ class SaveIn(serializers.Serializer):
         max_length=64, required=False, allow_null=True, default=None
     )
     message = _text(required=False, default="")
+
+
+class LintIn(SaveIn):
+    """A save's body, ``workspace`` optional (the caller's personal workspace)."""
+
+    workspace = serializers.CharField(max_length=64, required=False)
 
 
 class WorkspaceIn(serializers.Serializer):
@@ -289,6 +297,12 @@ class RecallResourceOut(serializers.Serializer):
     data = ResourceDataOut()  # type: ignore[assignment]
 
 
+class LintProblemOut(serializers.Serializer):
+    code = serializers.CharField()
+    field = serializers.CharField()
+    message = serializers.CharField()
+
+
 class SaveOut(serializers.Serializer):
     skill_id = serializers.CharField()
     revision_id = serializers.CharField()
@@ -296,6 +310,58 @@ class SaveOut(serializers.Serializer):
     state = _choice(STATES)
     canonical_hash = serializers.CharField()
     created = serializers.BooleanField()
+    warnings = LintProblemOut(many=True, help_text="Agent Skills advice (docs/contract.md §17).")
+
+
+class ApproxTokensOut(serializers.Serializer):
+    level0 = serializers.IntegerField()
+    level1 = serializers.IntegerField()
+    components = serializers.DictField(child=serializers.IntegerField())
+
+
+class LintOut(serializers.Serializer):
+    # Shadows Serializer.errors on purpose: the schema names the answer's field.
+    errors = LintProblemOut(many=True, help_text="What a save would refuse; empty when none.")  # type: ignore[assignment]
+    warnings = LintProblemOut(many=True)
+    approx_tokens = ApproxTokensOut()
+
+
+class SyncFileOut(serializers.Serializer):
+    path = serializers.CharField()
+    sha256 = serializers.CharField()
+    size = serializers.IntegerField()
+
+
+class SyncSkillOut(serializers.Serializer):
+    slug = serializers.CharField()
+    workspace = serializers.CharField()
+    skill_id = serializers.CharField()
+    revision_id = serializers.CharField()
+    revision_number = serializers.IntegerField()
+    canonical_hash = serializers.CharField()
+    files = SyncFileOut(many=True, help_text="SKILL.md first, then the components by path.")
+
+
+class SyncOut(serializers.Serializer):
+    skills = SyncSkillOut(many=True)
+
+
+class BundleFileOut(serializers.Serializer):
+    path = serializers.CharField()
+    type = serializers.ChoiceField(choices=list(COMPONENT_TYPES), allow_null=True)
+    encoding = _choice(["utf-8", "base64"])
+    content = serializers.CharField()
+    sha256 = serializers.CharField()
+
+
+class BundleOut(serializers.Serializer):
+    revision_id = serializers.CharField()
+    canonical_hash = serializers.CharField()
+    name = serializers.CharField()
+    description = serializers.CharField()
+    frontmatter = serializers.DictField(child=serializers.JSONField())
+    instruction_body = serializers.CharField(allow_blank=True)
+    files = BundleFileOut(many=True, help_text="SKILL.md (type null) first, then components.")
 
 
 class RevisionRefOut(serializers.Serializer):

@@ -19,6 +19,7 @@ from .views.accounts import (
     TokenListView,
     WorkspaceListView,
 )
+from .views.bridge import LintView, RevisionBundleView, SyncView
 from .views.jobs import (
     ExecuteView,
     ExportView,
@@ -50,6 +51,14 @@ urlpatterns = [
     # Progressive recall and save: the agent's two calls.
     path("recall", RecallView.as_view(), name="recall"),
     path("skills/save", SaveView.as_view(), name="skill-save"),
+    # The agent-side bridge (docs/contract.md §17).
+    path("skills/lint", LintView.as_view(), name="skill-lint"),
+    path("sync", SyncView.as_view(), name="sync"),
+    path(
+        "revisions/<str:revision_id>/bundle",
+        RevisionBundleView.as_view(),
+        name="revision-bundle",
+    ),
     # Skills and revisions.
     path("skills", SkillListView.as_view(), name="skill-list"),
     path("skills/<str:skill_id>", SkillDetailView.as_view(), name="skill-detail"),

@@ -8,6 +8,7 @@ from .throttle import address_limited
 from .views import (
     admin,
     auth,
+    connect,
     diff,
     editor,
     invitations,
@@ -93,6 +94,8 @@ urlpatterns = [
         name="invitation_change",
     ),
     path("w/<slug:ws>/tokens/", admin.tokens, name="tokens"),
+    path("w/<slug:ws>/connect/", connect.connect, name="connect"),
+    path("w/<slug:ws>/connect/xmemo-skill.zip", connect.connect_bridge, name="connect_bridge"),
     path("w/<slug:ws>/notifications/", notifications.notifications, name="notifications"),
     path("w/<slug:ws>/tokens/<str:token_id>/revoke/", admin.token_revoke, name="token_revoke"),
     path("w/<slug:ws>/audit/", admin.audit, name="audit"),

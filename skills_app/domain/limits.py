@@ -10,21 +10,24 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 
-from skills_app.domain.bundle import COMPONENT_TYPES, SkillBundle
+from skills_app.domain.bundle import COMPONENT_TYPES, ComponentData, SkillBundle
 from skills_app.domain.paths import (
     MAX_PATH_LENGTH,
     check_unique_paths,
     validate_logical_path,
     validate_media_type,
 )
-from skills_app.domain.skillmd import IDENTITY_KEYS, validate_frontmatter
+from skills_app.domain.skillmd import DISPLAY_NAME_KEY, RESERVED_KEYS, validate_frontmatter
 from skills_app.domain.text import control_character_reason, unstorable_reason
 from skills_app.errors import (
     BodyTooLarge,
     ComponentTooLarge,
     TooManyComponents,
     ValidationFailed,
+    XmemoError,
 )
 
 __all__ = [
@@ -37,6 +40,8 @@ __all__ = [
     "NAME_MAX",
     "SLUG_MAX",
     "TOKEN_NAME_MAX",
+    "bundle_checks",
+    "collect_problems",
     "name_check",
     "slug_from_name",
     "validate_bundle",
@@ -110,13 +115,20 @@ def _utf8_size(value: str, *, field: str) -> int:
     return len(value.encode("utf-8"))
 
 
-def validate_bundle(bundle: SkillBundle) -> None:
-    """Raise the first broken rule of ``bundle``; components None (carried over) are skipped."""
+def _check_name(bundle: SkillBundle) -> None:
     name_check(bundle.name, field="name", limit=NAME_MAX, what="The name")
+
+
+def _check_description(bundle: SkillBundle) -> None:
     _validate_text(bundle.description, field="description", limit=DESCRIPTION_MAX)
+
+
+def _check_slug(bundle: SkillBundle) -> None:
     if bundle.slug is not None:
         validate_slug(bundle.slug)
 
+
+def _check_body(bundle: SkillBundle) -> None:
     body_size = _utf8_size(bundle.instruction_body, field="instruction_body")
     if body_size > MAX_BODY_BYTES:
         raise BodyTooLarge(
@@ -125,10 +137,13 @@ def validate_bundle(bundle: SkillBundle) -> None:
             details={"limit": MAX_BODY_BYTES, "size": body_size},
         )
 
-    for key in IDENTITY_KEYS:
+
+def _check_frontmatter(bundle: SkillBundle) -> None:
+    for key in RESERVED_KEYS:
         if key in bundle.frontmatter:
+            field = "name" if key == DISPLAY_NAME_KEY else key
             raise ValidationFailed(
-                f"The frontmatter must not repeat {key!r}; send it as the {key} field.",
+                f"The frontmatter must not hold {key!r}; send it as the {field} field.",
                 details={"field": f"frontmatter.{key}"},
             )
     validate_frontmatter(bundle.frontmatter)
@@ -146,31 +161,62 @@ def validate_bundle(bundle: SkillBundle) -> None:
             },
         )
 
-    if bundle.components is None:
-        return
-    count = len(bundle.components)
+
+def _check_component_count(bundle: SkillBundle) -> None:
+    count = len(bundle.components or ())
     if count > MAX_COMPONENTS:
         raise TooManyComponents(
             f"The revision has {count} components; the limit is {MAX_COMPONENTS}.",
             details={"limit": MAX_COMPONENTS, "count": count},
         )
+
+
+def _check_component(component: ComponentData) -> None:
+    path = validate_logical_path(component.logical_path)
+    validate_media_type(component.media_type, path=path)
+    if component.type not in COMPONENT_TYPES:
+        raise ValidationFailed(
+            f"Component {path!r} has the type {component.type!r}; "
+            f"use one of {', '.join(COMPONENT_TYPES)}.",
+            details={"field": "type", "path": path, "allowed": list(COMPONENT_TYPES)},
+        )
+    size = len(component.content)
+    if size > MAX_COMPONENT_BYTES:
+        raise ComponentTooLarge(
+            f"Component {path!r} is {size:,} bytes; the limit is {MAX_COMPONENT_BYTES:,} bytes.",
+            details={"path": path, "limit": MAX_COMPONENT_BYTES, "size": size},
+        )
+
+
+def bundle_checks(bundle: SkillBundle) -> Iterator[Callable[[], object]]:
+    """Every rule of a bundle as one call each, in the order their errors are reported."""
+    for check in (_check_name, _check_description, _check_slug, _check_body):
+        yield partial(check, bundle)
+    yield partial(_check_frontmatter, bundle)
+    if bundle.components is None:  # carried over: checked when they were stored
+        return
+    yield partial(_check_component_count, bundle)
     for component in bundle.components:
-        path = validate_logical_path(component.logical_path)
-        validate_media_type(component.media_type, path=path)
-        if component.type not in COMPONENT_TYPES:
-            raise ValidationFailed(
-                f"Component {path!r} has the type {component.type!r}; "
-                f"use one of {', '.join(COMPONENT_TYPES)}.",
-                details={"field": "type", "path": path, "allowed": list(COMPONENT_TYPES)},
-            )
-        size = len(component.content)
-        if size > MAX_COMPONENT_BYTES:
-            raise ComponentTooLarge(
-                f"Component {path!r} is {size:,} bytes; "
-                f"the limit is {MAX_COMPONENT_BYTES:,} bytes.",
-                details={"path": path, "limit": MAX_COMPONENT_BYTES, "size": size},
-            )
-    check_unique_paths(component.logical_path for component in bundle.components)
+        yield partial(_check_component, component)
+    yield partial(check_unique_paths, (c.logical_path for c in bundle.components))
+
+
+def collect_problems(checks: Iterable[Callable[[], object]]) -> list[XmemoError]:
+    """Run every check, collecting what each raises instead of stopping at the first (lint,
+    docs/contract.md §17)."""
+    problems = []
+    for check in checks:
+        try:
+            check()
+        except XmemoError as problem:
+            problems.append(problem)
+    return problems
+
+
+def validate_bundle(bundle: SkillBundle) -> None:
+    """Raise the first broken rule of ``bundle``; components None (carried over) are skipped."""
+    for check in bundle_checks(bundle):
+        check()
 
 
 MAX_WORKSPACE_NAME_LENGTH = 200

@@ -32,6 +32,11 @@ from skills_app.domain.text import printable, unstorable_reason
 from skills_app.errors import ValidationFailed
 
 IDENTITY_KEYS = ("name", "description")
+# A SKILL.md written for agents says ``name: <slug>`` (the Agent Skills rule: the name equals
+# the folder's); a display name that differs travels under this key, which every reader takes
+# back as the name (docs/contract.md §9). It is never part of the stored frontmatter.
+DISPLAY_NAME_KEY = "x-xmemo-display-name"
+RESERVED_KEYS = (*IDENTITY_KEYS, DISPLAY_NAME_KEY)
 COMPATIBILITY_MAX = 500
 SCRIPT_CLASSES = ("safe", "mutating", "dangerous")
 # Renderer words an argument name may not shadow (docs/contract.md §11).
@@ -257,9 +262,12 @@ def serialize_skill_md(frontmatter: Mapping[str, Any], body: str) -> str:
 
 
 def split_frontmatter(frontmatter: Mapping[str, Any]) -> tuple[str, str, dict[str, Any]]:
-    """``(name, description, every other key)``; scalars are turned into text, absent is ""."""
+    """``(name, description, every other key)``; scalars are turned into text, absent is "".
+
+    A ``DISPLAY_NAME_KEY`` is the name (the ``name`` key then holds the slug, see
+    ``skill_md_slug``)."""
     identity: list[str] = []
-    for key in IDENTITY_KEYS:
+    for key in (DISPLAY_NAME_KEY if DISPLAY_NAME_KEY in frontmatter else "name", "description"):
         value = frontmatter.get(key)
         if isinstance(value, dict | list):
             raise ValidationFailed(
@@ -267,17 +275,29 @@ def split_frontmatter(frontmatter: Mapping[str, Any]) -> tuple[str, str, dict[st
                 details={"field": key},
             )
         identity.append("" if value is None else str(value))
-    rest = {key: value for key, value in frontmatter.items() if key not in IDENTITY_KEYS}
+    rest = {key: value for key, value in frontmatter.items() if key not in RESERVED_KEYS}
     return identity[0], identity[1], rest
 
 
-def merge_frontmatter(name: str, description: str, rest: Mapping[str, Any]) -> dict[str, Any]:
+def skill_md_slug_hint(frontmatter: Mapping[str, Any]) -> str:
+    """The text a SKILL.md's slug is suggested from: its ``name`` key as written."""
+    value = frontmatter.get("name")
+    return "" if value is None or isinstance(value, dict | list) else str(value)
+
+
+def merge_frontmatter(
+    name: str, description: str, rest: Mapping[str, Any], *, slug: str | None = None
+) -> dict[str, Any]:
     """The full frontmatter of a SKILL.md: name and description first, then ``rest`` in order.
 
-    A stray name/description inside ``rest`` never overrides the arguments.
+    With ``slug``, ``name`` is the slug and a display name that differs follows the description
+    under ``DISPLAY_NAME_KEY``. A stray reserved key inside ``rest`` never overrides the
+    arguments.
     """
-    merged: dict[str, Any] = {"name": name, "description": description}
-    merged.update((key, value) for key, value in rest.items() if key not in IDENTITY_KEYS)
+    merged: dict[str, Any] = {"name": slug or name, "description": description}
+    if slug and slug != name:
+        merged[DISPLAY_NAME_KEY] = name
+    merged.update((key, value) for key, value in rest.items() if key not in RESERVED_KEYS)
     return merged
 
 

@@ -1,6 +1,7 @@
 """The save of docs/contract.md §6 from its JSON payload, shared by ``POST /v1/skills/save`` and the
 MCP tool
-``save_cloud_skill`` so both front doors check, store and answer alike.
+``save_cloud_skill`` so both front doors check, store and answer alike; and its dry run, the
+lint of §17 (``POST /v1/skills/lint``), which reads the same payload and runs the same rules.
 
 The payload is untrusted JSON: every field is checked for its type here (a wrong type is a
 ``ValidationFailed`` naming the field, never a 500); the product rules (limits, paths, slug,
@@ -15,15 +16,17 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from ..access import Actor, require_scope, workspace_for
+from ..access import Actor, readable_workspaces, require_scope, workspace_for
 from ..domain.bundle import COMPONENT_TYPES, ComponentData, SkillBundle
+from ..domain.lint import Problem, agent_skill_advice, approx_tokens
 from ..domain.paths import guess_media_type
 from ..domain.text import unstorable_field
 from ..errors import ValidationFailed
-from ..models import SkillRevision
-from .skills import SaveResult, skill_save
+from ..models import Membership, SkillRevision, Workspace
+from .skills import SaveResult, save_problems, skill_save
 
 REQUIRED_TEXT = ("workspace", "slug", "name", "description", "instruction_body")
 OPTIONAL_FIELDS = ("frontmatter", "components", "intent", "base_revision_id", "message")
@@ -130,8 +133,8 @@ def _components(value: Any) -> tuple[ComponentData, ...] | None:
     return tuple(_component(item, index) for index, item in enumerate(value))
 
 
-def save_answer(result: SaveResult) -> dict[str, Any]:
-    """The answer of a save (docs/contract.md §6)."""
+def save_answer(result: SaveResult, *, warnings: list[Problem]) -> dict[str, Any]:
+    """The answer of a save (docs/contract.md §6), with the lint's advice (§17)."""
     revision = result.revision
     return {
         "skill_id": revision.skill.skill_id,
@@ -140,29 +143,46 @@ def save_answer(result: SaveResult) -> dict[str, Any]:
         "state": revision.state,
         "canonical_hash": revision.canonical_hash,
         "created": result.created,
+        "warnings": warnings,
     }
 
 
-def save_from_payload(
-    *, actor: Actor, payload: Any, source: str = SkillRevision.Source.API
-) -> dict[str, Any]:
-    """Check ``payload`` (the JSON body of docs/contract.md §6), save it, and return the answer.
+@dataclass(frozen=True)
+class SavePayload:
+    """A save payload whose every field has the right type (the rules are checked later)."""
+
+    workspace: str | None
+    slug: str
+    bundle: SkillBundle
+    intent: str
+    base_revision_id: str | None
+    message: str
+
+
+def payload_read(
+    payload: Any, *, source: str = SkillRevision.Source.API, workspace_required: bool = True
+) -> SavePayload:
+    """Check the types of ``payload`` (the JSON body of docs/contract.md §6).
 
     ``components`` omitted or null carries the base revision's components over; a list is the
-    full new set. ``intent`` defaults to ``draft``. Raises ``ValidationFailed`` for a payload of
-    the wrong shape and whatever ``skill_save`` raises for the rest.
+    full new set. ``intent`` defaults to ``draft``. Raises ``ValidationFailed`` naming the
+    first field of the wrong shape.
     """
-    require_scope(actor, "skills:write")
     if not isinstance(payload, Mapping):
         raise ValidationFailed(
             "The save payload must be a JSON object.", details={"field": "payload"}
         )
     _unknown_field(payload, REQUIRED_TEXT + OPTIONAL_FIELDS, "")
     reject_unstorable(payload)
-    for field in REQUIRED_TEXT:
+    required = [f for f in REQUIRED_TEXT if workspace_required or f != "workspace"]
+    for field in required:
         if field not in payload:
             raise _invalid(field, "is required")
-    text = {field: _text(payload[field], field) for field in REQUIRED_TEXT}
+    text = {field: _text(payload[field], field) for field in required}
+    # Required: as given (an empty name is a workspace nobody has, 404); optional: empty = none.
+    workspace = text["workspace"] if workspace_required else payload.get("workspace") or None
+    if workspace is not None:
+        workspace = _text(workspace, "workspace")
     frontmatter = payload.get("frontmatter")
     if frontmatter is None:
         frontmatter = {}
@@ -173,7 +193,6 @@ def save_from_payload(
     base_revision_id = payload.get("base_revision_id") or None
     if base_revision_id is not None:
         base_revision_id = _text(base_revision_id, "base_revision_id")
-    message = _text(payload.get("message", ""), "message")
     bundle = SkillBundle(
         name=text["name"],
         description=text["description"],
@@ -182,14 +201,85 @@ def save_from_payload(
         components=_components(payload.get("components")),
         source=source,
     )
-    workspace = workspace_for(actor, text["workspace"])
-    result = skill_save(
-        actor=actor,
+    return SavePayload(
         workspace=workspace,
         slug=text["slug"],
         bundle=bundle,
         intent=intent,
         base_revision_id=base_revision_id,
-        message=message,
+        message=_text(payload.get("message", ""), "message"),
     )
-    return save_answer(result)
+
+
+def save_from_payload(
+    *, actor: Actor, payload: Any, source: str = SkillRevision.Source.API
+) -> dict[str, Any]:
+    """Check ``payload`` (``payload_read``), save it, and return the answer.
+
+    Raises ``ValidationFailed`` for a payload of the wrong shape and whatever ``skill_save``
+    raises for the rest.
+    """
+    require_scope(actor, "skills:write")
+    read = payload_read(payload, source=source)
+    result = skill_save(
+        actor=actor,
+        workspace=workspace_for(actor, read.workspace or ""),
+        slug=read.slug,
+        bundle=read.bundle,
+        intent=read.intent,
+        base_revision_id=read.base_revision_id,
+        message=read.message,
+    )
+    return save_answer(result, warnings=agent_skill_advice(read.bundle, slug=read.slug))
+
+
+def _personal_workspace(actor: Actor) -> Workspace:
+    """The workspace a lint that names none checks against: the caller's personal one (or the
+    one workspace its token is bound to)."""
+    readable = readable_workspaces(actor, include_disabled=True)
+    if actor.token is not None and actor.token.workspace_id is not None:
+        workspace = readable.first()
+    elif actor.user is not None:
+        workspace = readable.filter(
+            kind=Workspace.Kind.PERSONAL,
+            memberships__user=actor.user,
+            memberships__role=Membership.Role.OWNER,
+        ).first()
+    else:
+        workspace = None
+    if workspace is None:
+        raise _invalid("workspace", "is required: this token has no personal workspace")
+    return workspace
+
+
+def lint_from_payload(*, actor: Actor, payload: Any) -> dict[str, Any]:
+    """``POST /v1/skills/lint`` (docs/contract.md §17): every rule the save would enforce on
+    ``payload`` (the first error of each rule), the Agent Skills advice, and the estimate of
+    what each level costs an agent. Nothing is stored."""
+    require_scope(actor, "skills:write")
+    read = payload_read(payload, workspace_required=False)
+    workspace = (
+        workspace_for(actor, read.workspace, require_enabled=False)
+        if read.workspace is not None
+        else _personal_workspace(actor)
+    )
+    problems = save_problems(
+        actor=actor,
+        workspace=workspace,
+        slug=read.slug,
+        bundle=read.bundle,
+        intent=read.intent,
+        message=read.message,
+    )
+    return {
+        "errors": [
+            {
+                "code": problem.code,
+                "field": str(problem.details.get("field") or problem.details.get("path") or ""),
+                "message": problem.message,
+            }
+            for problem in problems
+        ],
+        "warnings": agent_skill_advice(read.bundle, slug=read.slug),
+        "approx_tokens": approx_tokens(read.bundle, slug=read.slug),
+    }

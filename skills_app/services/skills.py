@@ -7,8 +7,9 @@ published revision. The database constraints and triggers back each rule up.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import psycopg
@@ -21,7 +22,7 @@ from ..domain import lifecycle
 from ..domain.bundle import ComponentData, SkillBundle
 from ..domain.canonical import canonical_hash, sha256_hex
 from ..domain.context_cost import revision_tokens
-from ..domain.limits import validate_bundle, validate_slug
+from ..domain.limits import bundle_checks, collect_problems, validate_slug
 from ..models import Blob, Job, Skill, SkillComponent, SkillRevision, Workspace
 from ..selectors.revisions import revision_bundle
 from .audit import audit_record
@@ -178,6 +179,87 @@ def _role_for_lifecycle(actor: Actor, workspace: Workspace) -> str | None:
     return role
 
 
+def _save_action(intent: str) -> str:
+    return lifecycle.SAVE_PUBLISH if intent == "publish" else lifecycle.SAVE_DRAFT
+
+
+@dataclass
+class _SaveTarget:
+    state: str = ""
+
+
+def _check_intent(intent: str) -> None:
+    if intent not in ("draft", "publish"):
+        raise errors.ValidationFailed(
+            "intent must be 'draft' or 'publish'.", details={"field": "intent"}
+        )
+
+
+def _check_enabled(workspace: Workspace) -> None:
+    if not workspace.cloud_skills_enabled:
+        raise errors.FeatureDisabled(details={"workspace": workspace.slug})
+
+
+def _check_message(message: str) -> None:
+    if len(message) > 2000:
+        raise errors.ValidationFailed(
+            "message is limited to 2,000 characters.", details={"field": "message"}
+        )
+
+
+def _save_rules(
+    *,
+    actor: Actor,
+    workspace: Workspace,
+    slug: str,
+    bundle: SkillBundle,
+    intent: str,
+    message: str,
+    target: _SaveTarget,
+) -> Iterator[Callable[[], object]]:
+    """Every rule a save checks before it stores anything, in the order it reports them; the
+    lifecycle rule records the state the new revision takes in ``target``."""
+    yield partial(_check_intent, intent)
+    yield partial(_check_enabled, workspace)
+
+    def lifecycle_rule() -> None:
+        target.state = lifecycle.check_transition(
+            action=_save_action(intent),
+            state=None,
+            workspace_kind=workspace.kind,
+            role=_role_for_lifecycle(actor, workspace),
+            is_author=True,
+        )
+
+    yield lifecycle_rule
+    yield partial(validate_slug, slug)
+    yield partial(_check_message, message)
+    yield from bundle_checks(bundle)
+
+
+def save_problems(
+    *,
+    actor: Actor,
+    workspace: Workspace,
+    slug: str,
+    bundle: SkillBundle,
+    intent: str,
+    message: str = "",
+) -> list[errors.XmemoError]:
+    """What ``skill_save`` would refuse, every rule's error (docs/contract.md §17 lint)."""
+    require_scope(actor, lifecycle.transition_for(_save_action(intent)).scope)
+    rules = _save_rules(
+        actor=actor,
+        workspace=workspace,
+        slug=slug,
+        bundle=bundle,
+        intent=intent,
+        message=message,
+        target=_SaveTarget(),
+    )
+    return collect_problems(rules)
+
+
 def skill_save(
     *,
     actor: Actor,
@@ -194,24 +276,18 @@ def skill_save(
     ``publish`` that revision is then published (personal) or proposed (team) if its state
     allows. ``base_revision_id`` that is not the latest revision raises ``Conflict``.
     """
-    action = lifecycle.SAVE_PUBLISH if intent == "publish" else lifecycle.SAVE_DRAFT
-    require_scope(actor, lifecycle.transition_for(action).scope)
-    if intent not in ("draft", "publish"):
-        raise errors.ValidationFailed(
-            "intent must be 'draft' or 'publish'.", details={"field": "intent"}
-        )
-    if not workspace.cloud_skills_enabled:
-        raise errors.FeatureDisabled(details={"workspace": workspace.slug})
-    role = _role_for_lifecycle(actor, workspace)
-    target_state = lifecycle.check_transition(
-        action=action, state=None, workspace_kind=workspace.kind, role=role, is_author=True
-    )
-    validate_slug(slug)
-    if len(message) > 2000:
-        raise errors.ValidationFailed(
-            "message is limited to 2,000 characters.", details={"field": "message"}
-        )
-    validate_bundle(bundle)
+    require_scope(actor, lifecycle.transition_for(_save_action(intent)).scope)
+    target = _SaveTarget()
+    for rule in _save_rules(
+        actor=actor,
+        workspace=workspace,
+        slug=slug,
+        bundle=bundle,
+        intent=intent,
+        message=message,
+        target=target,
+    ):
+        rule()
 
     with transaction.atomic():
         skill, _ = _lock_or_create_skill(workspace, slug)
@@ -232,7 +308,7 @@ def skill_save(
             skill=skill,
             latest=latest,
             bundle=bundle,
-            target_state=target_state,
+            target_state=target.state,
             intent=intent,
             message=message,
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from skills_app.domain.bundle import SkillBundle
 from skills_app.domain.limits import slug_from_name, validate_bundle
-from skills_app.domain.skillmd import parse_skill_md, split_frontmatter
+from skills_app.domain.skillmd import parse_skill_md, skill_md_slug_hint, split_frontmatter
 from skills_app.sources.files import located
 
 
@@ -13,7 +13,8 @@ def skill_md_bundle_read(data: bytes, *, filename: str = "SKILL.md") -> SkillBun
 
     Unknown frontmatter keys are kept verbatim. The bundle has no components (an empty tuple,
     not None: an imported SKILL.md is the whole skill, nothing is carried over) and a slug
-    suggested by the name, which the caller may override.
+    suggested by its ``name`` key, which the caller may override; an ``x-xmemo-display-name``
+    key is the name (docs/contract.md §9).
     """
     parsed = parse_skill_md(data, path=filename)
     with located(filename):
@@ -24,7 +25,7 @@ def skill_md_bundle_read(data: bytes, *, filename: str = "SKILL.md") -> SkillBun
             instruction_body=parsed.body,
             frontmatter=rest,
             components=(),
-            slug=slug_from_name(name),
+            slug=slug_from_name(skill_md_slug_hint(parsed.frontmatter) or name),
             source="import-skill-md",
         )
         validate_bundle(bundle)

@@ -128,6 +128,31 @@ def _cases(v: Victim) -> dict[str, dict[str, list[Call]]]:
                 )
             ]
         },
+        "skill-lint": {
+            "post": [
+                Call(
+                    body={
+                        "workspace": team,
+                        "slug": "deploy",
+                        "name": "Probe",
+                        "description": "x",
+                        "instruction_body": "x",
+                    }
+                )
+            ]
+        },
+        "sync": {
+            "get": [
+                Call(expect=200, absent=secret_bits),
+                Call(query={"workspace": team}, owner_expect=200),
+            ]
+        },
+        "revision-bundle": {
+            "get": [
+                Call({"revision_id": rev}, owner_expect=200),
+                Call({"revision_id": v.draft.revision_id}),
+            ]
+        },
         "skill-list": {
             "get": [
                 Call(expect=200, absent=secret_bits),

@@ -12,7 +12,15 @@ from tests.api.conftest import ApiFactory, error_code
 from tests.factories import Env
 
 SAVE = "/v1/skills/save"
-SAVE_FIELDS = {"skill_id", "revision_id", "revision_number", "state", "canonical_hash", "created"}
+SAVE_FIELDS = {
+    "skill_id",
+    "revision_id",
+    "revision_number",
+    "state",
+    "canonical_hash",
+    "created",
+    "warnings",
+}
 
 
 def body(env_ws: str, **overrides: Any) -> dict[str, Any]:
@@ -57,6 +65,15 @@ def test_first_save_creates_the_skill_and_answers_201(env: Env, api_for: ApiFact
         "state": "draft",
         "canonical_hash": rev.canonical_hash,
         "created": True,
+        # "Deploy runbook" does not name the folder "deploy"; "How to deploy safely." says no when.
+        "warnings": [
+            {"code": "NAME_NOT_FOLDER", "field": "name", "message": data["warnings"][0]["message"]},
+            {
+                "code": "DESCRIPTION_WITHOUT_WHEN",
+                "field": "description",
+                "message": data["warnings"][1]["message"],
+            },
+        ],
     }
     assert rev.source == "api"
     assert rev.message == "first"

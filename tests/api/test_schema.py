@@ -60,6 +60,17 @@ def test_request_and_response_bodies_are_typed(db: None) -> None:
         "state",
         "canonical_hash",
         "created",
+        "warnings",
+    }
+    # The bridge's endpoints (docs/contract.md §17).
+    assert "get" in schema["paths"]["/v1/sync"]
+    assert "get" in schema["paths"]["/v1/revisions/{revision_id}/bundle"]
+    lint = schema["paths"]["/v1/skills/lint"]["post"]
+    lint_ref = lint["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+    assert set(components[lint_ref.rsplit("/", 1)[-1]]["properties"]) == {
+        "errors",
+        "warnings",
+        "approx_tokens",
     }
     recall = schema["paths"]["/v1/recall"]["get"]
     ref = recall["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]

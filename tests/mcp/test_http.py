@@ -215,6 +215,7 @@ def test_save_creates_a_revision_visible_over_rest(live_url: str, mode: str) -> 
         "state",
         "canonical_hash",
         "created",
+        "warnings",
     }
     assert (answer["revision_number"], answer["state"], answer["created"]) == (1, "published", True)
 

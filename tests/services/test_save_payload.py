@@ -69,6 +69,14 @@ def test_a_save_stores_the_components_and_answers_like_spec(env: Env) -> None:
         "state": "published",
         "canonical_hash": revision.canonical_hash,
         "created": True,
+        # The lint's advice (docs/contract.md §17): "How to ship." does not say when.
+        "warnings": [
+            {
+                "code": "DESCRIPTION_WITHOUT_WHEN",
+                "field": "description",
+                "message": answer["warnings"][0]["message"],
+            }
+        ],
     }
     assert (revision.source, revision.message, revision.frontmatter) == (
         "mcp",

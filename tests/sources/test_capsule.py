@@ -20,8 +20,10 @@ from skills_app.capsule import (
     capsule_write,
 )
 from skills_app.domain.bundle import COMPONENT_TYPES, ComponentData, SkillBundle
+from skills_app.domain.limits import validate_bundle
 from skills_app.errors import InvalidPath, UnsupportedFormat, ValidationFailed
 from skills_app.sources.archive import zip_bundles_read
+from skills_app.sources.skillmd import skill_md_bundle_read
 from tests.sources.helpers import (
     FIXTURE_NAMES,
     bundle_hash,
@@ -345,3 +347,45 @@ def test_any_revision_round_trips(rev: CapsuleRevision) -> None:
     assert restored.frontmatter == rev.frontmatter
     assert restored.instruction_body == rev.instruction_body
     assert capsule_write(capsule_revision(restored)) == data
+
+
+def test_capsule_skill_md_names_the_slug_and_keeps_the_display_name() -> None:
+    """SPEC §17: a capsule's SKILL.md is a valid Agent Skill (``name`` = the folder = the slug);
+    the display name travels as ``x-xmemo-display-name`` and every importer takes it back."""
+    original = replace(
+        _fixture_bundle("incident-response"),
+        name="Production incident response",
+        frontmatter={"license": "MIT", "metadata": {"team": "sre"}},
+    )
+    rev = capsule_revision(original)
+    capsule = capsule_write(rev)
+    entries = _entries(capsule)
+    assert entries["SKILL.md"].decode().startswith("---\nname: incident-response\ndescription: ")
+    assert (
+        b"\nx-xmemo-display-name: Production incident response\nlicense: MIT\n"
+        in (entries["SKILL.md"])
+    )
+    assert json.loads(entries["capsule.json"])["name"] == "Production incident response"
+
+    # As a capsule, as a plain folder without capsule.json (what sync writes), and as a single
+    # SKILL.md: the same name, slug, frontmatter and so the same canonical hash.
+    [from_capsule] = zip_bundles_read(capsule)
+    folder = {f"incident-response/{p}": d for p, d in entries.items() if p != "capsule.json"}
+    [from_folder] = zip_bundles_read(zip_of(folder))
+    from_skill_md = skill_md_bundle_read(entries["SKILL.md"])
+    for read in (from_capsule, from_folder):
+        assert read.name == "Production incident response"
+        assert read.frontmatter == {"license": "MIT", "metadata": {"team": "sre"}}
+        assert read.slug == "incident-response"
+    assert bundle_hash(from_capsule) == rev.canonical_hash
+    assert (from_skill_md.name, from_skill_md.slug) == (original.name, "incident-response")
+    assert from_skill_md.frontmatter == original.frontmatter
+
+
+def test_the_display_name_key_is_not_stored_frontmatter() -> None:
+    bundle = SkillBundle(
+        name="n", description="d", instruction_body="", frontmatter={"x-xmemo-display-name": "x"}
+    )
+    with pytest.raises(ValidationFailed) as raised:
+        validate_bundle(bundle)
+    assert raised.value.details == {"field": "frontmatter.x-xmemo-display-name"}

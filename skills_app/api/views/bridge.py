@@ -1,0 +1,85 @@
+"""The endpoints of the agent-side bridge ``@xmemo/skill`` (docs/contract.md §17): the sync
+listing, a revision's bundle, and lint."""
+
+from __future__ import annotations
+
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from ... import errors
+from ...domain.wire import encode_json
+from ...selectors.bridge import revision_bundle_document, sync_listing
+from ...services.save_payload import lint_from_payload
+from ..serializers import BundleOut, LintIn, LintOut, SyncOut
+from .base import ApiView, if_none_match, not_modified
+
+SYNC_CACHE_CONTROL = "private, no-cache"
+BUNDLE_CACHE_CONTROL = "private, max-age=31536000, immutable"
+_NOT_MODIFIED = OpenApiResponse(description="Not modified (If-None-Match matched the ETag).")
+
+
+def _json_with_etag(request: Request, body: bytes, etag: str, cache_control: str) -> HttpResponse:
+    if if_none_match(request._request, etag):
+        return not_modified(etag, cache_control)
+    response = HttpResponse(body, content_type="application/json")
+    response["ETag"] = etag
+    response["Cache-Control"] = cache_control
+    response["Vary"] = "Authorization, Cookie"
+    return response
+
+
+class SyncView(ApiView):
+    @extend_schema(
+        operation_id="sync",
+        summary="The revisions Level 1 serves by slug, with their files (for sync)",
+        parameters=[
+            OpenApiParameter(
+                "workspace",
+                OpenApiTypes.STR,
+                many=True,
+                description="Only these workspaces (repeat the parameter); default: every "
+                "workspace the token reads.",
+            ),
+            OpenApiParameter("label", OpenApiTypes.STR, description="Not available yet."),
+        ],
+        responses={200: SyncOut, 304: _NOT_MODIFIED},
+        tags=["bridge"],
+    )
+    def get(self, request: Request) -> HttpResponse:
+        if "label" in request.query_params:
+            raise errors.ValidationFailed(
+                "labels are not available yet.", details={"field": "label"}
+            )
+        listing = sync_listing(
+            actor=self.actor, workspaces=request.query_params.getlist("workspace")
+        )
+        return _json_with_etag(request, listing.body, listing.etag, SYNC_CACHE_CONTROL)
+
+
+class RevisionBundleView(ApiView):
+    @extend_schema(
+        operation_id="revisions_bundle",
+        summary="A revision's files as sync writes them, and its hashed fields",
+        responses={200: BundleOut, 304: _NOT_MODIFIED},
+        tags=["bridge"],
+    )
+    def get(self, request: Request, revision_id: str) -> HttpResponse:
+        document = revision_bundle_document(actor=self.actor, revision_id=revision_id)
+        # A revision never changes, so its bundle is cached for good; the ETag names it.
+        etag = f'"bundle-{document["revision_id"]}-{document["canonical_hash"][:16]}"'
+        return _json_with_etag(request, encode_json(document), etag, BUNDLE_CACHE_CONTROL)
+
+
+class LintView(ApiView):
+    @extend_schema(
+        operation_id="skills_lint",
+        summary="Check a save's body without storing anything",
+        request=LintIn,
+        responses={200: LintOut},
+        tags=["skills"],
+    )
+    def post(self, request: Request) -> Response:
+        return Response(lint_from_payload(actor=self.actor, payload=request.data))

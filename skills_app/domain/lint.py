@@ -1,0 +1,126 @@
+"""Lint (docs/contract.md §17): the Agent Skills format's advice on a bundle, and what loading
+it costs an agent at each level.
+
+The errors of a lint are the save's own rules (``services.skills.save_problems``); what is here
+never refuses anything. Advice follows the Agent Skills specification (agentskills.io): the
+``name`` is the folder's name (a display name that suggests another slug is probably a
+mistake), the description says what the skill does *and when to use it* (it is all an agent
+reads before choosing), and the body stays well under the limit (the specification suggests
+fewer than 500 lines and about 5,000 tokens; detail belongs in referenced files).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, TypedDict
+
+from .bundle import SkillBundle
+from .canonical import sha256_hex
+from .context_cost import revision_tokens, text_tokens
+from .limits import slug_from_name
+from .paths import is_text
+from .wire import encode_json
+
+BODY_ADVISED_LINES = 500
+BODY_ADVISED_TOKENS = 5_000
+DESCRIPTION_ADVISED_MIN = 40
+# "Use when …", "Use it to …", "for … tasks": a cue that the description says when it applies.
+_WHEN = re.compile(
+    r"\b(when|whenever|use (it |this |this skill )?(to|for|if|on|before|after)|before|after|"
+    r"if you|in case)\b",
+    re.IGNORECASE,
+)
+# The rest of a Level 0 result besides name, slug and description (ids, scope, score).
+LEVEL0_ALLOWANCE = 30
+
+
+class Problem(TypedDict):
+    code: str
+    field: str
+    message: str
+
+
+class ApproxTokens(TypedDict):
+    level0: int
+    level1: int
+    components: dict[str, int]
+
+
+def _advice(code: str, field: str, message: str) -> Problem:
+    return {"code": code, "field": field, "message": message}
+
+
+def agent_skill_advice(bundle: SkillBundle, *, slug: str) -> list[Problem]:
+    """Warnings: what the Agent Skills specification advises that ``bundle`` does not follow."""
+    warnings = []
+    if isinstance(bundle.name, str) and bundle.name.strip() and slug_from_name(bundle.name) != slug:
+        warnings.append(
+            _advice(
+                "NAME_NOT_FOLDER",
+                "name",
+                f"An Agent Skill's name is its folder's name: SKILL.md will say 'name: {slug}' "
+                f"and keep {bundle.name!r} as the display name; rename the folder if {slug!r} "
+                "is not what you meant.",
+            )
+        )
+    description = bundle.description if isinstance(bundle.description, str) else ""
+    if description.strip() and not _WHEN.search(description):
+        warnings.append(
+            _advice(
+                "DESCRIPTION_WITHOUT_WHEN",
+                "description",
+                "Say when to use the skill as well as what it does (e.g. 'Use when …'): the "
+                "description is all an agent reads before choosing it.",
+            )
+        )
+    elif description.strip() and len(description.strip()) < DESCRIPTION_ADVISED_MIN:
+        warnings.append(
+            _advice(
+                "DESCRIPTION_TOO_SHORT",
+                "description",
+                f"The description is under {DESCRIPTION_ADVISED_MIN} characters; name the "
+                "task and the situations it fits so search and agents can find it.",
+            )
+        )
+    body = bundle.instruction_body if isinstance(bundle.instruction_body, str) else ""
+    lines = body.count("\n") + 1 if body else 0
+    tokens = text_tokens(body)
+    if lines > BODY_ADVISED_LINES or tokens > BODY_ADVISED_TOKENS:
+        warnings.append(
+            _advice(
+                "BODY_LONG",
+                "instruction_body",
+                f"The body is {lines:,} lines, about {tokens:,} tokens; the Agent Skills "
+                f"format advises under {BODY_ADVISED_LINES} lines and {BODY_ADVISED_TOKENS:,} "
+                "tokens: move detail into references the body points to.",
+            )
+        )
+    return warnings
+
+
+def _component_tokens(content: bytes) -> int:
+    """What the Level 2 answer's ``content`` costs: the text, or its base64 (4 chars/token)."""
+    if is_text(content):
+        return text_tokens(content.decode("utf-8"))
+    return -(-(4 * -(-len(content) // 3)) // 4)
+
+
+def approx_tokens(bundle: SkillBundle, *, slug: str) -> ApproxTokens:
+    """The estimate per level (``domain.context_cost``): a Level 0 result, the Level 1 answer,
+    and each component's Level 2 content. Carried-over components (None) count as none."""
+    components = bundle.components or ()
+    level0: dict[str, Any] = {"slug": slug, "name": bundle.name, "description": bundle.description}
+    return {
+        "level0": text_tokens(encode_json(level0).decode("utf-8")) + LEVEL0_ALLOWANCE,
+        "level1": revision_tokens(
+            name=bundle.name,
+            description=bundle.description,
+            frontmatter=bundle.frontmatter,
+            instruction_body=bundle.instruction_body,
+            resources=[
+                (c.logical_path, c.type, sha256_hex(c.content), len(c.content), c.media_type)
+                for c in sorted(components, key=lambda c: c.logical_path)
+            ],
+        ),
+        "components": {c.logical_path: _component_tokens(c.content) for c in components},
+    }

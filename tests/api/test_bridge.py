@@ -1,0 +1,336 @@
+"""The bridge's endpoints (docs/contract.md §17): GET /v1/sync, GET /v1/revisions/{id}/bundle,
+POST /v1/skills/lint, and the warnings of a save."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import zipfile
+from typing import Any
+
+from skills_app.capsule import CapsuleComponent, CapsuleRevision, capsule_write
+from skills_app.domain.canonical import canonical_hash
+from skills_app.models import Skill, SkillRevision
+from skills_app.services.skills import revision_transition
+from tests.api.conftest import ApiFactory, error_code
+from tests.factories import Env, actor_for, component, publish, save
+
+SYNC = "/v1/sync"
+LINT = "/v1/skills/lint"
+
+
+def _capsule_files(revision: SkillRevision) -> dict[str, bytes]:
+    """What a one-revision capsule holds, minus capsule.json: what sync must write."""
+    rows = revision.components.select_related("blob").order_by("logical_path")
+    data = capsule_write(
+        CapsuleRevision(
+            skill_id=revision.skill.skill_id,
+            slug=revision.skill.slug,
+            workspace=revision.workspace.slug,
+            revision_id=revision.revision_id,
+            revision_number=revision.revision_number,
+            state=revision.state,
+            name=revision.name,
+            description=revision.description,
+            frontmatter=revision.frontmatter,
+            instruction_body=revision.instruction_body,
+            canonical_hash=revision.canonical_hash,
+            components=[
+                CapsuleComponent(
+                    c.logical_path, c.type, c.media_type, c.content_hash, c.size, bytes(c.blob.data)
+                )
+                for c in rows
+            ],
+        )
+    )
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        return {
+            info.filename: archive.read(info)
+            for info in archive.infolist()
+            if info.filename != "capsule.json"
+        }
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def test_sync_lists_what_level1_serves_with_the_capsule_files(
+    env: Env, api_for: ApiFactory
+) -> None:
+    components = (component("references/a.md", "# A\n"), component("assets/x.bin", b"\x00\xff"))
+    deploy = publish(env.owner, env.personal, "deploy", components=components).revision
+    draft_only = save(env.owner, env.personal, "drafty", name="Drafty").revision
+    archived = publish(env.owner, env.personal, "old").revision
+    Skill.objects.filter(pk=archived.skill_id).update(status=Skill.Status.ARCHIVED)
+    team_pub = publish(env.owner, env.team, "team-skill").revision
+    # A newer proposal in the team never replaces the published revision on a laptop ...
+    save(env.member, env.team, "team-skill", intent="publish", instruction_body="unreviewed")
+    # ... and a team skill without a reviewed revision is not listed at all.
+    save(env.member, env.team, "team-draft", intent="publish")
+
+    response = api_for(env.owner).get(SYNC)
+
+    assert response.status_code == 200, response.content
+    assert response["Cache-Control"] == "private, no-cache"
+    listed = {(s["workspace"], s["slug"]): s for s in response.json()["skills"]}
+    assert set(listed) == {
+        (env.personal.slug, "deploy"),
+        (env.personal.slug, "drafty"),
+        (env.team.slug, "team-skill"),
+    }
+    for (_, slug), revision in {
+        ("", "deploy"): deploy,
+        ("", "drafty"): draft_only,
+        ("", "team-skill"): team_pub,
+    }.items():
+        entry = next(s for s in listed.values() if s["slug"] == slug)
+        files = _capsule_files(revision)
+        assert entry == {
+            "slug": slug,
+            "workspace": revision.workspace.slug,
+            "skill_id": revision.skill.skill_id,
+            "revision_id": revision.revision_id,
+            "revision_number": revision.revision_number,
+            "canonical_hash": revision.canonical_hash,
+            "files": [
+                {"path": path, "sha256": _sha(data), "size": len(data)}
+                for path, data in files.items()
+            ],
+        }
+        assert entry["files"][0]["path"] == "SKILL.md"
+    assert [f["path"] for f in listed[(env.personal.slug, "deploy")]["files"]] == [
+        "SKILL.md",
+        "assets/x.bin",
+        "references/a.md",
+    ]
+
+
+def test_sync_narrows_to_named_workspaces_and_answers_304(env: Env, api_for: ApiFactory) -> None:
+    publish(env.owner, env.personal, "mine")
+    publish(env.owner, env.team, "ours")
+    api = api_for(env.owner)
+
+    only_team = api.get(f"{SYNC}?workspace={env.team.slug}")
+    assert [s["slug"] for s in only_team.json()["skills"]] == ["ours"]
+    etag = only_team["ETag"]
+    assert api.get(f"{SYNC}?workspace={env.team.slug}", If_None_Match=etag).status_code == 304
+    publish(env.owner, env.team, "ours", instruction_body="changed")
+    changed = api.get(f"{SYNC}?workspace={env.team.slug}", If_None_Match=etag)
+    assert changed.status_code == 200
+    assert changed["ETag"] != etag
+    both = api.get(f"{SYNC}?workspace={env.team.slug}&workspace={env.personal.slug}")
+    assert [s["workspace"] for s in both.json()["skills"]] == sorted(
+        [env.team.slug, env.personal.slug]
+    )
+    assert {s["slug"] for s in both.json()["skills"]} == {"mine", "ours"}
+
+
+def test_sync_refuses_labels_strangers_and_switched_off_workspaces(
+    env: Env, api_for: ApiFactory
+) -> None:
+    publish(env.owner, env.team, "ours")
+    labelled = api_for(env.owner).get(f"{SYNC}?label=stable")
+    assert labelled.status_code == 400
+    assert error_code(labelled) == "VALIDATION_ERROR"
+    assert "labels are not available yet" in labelled.json()["error"]["message"]
+    stranger = api_for(env.outsider).get(f"{SYNC}?workspace={env.team.slug}")
+    assert stranger.status_code == 404
+    assert api_for(env.outsider).get(SYNC).json() == {"skills": []}
+    env.team.cloud_skills_enabled = False
+    env.team.save()
+    assert api_for(env.owner).get(SYNC).json() == {"skills": []}
+
+
+def test_bundle_holds_the_capsule_files_and_the_hashed_fields(
+    env: Env, api_for: ApiFactory
+) -> None:
+    components = (component("references/a.md", "# A\n"), component("assets/x.bin", b"\x00\xff"))
+    revision = publish(
+        env.owner, env.personal, "deploy", name="Deploy runbook", components=components
+    ).revision
+    api = api_for(env.owner)
+
+    response = api.get(f"/v1/revisions/{revision.revision_id}/bundle")
+
+    assert response.status_code == 200, response.content
+    assert response["Cache-Control"] == "private, max-age=31536000, immutable"
+    data = response.json()
+    files = _capsule_files(revision)
+    assert files["SKILL.md"].startswith(b"---\nname: deploy\ndescription: ")
+    assert b"\nx-xmemo-display-name: Deploy runbook\n" in files["SKILL.md"]
+    assert data == {
+        "revision_id": revision.revision_id,
+        "canonical_hash": revision.canonical_hash,
+        "name": "Deploy runbook",
+        "description": revision.description,
+        "frontmatter": {"license": "MIT"},
+        "instruction_body": revision.instruction_body,
+        "files": [
+            {
+                "path": "SKILL.md",
+                "type": None,
+                "encoding": "utf-8",
+                "content": files["SKILL.md"].decode(),
+                "sha256": _sha(files["SKILL.md"]),
+            },
+            {
+                "path": "assets/x.bin",
+                "type": "reference",
+                "encoding": "base64",
+                "content": base64.b64encode(b"\x00\xff").decode(),
+                "sha256": _sha(b"\x00\xff"),
+            },
+            {
+                "path": "references/a.md",
+                "type": "reference",
+                "encoding": "utf-8",
+                "content": "# A\n",
+                "sha256": _sha(b"# A\n"),
+            },
+        ],
+    }
+    # Everything the hash needs is there, without YAML.
+    assert data["canonical_hash"] == canonical_hash(
+        name=data["name"],
+        description=data["description"],
+        frontmatter=data["frontmatter"],
+        instruction_body=data["instruction_body"],
+        components=[(f["path"], f["type"], f["sha256"]) for f in data["files"][1:]],
+    )
+    etag = response["ETag"]
+    again = api.get(f"/v1/revisions/{revision.revision_id}/bundle", If_None_Match=etag)
+    assert again.status_code == 304
+
+
+def test_bundle_is_tenant_gated_like_the_revision(env: Env, api_for: ApiFactory) -> None:
+    proposed = save(env.member, env.team, "ours", intent="publish").revision
+    path = f"/v1/revisions/{proposed.revision_id}/bundle"
+    assert api_for(env.outsider).get(path).status_code == 404
+    # A member may read a pinned proposal, as GET /v1/revisions/{id} allows.
+    assert api_for(env.member2).get(path).status_code == 200
+    revision_transition(actor=actor_for(env.owner), revision=proposed, action="approve")
+    missing = api_for(env.owner).get("/v1/revisions/rev_nope/bundle")
+    assert (missing.status_code, error_code(missing)) == (404, "NOT_FOUND")
+
+
+def _lint_body(**overrides: Any) -> dict[str, Any]:
+    values: dict[str, Any] = {
+        "slug": "deploy",
+        "name": "deploy",
+        "description": "Deploy the web app safely. Use when shipping a release to production.",
+        "instruction_body": "# Deploy\n\nStep one.\n",
+    }
+    values.update(overrides)
+    return values
+
+
+def test_lint_of_a_good_skill_has_no_errors_and_stores_nothing(
+    env: Env, api_for: ApiFactory
+) -> None:
+    response = api_for(env.owner).post(
+        LINT,
+        _lint_body(components=[{"logical_path": "references/a.md", "type": "reference",
+                                "content": "# A\n" * 10}]),
+    )  # fmt: skip
+    assert response.status_code == 200, response.content
+    data = response.json()
+    assert data["errors"] == []
+    assert data["warnings"] == []
+    assert set(data["approx_tokens"]) == {"level0", "level1", "components"}
+    assert data["approx_tokens"]["components"] == {"references/a.md": 10}  # 40 ASCII chars
+    assert 0 < data["approx_tokens"]["level0"] < data["approx_tokens"]["level1"]
+    assert not Skill.objects.exists()
+
+
+def test_lint_collects_every_broken_rule_and_the_advice(env: Env, api_for: ApiFactory) -> None:
+    response = api_for(env.owner).post(
+        LINT,
+        _lint_body(
+            workspace=env.personal.slug,
+            slug="Bad--Slug",
+            name=" ",
+            description="Deploys.",
+            instruction_body="x" * 70_000,
+            frontmatter={"compatibility": 5},
+            components=[
+                {"logical_path": "../up.md", "type": "reference", "content": "a"},
+                {"logical_path": "big.bin", "type": "artifact", "content": "a" * 140_000},
+            ],
+            message="m" * 2001,
+        ),
+    )
+    assert response.status_code == 200, response.content
+    data = response.json()
+    assert [(e["code"], e["field"]) for e in data["errors"]] == [
+        ("VALIDATION_ERROR", "slug"),
+        ("VALIDATION_ERROR", "message"),
+        ("VALIDATION_ERROR", "name"),
+        ("BODY_TOO_LARGE", ""),
+        ("VALIDATION_ERROR", "compatibility"),
+        ("INVALID_PATH", data["errors"][5]["field"]),
+        ("COMPONENT_TOO_LARGE", "big.bin"),
+    ]
+    assert all(e["message"] for e in data["errors"])
+    assert [w["code"] for w in data["warnings"]] == ["DESCRIPTION_WITHOUT_WHEN", "BODY_LONG"]
+    assert not Skill.objects.exists()
+
+
+def test_lint_names_the_team_rules_and_a_stranger_gets_404(env: Env, api_for: ApiFactory) -> None:
+    reader = api_for(env.member, scopes=["skills:read"]).post(LINT, _lint_body())
+    assert (reader.status_code, error_code(reader)) == (403, "PERMISSION_DENIED")
+    stranger = api_for(env.outsider).post(LINT, _lint_body(workspace=env.team.slug))
+    assert stranger.status_code == 404
+    named = api_for(env.member).post(LINT, _lint_body(workspace=env.team.slug, intent="publish"))
+    assert named.json()["errors"] == []
+    env.team.cloud_skills_enabled = False
+    env.team.save()
+    off = api_for(env.member).post(LINT, _lint_body(workspace=env.team.slug))
+    assert [e["code"] for e in off.json()["errors"]] == ["FEATURE_DISABLED"]
+
+
+def test_save_answers_carry_the_lint_warnings(env: Env, api_for: ApiFactory) -> None:
+    response = api_for(env.owner).post(
+        "/v1/skills/save",
+        _lint_body(workspace=env.personal.slug, name="Something else", description="Deploys."),
+    )
+    assert response.status_code == 201
+    assert [(w["code"], w["field"]) for w in response.json()["warnings"]] == [
+        ("NAME_NOT_FOLDER", "name"),
+        ("DESCRIPTION_WITHOUT_WHEN", "description"),
+    ]
+
+
+def test_the_bridge_is_itself_an_agent_skill_that_passes_the_lint(
+    env: Env, api_for: ApiFactory
+) -> None:
+    from pathlib import Path
+
+    from skills_app.sources.skillmd import skill_md_bundle_read
+
+    skill_md = Path(__file__).resolve().parents[2] / "clients" / "xmemo-skill" / "SKILL.md"
+    bundle = skill_md_bundle_read(skill_md.read_bytes())
+    assert bundle.slug == "xmemo"
+    response = api_for(env.owner).post(
+        LINT,
+        {
+            "slug": "xmemo",
+            "name": bundle.name,
+            "description": bundle.description,
+            "instruction_body": bundle.instruction_body,
+            "frontmatter": bundle.frontmatter,
+        },
+    )
+    assert (response.json()["errors"], response.json()["warnings"]) == ([], [])
+
+
+def test_an_empty_workspace_name_is_404_for_save_and_the_personal_one_for_lint(
+    env: Env, api_for: ApiFactory
+) -> None:
+    """Found by schemathesis: an empty ``workspace`` once tripped an assertion (500)."""
+    api = api_for(env.owner)
+    saved = api.post("/v1/skills/save", _lint_body(workspace=""))
+    assert (saved.status_code, error_code(saved)) == (404, "NOT_FOUND")
+    linted = api.post(LINT, _lint_body(workspace=""))
+    assert (linted.status_code, linted.json()["errors"]) == (200, [])

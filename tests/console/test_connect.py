@@ -1,0 +1,87 @@
+"""The Connect page (docs/contract.md §17): every client's way in, and the bridge's download."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import zipfile
+
+from django.test import Client
+
+from tests.factories import Env, make_token
+
+
+def test_connect_page_names_the_profile_each_client_needs(env: Env, owner_client: Client) -> None:
+    page = owner_client.get(f"/w/{env.team.slug}/connect/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    sections = re.findall(r'data-testid="connect-([a-z-]+)"', html)
+    assert sections == ["claude-code", "codex", "cursor", "claude-desktop", "chatgpt", "mcp"]
+
+    def section(key: str) -> str:
+        return html.split(f'data-testid="connect-{key}"', 1)[1].split("</section>", 1)[0]
+
+    def profile(key: str, kind: str) -> str:
+        found = re.search(rf'data-testid="{kind}-profile">([^<]+)<', section(key))
+        assert found is not None, key
+        return found.group(1)
+
+    # A profile that exposes no tool is never offered for MCP (claude-code, chatgpt-public and
+    # generic-public expose none); Cursor keeps its own.
+    assert {k: profile(k, "oauth") for k in sections} == {
+        "claude-code": "ordinary-full",
+        "codex": "ordinary-full",
+        "cursor": "cursor-plugin",
+        "claude-desktop": "ordinary-full",
+        "chatgpt": "ordinary-full",
+        "mcp": "ordinary-full",
+    }
+    assert profile("claude-code", "bridge") == "claude-code"  # the bridge speaks REST
+    assert section("claude-code").index("OAuth") < section("claude-code").index("Token")
+    for key in ("claude-code", "codex", "cursor"):
+        assert f"/w/{env.team.slug}/connect/xmemo-skill.zip" in section(key)
+    assert "xmemo-skill.zip" not in section("chatgpt")
+    assert 'data-testid="server-url">http://testserver<' in html
+
+
+def test_the_bridge_download_knows_the_server_and_holds_no_token(
+    env: Env, owner_client: Client
+) -> None:
+    _, secret = make_token(env.owner)
+    response = owner_client.get(f"/w/{env.team.slug}/connect/xmemo-skill.zip")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/zip"
+    assert 'filename="xmemo-skill.zip"' in response["Content-Disposition"]
+    data = response.content
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        names = archive.namelist()
+        config = json.loads(archive.read("xmemo/config.json"))
+        skill_md = archive.read("xmemo/SKILL.md").decode()
+        mode = archive.getinfo("xmemo/scripts/xmemo-skill.mjs").external_attr >> 16
+    assert names == [
+        "xmemo/package.json",
+        "xmemo/README.md",
+        "xmemo/SKILL.md",
+        "xmemo/scripts/lib.mjs",
+        "xmemo/scripts/login.mjs",
+        "xmemo/scripts/xmemo-skill.mjs",
+        "xmemo/config.json",
+    ]
+    assert config == {"url": "http://testserver"}
+    assert skill_md.startswith("---\nname: xmemo\n")
+    assert mode & 0o111
+    assert secret.encode() not in data
+    assert b"xm_" not in data.replace(b"xmemo", b"")
+
+
+def test_strangers_get_404_and_the_tokens_page_and_empty_list_link_here(
+    env: Env, owner_client: Client
+) -> None:
+    stranger = Client()
+    stranger.force_login(env.outsider)
+    assert stranger.get(f"/w/{env.team.slug}/connect/").status_code == 404
+    assert stranger.get(f"/w/{env.team.slug}/connect/xmemo-skill.zip").status_code == 404
+    connect = f'href="/w/{env.team.slug}/connect/"'
+    assert connect in owner_client.get(f"/w/{env.team.slug}/tokens/").content.decode()
+    assert connect in owner_client.get(f"/w/{env.team.slug}/skills/").content.decode()

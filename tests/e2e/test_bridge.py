@@ -1,0 +1,464 @@
+"""The bridge ``@xmemo/skill`` end to end (docs/contract.md §17): the real script
+(``node clients/xmemo-skill/scripts/xmemo-skill.mjs``) against a live server on the test
+database, every command and exit code, and a proxy that flips one byte of a bundle."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from skills_app.models import Skill, SkillRevision
+from tests.factories import component, make_token, make_user, personal_ws, publish, save
+from tests.support import require_service
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "clients" / "xmemo-skill" / "scripts" / "xmemo-skill.mjs"
+NODE = shutil.which("node")
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+    requests: int
+
+
+@pytest.fixture
+def node() -> str:
+    require_service("Node.js", NODE is not None, "install nodejs (>= 20)")
+    assert NODE is not None
+    return NODE
+
+
+@dataclass
+class Bridge:
+    node: str
+    url: str
+    token: str
+    home: Path
+
+    def __call__(self, *args: str, url: str | None = None, token: str | None = None) -> Run:
+        counter = self.home / "requests"
+        counter.unlink(missing_ok=True)
+        env = {
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": str(self.home),
+            "XDG_CONFIG_HOME": str(self.home / "config"),
+            "XMEMO_URL": url or self.url,
+            "XMEMO_TOKEN": self.token if token is None else token,
+            "XMEMO_BRIDGE_REQUESTS": str(counter),
+        }
+        done = subprocess.run(
+            [self.node, str(SCRIPT), *args],
+            env=env,
+            capture_output=True,
+            timeout=60,
+            check=False,
+            cwd=self.home,
+        )
+        requests = int(counter.read_text()) if counter.exists() else 0
+        out = done.stdout.decode("utf-8", "replace")
+        err = done.stderr.decode("utf-8", "replace")
+        assert self.token not in out + err  # never printed
+        return Run(done.returncode, out, err, requests)
+
+
+@pytest.fixture
+def owner() -> Iterator[Any]:
+    yield make_user()
+    # Through the ORM, so every revision is marked "purging" first: the flush that ends a
+    # transactional test deletes component rows table by table, which the database refuses.
+    Skill.objects.all().delete()
+
+
+@pytest.fixture
+def bridge(node: str, live_server: Any, owner: Any, tmp_path: Path) -> Bridge:
+    _, secret = make_token(owner, ["skills:read", "skills:write"])
+    return Bridge(node, live_server.url, secret, tmp_path)
+
+
+def _snapshot(folder: Path) -> dict[str, tuple[int, bytes]]:
+    return {
+        str(p.relative_to(folder)): (p.stat().st_mtime_ns, p.read_bytes())
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def _seed(owner: Any) -> dict[str, SkillRevision]:
+    ws = personal_ws(owner)
+    return {
+        "deploy": publish(
+            owner,
+            ws,
+            "deploy",
+            name="Deploy runbook",
+            description="Deploy the app. Use when shipping a release.",
+            frontmatter={"license": "MIT", "metadata": {"version": 1.0, "tags": ["ops", "é"]}},
+            components=(
+                component("references/checklist.md", "# Checklist\n- one\n"),
+                component("assets/logo.bin", b"\x00\x01\xff\xfe", "artifact"),
+                component("scripts/go.sh", "#!/bin/sh\necho go\n", "script"),
+            ),
+        ).revision,
+        "review": publish(
+            owner, ws, "review", name="review", description="Review code. Use when asked."
+        ).revision,
+    }
+
+
+def test_search_recall_and_resource_give_progressive_recall(bridge: Bridge, owner: Any) -> None:
+    revisions = _seed(owner)
+    ws = personal_ws(owner).slug
+
+    found = bridge("search", "deploy")
+    assert found.code == 0, found.err
+    assert f"{ws}/deploy — Deploy runbook" in found.out
+    as_json = bridge("search", "deploy", "--json", "--limit", "1")
+    assert json.loads(as_json.out)["data"]["results"][0]["slug"] == "deploy"
+
+    recalled = bridge("recall", f"{ws}/deploy")
+    assert recalled.code == 0, recalled.err
+    rev = revisions["deploy"]
+    assert recalled.out.startswith(rev.instruction_body)
+    assert f"revision_id: {rev.revision_id}" in recalled.out
+    assert "- references/checklist.md (reference, 18 bytes)" in recalled.out
+    verbatim = bridge("recall", "deploy", "--json")
+    assert json.loads(verbatim.out)["data"]["revision_id"] == rev.revision_id
+
+    # A newer published revision does not tear a pinned read.
+    publish(owner, personal_ws(owner), "deploy", name="Deploy runbook", components=())
+    binary = subprocess.run(
+        [bridge.node, str(SCRIPT), "resource", "deploy", "assets/logo.bin", "--revision",
+         rev.revision_id],
+        env={"PATH": os.environ["PATH"], "XMEMO_URL": bridge.url, "XMEMO_TOKEN": bridge.token},
+        capture_output=True, check=False, timeout=60,
+    )  # fmt: skip
+    assert (binary.returncode, binary.stdout) == (0, b"\x00\x01\xff\xfe")
+
+    missing = bridge("resource", "deploy", "nope.md", "--revision", rev.revision_id)
+    assert missing.code == 5
+    assert "NOT_FOUND" in missing.err
+    usage = bridge("resource", "deploy", "assets/logo.bin")
+    assert usage.code == 2
+    denied = bridge("search", "deploy", token="xm_not_a_token")
+    assert denied.code == 5
+    assert "AUTHENTICATION_REQUIRED" in denied.err or "INVALID_TOKEN" in denied.err
+
+
+def test_sync_writes_the_capsule_files_then_costs_one_request_and_writes_nothing(
+    bridge: Bridge, owner: Any, tmp_path: Path
+) -> None:
+    revisions = _seed(owner)
+    target = tmp_path / "skills"
+
+    first = bridge("sync", "--dir", str(target))
+    assert first.code == 0, first.err
+    assert first.requests == 1 + 2  # the listing, then one bundle per skill
+    skill_md = (target / "deploy" / "SKILL.md").read_text()
+    assert skill_md.startswith("---\nname: deploy\ndescription: Deploy the app.")
+    assert "\nx-xmemo-display-name: Deploy runbook\n" in skill_md
+    assert (target / "deploy" / "assets" / "logo.bin").read_bytes() == b"\x00\x01\xff\xfe"
+    assert os.access(target / "deploy" / "scripts" / "go.sh", os.X_OK)
+    lock = json.loads((target / ".xmemo-lock.json").read_text())
+    assert set(lock) == {"version", "server", "skills"}
+    assert (lock["version"], lock["server"]) == (1, bridge.url)
+    rev = revisions["deploy"]
+    assert lock["skills"]["deploy"]["revision_id"] == rev.revision_id
+    assert lock["skills"]["deploy"]["canonical_hash"] == rev.canonical_hash
+    assert set(lock["skills"]["deploy"]["files"]) == {
+        "SKILL.md",
+        "assets/logo.bin",
+        "references/checklist.md",
+        "scripts/go.sh",
+    }
+
+    before = _snapshot(target)
+    again = bridge("sync", "--dir", str(target))
+    assert again.code == 0, again.err
+    assert again.requests <= 2
+    assert _snapshot(target) == before
+    assert "up to date" in again.out
+
+    # The synced folder re-imports (push) as the very same content: unchanged.
+    pushed = bridge("push", str(target / "deploy"), "--workspace", personal_ws(owner).slug)
+    assert pushed.code == 0, pushed.err
+    assert "unchanged" in pushed.out
+    assert SkillRevision.objects.filter(skill__slug="deploy").count() == 1
+
+
+def test_sync_leaves_hand_edits_alone_check_and_prune(
+    bridge: Bridge, owner: Any, tmp_path: Path
+) -> None:
+    _seed(owner)
+    ws = personal_ws(owner)
+    target = tmp_path / "skills"
+    assert bridge("sync", "--dir", str(target)).code == 0
+    edited = target / "review" / "SKILL.md"
+    edited.write_text(edited.read_text() + "my note\n")
+    publish(owner, ws, "review", name="review", description="Review code. Use when asked.",
+            instruction_body="# Review v2\n")  # fmt: skip
+    publish(owner, ws, "deploy", name="Deploy runbook", instruction_body="# Deploy v2\n")
+
+    check = bridge("sync", "--dir", str(target), "--check")
+    assert check.code == 1
+    assert "deploy: would be updated" in check.out
+
+    blocked = bridge("sync", "--dir", str(target))
+    assert blocked.code == 3
+    assert "review: edited by hand" in blocked.out
+    assert edited.read_text().endswith("my note\n")  # untouched
+    assert (target / "deploy" / "SKILL.md").read_text().endswith("# Deploy v2\n")  # others sync
+
+    forced = bridge("sync", "--dir", str(target), "--force")
+    assert forced.code == 0, forced.err
+    assert edited.read_text().endswith("# Review v2\n")
+    assert bridge("sync", "--dir", str(target), "--check").code == 0
+
+    Skill.objects.filter(workspace=ws, slug="review").update(status=Skill.Status.ARCHIVED)
+    (target / "mine").mkdir()
+    (target / "mine" / "SKILL.md").write_text("not the server's")
+    kept = bridge("sync", "--dir", str(target))
+    assert kept.code == 0
+    assert "review: no longer served; kept" in kept.out
+    assert (target / "review").exists()
+    pruned = bridge("sync", "--dir", str(target), "--prune")
+    assert pruned.code == 0, pruned.err
+    assert not (target / "review").exists()
+    assert (target / "mine" / "SKILL.md").exists()  # never listed in the lock: never pruned
+    lock = json.loads((target / ".xmemo-lock.json").read_text())
+    assert set(lock["skills"]) == {"deploy"}
+
+
+class _FlipProxy(http.server.ThreadingHTTPServer):
+    """Forwards to the live server; flips one byte in the body of every bundle."""
+
+    upstream: str
+
+
+class _FlipHandler(http.server.BaseHTTPRequestHandler):
+    server: _FlipProxy
+
+    def do_GET(self) -> None:
+        forwarded = ("authorization", "if-none-match")
+        headers = {k: v for k, v in self.headers.items() if k.lower() in forwarded}
+        answer = httpx.get(self.server.upstream + self.path, headers=headers)
+        body = answer.content
+        if "/bundle" in self.path and answer.status_code == 200:
+            at = body.index(b"Step one")  # inside the instruction body of the deploy skill
+            body = body[:at] + b"X" + body[at + 1 :]
+        self.send_response(answer.status_code)
+        for key in ("content-type", "etag"):
+            if key in answer.headers:
+                self.send_header(key, answer.headers[key])
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+@pytest.fixture
+def flip_proxy(live_server: Any) -> Iterator[str]:
+    proxy = _FlipProxy(("127.0.0.1", 0), _FlipHandler)
+    proxy.upstream = live_server.url
+    thread = threading.Thread(target=proxy.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{proxy.server_address[1]}"
+    proxy.shutdown()
+    proxy.server_close()
+
+
+def test_a_tampered_bundle_writes_nothing_and_exits_4(
+    bridge: Bridge, owner: Any, tmp_path: Path, flip_proxy: str
+) -> None:
+    publish(owner, personal_ws(owner), "deploy", instruction_body="# Deploy\n\nStep one.\n")
+    target = tmp_path / "skills"
+    tampered = bridge("sync", "--dir", str(target), url=flip_proxy)
+    assert tampered.code == 4, tampered.out + tampered.err
+    assert "nothing was written" in tampered.err
+    assert not target.exists() or not any(target.iterdir())
+    assert bridge("sync", "--dir", str(target)).code == 0  # straight to the server: fine
+
+
+def _folder(root: Path, slug: str, skill_md: str, **files: bytes) -> Path:
+    folder = root / slug
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(skill_md)
+    for rel, data in files.items():
+        path = folder / rel.replace("__", "/")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return folder
+
+
+def test_push_lint_and_dry_run(bridge: Bridge, owner: Any, tmp_path: Path) -> None:
+    ws = personal_ws(owner).slug
+    good = _folder(
+        tmp_path / "repo",
+        "ship-it",
+        "---\nname: ship-it\ndescription: Ship a release. Use when a release is due.\n"
+        "license: MIT\nallowed-tools: [Bash, Read]\n---\n# Ship\n",
+        references__notes_md=b"# Notes\n",
+    )
+    bad = _folder(tmp_path / "repo", "bad", "---\nname: bad\ndescription: ' '\n---\nbody\n")
+
+    assert bridge("lint", str(good)).code == 0
+    linted = bridge("lint", str(good), str(bad))
+    assert linted.code == 1
+    assert "bad: error VALIDATION_ERROR (description)" in linted.out
+
+    dry = bridge("push", str(good), "--workspace", ws, "--dry-run")
+    assert dry.code == 0, dry.err
+    assert "nothing stored" in dry.out
+    assert not Skill.objects.filter(slug="ship-it").exists()
+
+    pushed = bridge("push", str(good), "--workspace", ws, "--message", "from CI")
+    assert pushed.code == 0, pushed.err
+    revision = SkillRevision.objects.get(skill__slug="ship-it")
+    assert (revision.state, revision.message, revision.frontmatter) == (
+        "published",
+        "from CI",
+        {"license": "MIT", "allowed-tools": ["Bash", "Read"]},
+    )
+    assert [c.type for c in revision.components.all()] == ["reference"]
+    again = bridge("push", str(good), "--workspace", ws)
+    assert (again.code, "unchanged" in again.out) == (0, True)
+    assert SkillRevision.objects.filter(skill__slug="ship-it").count() == 1
+
+    refused = bridge("push", str(bad), "--workspace", ws)
+    assert refused.code == 5
+    assert "VALIDATION_ERROR" in refused.err
+    usage = bridge("push", str(good))
+    assert usage.code == 2
+
+
+def test_a_team_proposal_never_reaches_a_laptop(bridge: Bridge, owner: Any, tmp_path: Path) -> None:
+    from tests.factories import make_team
+
+    member = make_user()
+    team = make_team(owner, members={member: "member"})
+    publish(owner, team, "team-skill", instruction_body="# Reviewed\n")
+    save(member, team, "team-skill", intent="publish", instruction_body="# Unreviewed\n")
+    target = tmp_path / "skills"
+    assert bridge("sync", "--dir", str(target), "--workspace", team.slug).code == 0
+    assert (target / "team-skill" / "SKILL.md").read_text().endswith("# Reviewed\n")
+
+
+def test_login_writes_0600_credentials_that_renew_themselves(
+    node: str, live_server: Any, owner: Any, tmp_path: Path
+) -> None:
+    """``login``: dynamic registration, PKCE, the loopback redirect, the code exchange; the
+    consent is given through the console's consent page (a test client signed in as the user,
+    on the live server's host). Then commands read the file, and renew an expired access token
+    with the refresh token (which rotates)."""
+    from django.test import Client
+
+    publish(owner, personal_ws(owner), "deploy", description="Deploy. Use when shipping.")
+    config = tmp_path / "config"
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(config)}
+    proc = subprocess.Popen(
+        [node, str(SCRIPT), "login", "--url", live_server.url],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert proc.stdout is not None
+        line = ""
+        while "/oauth/authorize/" not in line:
+            line = proc.stdout.readline().decode()
+            assert line or proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        authorize = line.strip()
+        host = authorize.split("/")[2]
+        browser = Client(HTTP_HOST=host)
+        browser.force_login(owner)
+        page = browser.get(authorize.split(host, 1)[1])
+        assert page.status_code == 200, page.content
+        form = page.context["form"]
+        data = {name: form[name].value() or "" for name in form.fields}
+        data.update(scopes=["skills:read"], workspace="", profile="ordinary-full", allow="on")
+        consented = browser.post("/oauth/authorize/", data)
+        assert consented.status_code == 302, consented.content
+        assert consented["Location"].startswith("http://127.0.0.1:")
+        assert "signed in" in httpx.get(consented["Location"]).text.lower()
+        assert proc.wait(timeout=30) == 0, proc.stderr.read() if proc.stderr else ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+    file = config / "xmemo" / "credentials.json"
+    assert file.stat().st_mode & 0o777 == 0o600
+    first = json.loads(file.read_text())
+    assert {"url", "client_id", "token_endpoint", "access_token", "refresh_token"} <= set(first)
+
+    def search() -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            [node, str(SCRIPT), "search", "deploy"],
+            env=env, capture_output=True, timeout=60, check=False,
+        )  # fmt: skip
+
+    found = search()
+    assert found.returncode == 0, found.stderr
+    assert b"/deploy" in found.stdout
+    assert first["access_token"].encode() not in found.stdout + found.stderr
+    assert json.loads(file.read_text()) == first  # not due: nothing renewed
+
+    file.write_text(json.dumps({**first, "expires_at": 0}))
+    file.chmod(0o600)
+    renewed_run = search()
+    assert renewed_run.returncode == 0, renewed_run.stderr
+    renewed = json.loads(file.read_text())
+    assert renewed["refresh_token"] != first["refresh_token"]  # rotated
+    assert renewed["access_token"] != first["access_token"]
+    assert renewed["expires_at"] > 0
+    assert file.stat().st_mode & 0o777 == 0o600
+
+    file.chmod(0o644)
+    exposed = search()
+    assert exposed.returncode == 2
+    assert b"readable by others" in exposed.stderr
+
+
+def test_the_connect_page_download_runs_with_only_a_token(
+    node: str, live_server: Any, owner: Any, tmp_path: Path
+) -> None:
+    """The ZIP of the Connect page knows the server: unzipped, it needs only XMEMO_TOKEN."""
+    import io
+    import zipfile
+
+    from django.test import Client
+
+    publish(owner, personal_ws(owner), "deploy", description="Deploy. Use when shipping.")
+    host = live_server.url.split("//", 1)[1]
+    browser = Client(HTTP_HOST=host)
+    browser.force_login(owner)
+    download = browser.get(f"/w/{personal_ws(owner).slug}/connect/xmemo-skill.zip")
+    assert download.status_code == 200
+    with zipfile.ZipFile(io.BytesIO(download.content)) as archive:
+        archive.extractall(tmp_path / "skills")
+    _, secret = make_token(owner, ["skills:read"])
+    found = subprocess.run(
+        [node, str(tmp_path / "skills" / "xmemo" / "scripts" / "xmemo-skill.mjs"), "search",
+         "deploy"],
+        env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "XMEMO_TOKEN": secret},
+        capture_output=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert found.returncode == 0, found.stderr
+    assert b"/deploy" in found.stdout
