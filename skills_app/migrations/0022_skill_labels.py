@@ -1,4 +1,6 @@
-"""Labels (docs/contract.md §18): named pointers from a skill to one of its revisions.
+"""Labels (docs/contract.md §18): named pointers from a skill to one of its revisions; and
+``Skill.user_invocable``, the denormalized "is a command" flag MCP prompts/list reads (filled
+here from each skill's current revision, as ``services.skills._refresh_pointers`` keeps it).
 
 The table is one of those recall resolves through (Level 1 ``label=`` and the ``labels`` every
 Level 1 answer lists), so on PostgreSQL it gets the statement trigger that ``NOTIFY
@@ -41,6 +43,18 @@ POSTGRES_DOWN = [
 ]
 
 
+def _user_invocable_fill(apps, schema_editor):  # type: ignore[no-untyped-def]
+    skill_model = apps.get_model("skills_app", "Skill")
+    commands = []
+    for skill in skill_model.objects.exclude(current_revision=None).select_related(
+        "current_revision"
+    ):
+        invoke = (skill.current_revision.frontmatter or {}).get("invoke")
+        if isinstance(invoke, dict) and invoke.get("user") is True:
+            commands.append(skill.pk)
+    skill_model.objects.filter(pk__in=commands).update(user_invocable=True)
+
+
 class Migration(migrations.Migration):
     dependencies = [
         ("skills_app", "0017_token_minted_through"),
@@ -48,6 +62,12 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        migrations.AddField(
+            model_name="skill",
+            name="user_invocable",
+            field=models.BooleanField(default=False),
+        ),
+        migrations.RunPython(_user_invocable_fill, migrations.RunPython.noop),
         migrations.CreateModel(
             name="SkillLabel",
             fields=[

@@ -19,7 +19,9 @@ def _labels(skill_id: str) -> str:
 
 
 def _put(api: Api, revision: SkillRevision, name: str) -> Any:
-    return api.put(f"{_labels(revision.skill.skill_id)}/{name}", {"revision_id": revision.revision_id})
+    return api.put(
+        f"{_labels(revision.skill.skill_id)}/{name}", {"revision_id": revision.revision_id}
+    )
 
 
 def test_set_move_list_and_delete_a_label(env: Env, api_for: ApiFactory) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.test import Client
 from django.urls import reverse
 
-from skills_app.models import SkillLabel, SkillRevision
+from skills_app.models import Skill, SkillLabel, SkillRevision
 from skills_app.services.skills import revision_transition
 from tests.factories import Env, actor_for, publish, save
 
@@ -59,3 +59,23 @@ def test_owners_move_labels_on_the_timeline_and_members_only_see_them(
     assert "rejected" in refused.content.decode()
     assert SkillLabel.objects.get(skill=skill, name="production").revision_id == first.pk
     assert SkillRevision.objects.get(pk=rejected.pk).state == "draft"
+
+
+def test_a_command_shows_its_badge_and_the_name_clients_show(
+    owner_client: Client, member_client: Client, env: Env
+) -> None:
+    command = {"invoke": {"user": True}}
+    publish(env.owner, env.personal, slug="ship", frontmatter=command)
+    plain = publish(env.owner, env.personal, slug="plain").revision
+    ship = Skill.objects.get(slug="ship")
+    html = owner_client.get(_url("skill_detail", env.personal.slug, ship.skill_id)).content.decode()
+    assert 'data-testid="command-badge"' in html
+    assert "command /ship" in html
+    other = owner_client.get(_url("skill_detail", env.personal.slug, plain.skill.skill_id))
+    assert 'data-testid="command-badge"' not in other.content.decode()
+    # In a team a proposal is no command yet: no badge until it is approved.
+    proposal = save(env.member, env.team, slug="cmd", intent="publish", frontmatter=command)
+    page = _url("skill_detail", env.team.slug, proposal.revision.skill.skill_id)
+    assert 'data-testid="command-badge"' not in member_client.get(page).content.decode()
+    revision_transition(actor=actor_for(env.owner), revision=proposal.revision, action="approve")
+    assert "command /cmd" in member_client.get(page).content.decode()

@@ -14,6 +14,7 @@ from ...domain.skillmd import frontmatter_yaml
 from ...gateway.downloads import download_response
 from ...markdown import render_markdown
 from ...models import Skill, SkillComponent, SkillRevision
+from ...selectors.commands import command_name
 from ...selectors.labels import labels_by_revision
 from ...selectors.skills import revisions_proposed, skill_rows
 from ...services import labels as label_services
@@ -69,7 +70,11 @@ def revision_actions(console: Console, revision: SkillRevision) -> list[str]:
 
 def skill_context(console: Console, skill: Skill) -> dict[str, object]:
     """What every page of one skill shows: its header and the review banner."""
-    return {"skill": skill, "pending": revisions_proposed(actor=console.actor, skill=skill)}
+    return {
+        "skill": skill,
+        "pending": revisions_proposed(actor=console.actor, skill=skill),
+        "command_name": command_name(actor=console.actor, skill=skill),
+    }
 
 
 @console_view()

@@ -75,7 +75,7 @@ def _labels_sql(revision_pk_sql: str) -> str:
     """A column: the names of the labels on the revision ``revision_pk_sql`` names, joined by
     commas (label names hold none), from the label index — no extra round trip."""
     joined = db.names_joined_sql("x.name")
-    return f"(SELECT {joined} FROM {_LABEL} x WHERE x.revision_id = {revision_pk_sql})"
+    return f"(SELECT {joined} FROM {_LABEL} x WHERE x.revision_id = {revision_pk_sql})"  # noqa: S608 - column and table names only
 
 
 def _labels(joined: str | None) -> tuple[str, ...]:
