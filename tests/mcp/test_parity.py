@@ -181,3 +181,59 @@ def test_save_answers_and_errors_are_byte_identical(live_url: str) -> None:
     assert results[2].structured_content["error"]["details"]["latest_revision_id"] == (
         base.revision_id
     )
+
+
+def test_prompts_and_resources_answer_what_level1_and_level2_answer(live_url: str) -> None:
+    """A prompt's text is Level 1's rendered_body for its argument string; a resource's content
+    is Level 2's, byte for byte (docs/contract.md §18)."""
+    user = make_user()
+    lib = _library(user)
+    ws = personal_ws(user)
+    save(
+        user,
+        ws,
+        slug="cmd",
+        intent="publish",
+        frontmatter={"invoke": {"user": True}, "argument-names": ["a", "b"]},
+        instruction_body="A=$a B=$b all=$ARGUMENTS n=$ARG_COUNT 🚀 ${XMEMO_REVISION_ID}\n",
+    )
+    secret = _token(user)
+    argument_sets = [
+        ({"a": "x", "b": "y z"}, "x 'y z'"),
+        ({"a": "ünï 'q'"}, "'ünï '\"'\"'q'\"'\"''"),
+        ({"b": "only"}, "'' only"),
+        ({}, ""),
+    ]
+    uris = [
+        f"skill://{user.username}/deploy/references/guide.md",
+        f"skill://{user.username}/deploy/assets/logo.png",
+        f"skill://{user.username}/deploy@{lib['latest'].revision_id}/assets/logo.png",
+    ]
+
+    async def body(client: Client) -> Any:
+        prompts = [await client.get_prompt("cmd", values) for values, _ in argument_sets]
+        reads = [await client.read_resource(uri) for uri in uris]
+        return prompts, reads
+
+    prompts, reads = with_mcp(live_url, secret, body)
+    for (_, string), prompt in zip(argument_sets, prompts, strict=True):
+        response = rest(
+            live_url, secret, "GET", "/v1/recall", params={"slug": "cmd", "arguments": string}
+        )
+        content = prompt.messages[0].content
+        assert isinstance(content, types.TextContent)
+        assert content.text.encode() == response.json()["data"]["rendered_body"].encode()
+    for uri, read in zip(uris, reads, strict=True):
+        path = uri.split("/", 4)[4]
+        response = rest(
+            live_url,
+            secret,
+            "GET",
+            "/v1/recall",
+            params={"slug": "deploy", "revision_id": lib["latest"].revision_id, "resource": path},
+        )
+        level2 = response.json()["data"]
+        [contents] = read.contents
+        sent = contents.blob if isinstance(contents, types.BlobResourceContents) else contents.text
+        assert sent.encode() == level2["content"].encode()
+        assert contents.mime_type == level2["media_type"]
