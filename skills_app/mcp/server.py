@@ -13,12 +13,16 @@ Tool bodies use the synchronous ORM, so they run in Django's thread-sensitive wo
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Awaitable, Callable, Mapping
+from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as package_version
+from pathlib import Path
 from typing import Any, TypeVar
 
 import mcp_types as types
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.db import close_old_connections
 from mcp.server import Server
 from mcp.server.caching import CacheHint
@@ -39,7 +43,19 @@ ActorResolver = Callable[[ServerRequestContext[Any, Any]], Awaitable[Actor]]
 T = TypeVar("T")
 
 SERVER_NAME = "xmemo-cloud-skills"
-SERVER_VERSION = package_version(SERVER_NAME)
+
+
+def _server_version() -> str:
+    """The version ``serverInfo`` reports: the installed package's, else pyproject.toml's (a
+    checkout run without installing it)."""
+    try:
+        return package_version(SERVER_NAME)
+    except PackageNotFoundError:
+        with (Path(settings.BASE_DIR) / "pyproject.toml").open("rb") as handle:
+            return str(tomllib.load(handle)["project"]["version"])
+
+
+SERVER_VERSION = _server_version()
 INSTRUCTIONS = (
     "XMemo Cloud Skills: versioned procedures (SKILL.md) for agents, recalled progressively. "
     "Search with recall_cloud_skill {query} (Level 0), read one skill's instructions with "

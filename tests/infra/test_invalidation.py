@@ -196,19 +196,22 @@ def test_a_label_moved_elsewhere_changes_the_cached_level1_answers() -> None:
     assert recall(actor=actor, slug="deploy")["data"]["labels"] == []
 
 
+_INSERT_LABEL = (
+    "INSERT INTO skills_app_skilllabel (skill_id, workspace_id, name, revision_id, moved_at)"
+)
+
+
 def test_the_database_keeps_a_label_on_its_own_skill() -> None:
     env = build_env()
     deploy = publish(env.owner, env.personal).revision
     other = publish(env.owner, env.personal, slug="other").revision
     with pytest.raises(psycopg.errors.IntegrityConstraintViolation):
         _elsewhere(
-            "INSERT INTO skills_app_skilllabel (skill_id, workspace_id, name, revision_id, moved_at)"
-            " VALUES (%s, %s, 'production', %s, now())",
+            f"{_INSERT_LABEL} VALUES (%s, %s, 'production', %s, now())",
             [deploy.skill_id, env.personal.pk, other.pk],
         )
     with pytest.raises(psycopg.errors.CheckViolation):
         _elsewhere(
-            "INSERT INTO skills_app_skilllabel (skill_id, workspace_id, name, revision_id, moved_at)"
-            " VALUES (%s, %s, 'latest', %s, now())",
+            f"{_INSERT_LABEL} VALUES (%s, %s, 'latest', %s, now())",
             [deploy.skill_id, env.personal.pk, deploy.pk],
         )
