@@ -19,8 +19,9 @@ workspace's identity (slug, name) sits in one place, ``workspace``: a backup of 
 workspace is byte-identical to the one it was restored from apart from that object.
 
 Versioning: readers refuse a ``format_version`` they do not know. Version 2 added the review
-conversation and approvals as new keys of ``review``; version 1 backups are still read (their
-revisions simply have no comments or approvals).
+conversation and approvals as new keys of ``review``; version 3 the skill's ``labels`` [name,
+revision_number, moved_by, moved_at] (docs/contract.md §18). Older backups are still read (their
+revisions simply have no comments or approvals, their skills no labels).
 
 Reading verifies everything before anything is stored: the ZIP through the same safe reader as
 imports; exactly the listed files; every blob's size and sha256; each SKILL.md against the
@@ -40,6 +41,7 @@ from typing import Any, BinaryIO
 from skills_app.capsule import CapsuleComponent, deterministic_zip
 from skills_app.domain.bundle import ComponentData, SkillBundle
 from skills_app.domain.canonical import canonical_hash, sha256_hex
+from skills_app.domain.labels import check_label_target, validate_label_name
 from skills_app.domain.limits import validate_bundle, validate_slug
 from skills_app.domain.skillmd import merge_frontmatter, serialize_skill_md
 from skills_app.errors import UnsafeArchive, UnsupportedFormat, ValidationFailed, XmemoError
@@ -55,8 +57,8 @@ from skills_app.sources.files import (
 )
 
 BACKUP_FORMAT = "xmemo-workspace-backup"
-BACKUP_FORMAT_VERSION = 2
-READABLE_FORMAT_VERSIONS = (1, 2)
+BACKUP_FORMAT_VERSION = 3
+READABLE_FORMAT_VERSIONS = (1, 2, 3)
 
 STATES = ("draft", "proposed", "published", "deprecated")
 STATUSES = ("active", "archived")
@@ -131,11 +133,20 @@ class BackupRevision:
 
 
 @dataclass(frozen=True)
+class BackupLabel:
+    name: str
+    revision_number: int
+    moved_by: str | None
+    moved_at: datetime
+
+
+@dataclass(frozen=True)
 class BackupSkill:
     slug: str
     status: str
     created_at: datetime
     revisions: tuple[BackupRevision, ...]
+    labels: tuple[BackupLabel, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -225,6 +236,15 @@ def backup_manifest(backup: Backup) -> dict[str, Any]:
                 "revisions": [
                     _revision_manifest(rev)
                     for rev in sorted(skill.revisions, key=lambda r: r.revision_number)
+                ],
+                "labels": [
+                    {
+                        "name": label.name,
+                        "revision_number": label.revision_number,
+                        "moved_by": label.moved_by,
+                        "moved_at": _timestamp(label.moved_at),
+                    }
+                    for label in sorted(skill.labels, key=lambda label: label.name)
                 ],
             }
             for skill in sorted(backup.skills, key=lambda s: s.slug)
@@ -481,7 +501,39 @@ def _skill_read(item: Any, index: int, reader: _Reader, version: int) -> BackupS
         status=_choice(item, "status", STATUSES, where),
         created_at=_parse_time(item, "created_at", where),
         revisions=revisions,
+        labels=_labels_read(item, where, revisions) if version >= 3 else (),
     )
+
+
+def _labels_read(
+    item: Mapping[str, Any], where: str, revisions: tuple[BackupRevision, ...]
+) -> tuple[BackupLabel, ...]:
+    labels = []
+    by_number = {rev.revision_number: rev for rev in revisions}
+    for index, entry in enumerate(_get(item, "labels", (list,), where)):
+        at = f"{where} labels[{index}]"
+        if not isinstance(entry, dict):
+            raise _refuse(at, "is not an object.")
+        name = _get(entry, "name", (str,), at)
+        with located(f"{at} "):
+            validate_label_name(name)
+        number = _get(entry, "revision_number", (int,), at)
+        revision = by_number.get(number)
+        if revision is None:
+            raise _refuse(at, f"points at revision {number}, which the skill does not have.")
+        check_label_target(state=revision.state, reviewed=revision.reviewed_at is not None)
+        labels.append(
+            BackupLabel(
+                name=name,
+                revision_number=number,
+                moved_by=_get(entry, "moved_by", (str, type(None)), at),
+                moved_at=_parse_time(entry, "moved_at", at),
+            )
+        )
+    names = [label.name for label in labels]
+    if len(set(names)) != len(names):
+        raise _refuse(where, "a label name appears twice.")
+    return tuple(labels)
 
 
 @contextmanager

@@ -109,6 +109,12 @@ class NoPublishedRevision(XmemoError):
     default_message = "The skill has no published revision."
 
 
+class LabelNotFound(XmemoError):
+    code = "LABEL_NOT_FOUND"
+    status = 404
+    default_message = "The skill has no label of that name."
+
+
 class UnsafeArchive(XmemoError):
     code = "UNSAFE_ARCHIVE"
     default_message = "The archive is unsafe and was refused."

@@ -1,5 +1,5 @@
 """Client profiles: reads ``config/mcp-documentation-contract.json``, the only place that decides
-which MCP tools each client profile sees (docs/contract.md §12).
+which MCP tools, prompts and resources each client profile sees (docs/contract.md §12, §18).
 
 Neutral ground: tokens (services), the console's token forms, REST and MCP all name profiles, so
 they live here rather than in the MCP door.
@@ -62,6 +62,22 @@ def exposed_tools(profile: str) -> list[str]:
 def tool_spec(name: str) -> dict[str, Any]:
     spec: dict[str, Any] = contract()["tools"][name]
     return spec
+
+
+SURFACES = ("prompts", "resources")
+
+
+def profile_sees(profile: str, surface: str) -> bool:
+    """Whether a client profile sees MCP ``surface`` ("prompts" or "resources"); profiles the
+    contract's ``surfaces`` does not list see neither."""
+    assert surface in SURFACES
+    entry = contract().get("surfaces", {}).get("profiles", {}).get(profile, {})
+    return bool(entry.get(surface, False))
+
+
+def exposed_surfaces(profile: str) -> set[str]:
+    """What the profile exposes besides tools: a subset of ``SURFACES``."""
+    return {surface for surface in SURFACES if profile_sees(profile, surface)}
 
 
 def profile_with_tools(preferred: str) -> str:

@@ -259,13 +259,17 @@ class RootDataOut(serializers.Serializer):
     canonical_hash = serializers.CharField()
     frontmatter = serializers.DictField(child=serializers.JSONField())
     instruction_body = serializers.CharField(allow_blank=True)
-    resolved_by = _choice(["published", "latest_fallback", "pinned"])
+    resolved_by = _choice(["published", "latest_fallback", "pinned", "label"])
     resources = ResourceOut(many=True)
     approx_tokens = serializers.IntegerField(
         min_value=0,
         help_text="Estimated tokens of this answer: name, description, frontmatter, body and "
         "resource manifest (and rendered_body when given), about 4 ASCII characters or 1 other "
         "character per token; an estimate, not a tokenizer's count (docs/contract.md §5).",
+    )
+    labels = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="The names of the labels pointing at this revision (docs/contract.md §18).",
     )
     rendered_body = serializers.CharField(
         required=False,
@@ -446,6 +450,18 @@ class WorkspaceOut(serializers.Serializer):
     allow_dangerous_scripts = serializers.BooleanField()
     required_approvals = serializers.IntegerField()
     created_at = serializers.DateTimeField()
+
+
+class LabelIn(serializers.Serializer):
+    revision_id = serializers.CharField(max_length=64)
+
+
+class LabelOut(serializers.Serializer):
+    name = serializers.CharField()
+    revision_id = serializers.CharField()
+    revision_number = serializers.IntegerField()
+    moved_by = serializers.CharField(allow_null=True)
+    moved_at = serializers.DateTimeField()
 
 
 class SecretOut(serializers.Serializer):

@@ -28,6 +28,7 @@ from .views.jobs import (
     JobDownloadView,
     RestoreView,
 )
+from .views.labels import LabelDetailView, LabelListView
 from .views.recall import RecallView
 from .views.reviews import NotificationsView, RevisionCommentListView
 from .views.skills import (
@@ -66,6 +67,12 @@ urlpatterns = [
     path("skills/<str:skill_id>/unarchive", SkillUnarchiveView.as_view(), name="skill-unarchive"),
     path("skills/<str:skill_id>/revisions", RevisionListView.as_view(), name="skill-revisions"),
     path("skills/<str:skill_id>/diff", SkillDiffView.as_view(), name="skill-diff"),
+    path("skills/<str:skill_id>/labels", LabelListView.as_view(), name="skill-labels"),
+    path(
+        "skills/<str:skill_id>/labels/<str:name>",
+        LabelDetailView.as_view(),
+        name="skill-label",
+    ),
     path("revisions/<str:revision_id>", RevisionDetailView.as_view(), name="revision-detail"),
     path(
         "revisions/<str:revision_id>/components/<path:logical_path>",

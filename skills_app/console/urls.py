@@ -52,6 +52,7 @@ urlpatterns = [
     path("w/<slug:ws>/skills/<str:skill_id>/edit/", editor.skill_edit, name="skill_edit"),
     path("w/<slug:ws>/skills/<str:skill_id>/diff/", diff.skill_diff, name="skill_diff"),
     path("w/<slug:ws>/skills/<str:skill_id>/status/", skills.skill_status, name="skill_status"),
+    path("w/<slug:ws>/skills/<str:skill_id>/labels/", skills.skill_label, name="skill_label"),
     path("w/<slug:ws>/skills/<str:skill_id>/delete/", skills.skill_delete, name="skill_delete"),
     path("w/<slug:ws>/preview/", editor.preview, name="preview"),
     # Revisions and review

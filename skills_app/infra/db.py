@@ -78,3 +78,11 @@ def fetch_all(sql: str, params: Sequence[Any], *, prepare: bool = True) -> list[
     cursor.execute(sql, params)
     result: list[tuple[Any, ...]] = cursor.fetchall()
     return result
+
+
+def names_joined_sql(column: str) -> str:
+    """An aggregate of ``column`` joined by commas, in this database's spelling (an empty set
+    gives NULL); callers split and sort."""
+    if connection.vendor == "postgresql":
+        return f"string_agg({column}, ',')"
+    return f"group_concat({column}, ',')"

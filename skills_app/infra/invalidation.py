@@ -6,7 +6,7 @@ generation it was computed in and is used only while the generation is unchanged
 
 The generation moves on
 
-* any change in this process to a skill, revision, membership, workspace or token row made
+* any change in this process to a skill, revision, label, membership, workspace or token row made
   through the ORM (``post_save``/``post_delete`` signals), at once;
 * any committed change in any process, on any host, to those tables: statement triggers
   (migration 0003) ``NOTIFY xmemo_recall``; each process LISTENs on its Django connection and
@@ -33,7 +33,7 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models.signals import post_delete, post_save
 
-from ..models import ApiToken, Membership, Skill, SkillRevision, Workspace
+from ..models import ApiToken, Membership, Skill, SkillLabel, SkillRevision, Workspace
 
 CHANNEL = "xmemo_recall"
 _CONNECTION_OK = 0  # psycopg.pq.ConnStatus.OK
@@ -146,6 +146,6 @@ def _changed(sender: Any, **kwargs: Any) -> None:
     listener.bump()
 
 
-for _model in (Skill, SkillRevision, Membership, Workspace, ApiToken):
+for _model in (Skill, SkillRevision, SkillLabel, Membership, Workspace, ApiToken):
     post_save.connect(_changed, sender=_model, dispatch_uid=f"xmemo-gen-save-{_model.__name__}")
     post_delete.connect(_changed, sender=_model, dispatch_uid=f"xmemo-gen-del-{_model.__name__}")

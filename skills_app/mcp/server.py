@@ -13,11 +13,16 @@ Tool bodies use the synchronous ORM, so they run in Django's thread-sensitive wo
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Awaitable, Callable, Mapping
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as package_version
+from pathlib import Path
 from typing import Any, TypeVar
 
 import mcp_types as types
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.db import close_old_connections
 from mcp.server import Server
 from mcp.server.caching import CacheHint
@@ -29,12 +34,28 @@ from ..access import Actor
 from ..domain.wire import encode_json
 from ..errors import XmemoError
 from ..profiles import contract, exposed_tools, tool_spec
+from . import surfaces
 from .tools import SERVED_TOOLS, tool_run
 
+# The MCP specification's code for a resource that does not exist.
+RESOURCE_NOT_FOUND = -32002
 ActorResolver = Callable[[ServerRequestContext[Any, Any]], Awaitable[Actor]]
 T = TypeVar("T")
 
 SERVER_NAME = "xmemo-cloud-skills"
+
+
+def _server_version() -> str:
+    """The version ``serverInfo`` reports: the installed package's, else pyproject.toml's (a
+    checkout run without installing it)."""
+    try:
+        return package_version(SERVER_NAME)
+    except PackageNotFoundError:
+        with (Path(settings.BASE_DIR) / "pyproject.toml").open("rb") as handle:
+            return str(tomllib.load(handle)["project"]["version"])
+
+
+SERVER_VERSION = _server_version()
 INSTRUCTIONS = (
     "XMemo Cloud Skills: versioned procedures (SKILL.md) for agents, recalled progressively. "
     "Search with recall_cloud_skill {query} (Level 0), read one skill's instructions with "
@@ -73,6 +94,7 @@ def _tool(name: str) -> types.Tool:
         name=name,
         description=spec["description"],
         input_schema=spec["input_schema"],
+        output_schema=spec.get("output_schema"),
         annotations=types.ToolAnnotations(
             read_only_hint=spec["access"] == "read",
             # Saves only ever add an immutable revision.
@@ -147,12 +169,79 @@ def build_server(resolve_actor: ActorResolver) -> Server[Any]:
             raise MCPError.from_error_data(tool_failure(exc)) from exc
         return call_result(answer)
 
+    async def surface(
+        ctx: ServerRequestContext[Any, Any], what: str, fn: Callable[..., T], **kwargs: Any
+    ) -> T | None:
+        """``fn`` for the caller if its profile sees ``what`` (prompts, resources), else None;
+        a product error as the JSON-RPC error carrying the REST envelope."""
+        actor = await actor_or_refusal(ctx)
+        if not surfaces.sees(actor, what):
+            return None
+        try:
+            return await in_db_thread(fn, actor=actor, **kwargs)
+        except XmemoError as exc:
+            code = types.INVALID_PARAMS if exc.status < 500 else types.INTERNAL_ERROR
+            if exc.status == 404 and what == "resources":
+                code = RESOURCE_NOT_FOUND
+            raise MCPError(code=code, message=exc.message, data={"error": exc.as_dict()}) from exc
+
+    async def list_prompts(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        listed = await surface(ctx, "prompts", surfaces.prompts_list)
+        return listed or types.ListPromptsResult(prompts=[])
+
+    async def get_prompt(
+        ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        answer = await surface(
+            ctx, "prompts", surfaces.prompt_get, name=params.name, arguments=params.arguments
+        )
+        if answer is None:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt: {params.name}")
+        return answer
+
+    async def list_resources(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        cursor = params.cursor if params is not None else None
+        listed = await surface(ctx, "resources", surfaces.resources_list, cursor=cursor)
+        return listed or types.ListResourcesResult(resources=[])
+
+    async def list_resource_templates(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        actor = await actor_or_refusal(ctx)
+        shown = list(surfaces.TEMPLATES) if surfaces.sees(actor, "resources") else []
+        return types.ListResourceTemplatesResult(resource_templates=shown)
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        answer = await surface(ctx, "resources", surfaces.resource_get, uri=params.uri)
+        if answer is None:
+            raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Unknown resource: {params.uri}")
+        return answer
+
+    # Every listing depends on the caller's token: never share one between callers.
+    private = CacheHint(ttl_ms=0, scope="private")
     return Server(
         SERVER_NAME,
+        version=SERVER_VERSION,
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_resource_templates,
+        on_read_resource=read_resource,
         get_tool_input_schema=_input_schema,
-        # The listing depends on the caller's token: never share it between callers.
-        cache_hints={"tools/list": CacheHint(ttl_ms=0, scope="private")},
+        cache_hints={
+            "tools/list": private,
+            "prompts/list": private,
+            "resources/list": private,
+            "resources/templates/list": private,
+            "resources/read": private,
+        },
     )

@@ -1,5 +1,6 @@
 from .audit import AuditEntry
 from .jobs import Job
+from .labels import SkillLabel
 from .oauth import OAuthConnection
 from .reviews import NotificationPreference, RevisionApproval, RevisionComment
 from .search import RevisionEmbedding
@@ -21,6 +22,7 @@ __all__ = [
     "RevisionEmbedding",
     "Skill",
     "SkillComponent",
+    "SkillLabel",
     "SkillRevision",
     "Webhook",
     "WebhookAttempt",

@@ -40,6 +40,9 @@ class Skill(models.Model):
     search_description = models.TextField(blank=True, default="")
     search_body = models.TextField(blank=True, default="")
     model_invocable = models.BooleanField(default=True)
+    # The current revision says ``invoke: {user: true}``: the skill is a command, an MCP prompt
+    # (docs/contract.md §18). Kept with the other pointers so prompts/list is one query.
+    user_invocable = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

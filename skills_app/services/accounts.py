@@ -33,7 +33,7 @@ from ..domain.limits import (
 )
 from ..domain.tokens import TOKEN_PREFIX, token_hash
 from ..models import ApiToken, Membership, Workspace
-from ..profiles import DEFAULT_PROFILE, exposed_tools, profile_names
+from ..profiles import DEFAULT_PROFILE, exposed_surfaces, exposed_tools, profile_names
 from .audit import audit_record
 
 
@@ -306,10 +306,12 @@ def _require_within_parent(
             details={"field": "expires_at", "latest": parent.expires_at.isoformat()},
         )
     extra_tools = set(exposed_tools(profile)) - set(exposed_tools(parent.client_profile))
+    # Prompts and resources too (docs/contract.md §18): "exposes no more" covers all of MCP.
+    extra_tools |= exposed_surfaces(profile) - exposed_surfaces(parent.client_profile)
     if extra_tools:
         raise errors.PermissionDenied(
-            f"The profile '{profile}' exposes MCP tools this token's profile "
-            f"'{parent.client_profile}' does not.",
+            f"The profile '{profile}' exposes MCP tools, prompts or resources this token's "
+            f"profile '{parent.client_profile}' does not.",
             details={"field": "profile", "tools": sorted(extra_tools)},
         )
 

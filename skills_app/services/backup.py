@@ -5,7 +5,8 @@ Restore rules (decided here, documented in docs/backup.md):
 * only into an EMPTY team workspace (no skill at all), by its owners and admins;
 * skills keep slug, status and created_at; revisions keep number, state, content (so the
   canonical hash), message, source attribution, timestamps and review fields, with their
-  review conversation (comments) and approvals; public ids are new;
+  review conversation (comments) and approvals; skills keep their labels (docs/contract.md
+  §18: name, revision, who moved it and when); public ids are new;
 * each revision is inserted once with its final content and final state — at most one
   published per skill, checked on read — so the immutability trigger (no UPDATE of content)
   and the partial unique index (one published per skill) hold at every statement;
@@ -29,7 +30,14 @@ from django.utils import timezone
 
 from .. import errors
 from ..access import ADMIN_ROLES, Actor, require_role, require_scope
-from ..backup import Backup, BackupApproval, BackupComment, BackupRevision, BackupSkill
+from ..backup import (
+    Backup,
+    BackupApproval,
+    BackupComment,
+    BackupLabel,
+    BackupRevision,
+    BackupSkill,
+)
 from ..capsule import CapsuleComponent
 from ..domain.bundle import ComponentData
 from ..domain.context_cost import revision_tokens
@@ -38,6 +46,7 @@ from ..models import (
     RevisionComment,
     Skill,
     SkillComponent,
+    SkillLabel,
     SkillRevision,
     Workspace,
 )
@@ -120,6 +129,16 @@ def workspace_backup(*, workspace: Workspace, on_progress: Progress = _no_progre
         .order_by("skill_id", "revision_number")
     )
     numbers = {rev.pk: rev.revision_number for rev in revisions}
+    labels: dict[int, list[BackupLabel]] = {}
+    for label in SkillLabel.objects.filter(workspace=workspace).select_related("moved_by"):
+        labels.setdefault(label.skill_id, []).append(
+            BackupLabel(
+                name=label.name,
+                revision_number=numbers[label.revision_id],
+                moved_by=_username(label.moved_by),
+                moved_at=label.moved_at,
+            )
+        )
     by_skill: dict[int, list[BackupRevision]] = {}
     for done, rev in enumerate(revisions, start=1):
         by_skill.setdefault(rev.skill_id, []).append(_backup_revision(rev, numbers))
@@ -133,6 +152,7 @@ def workspace_backup(*, workspace: Workspace, on_progress: Progress = _no_progre
                 status=skill.status,
                 created_at=skill.created_at,
                 revisions=tuple(by_skill.get(skill.pk, ())),
+                labels=tuple(labels.get(skill.pk, ())),
             )
             for skill in skills
         ),
@@ -336,6 +356,18 @@ def workspace_restore(
             batch_size=1000,
         )
         _conversations_restore(rows, skills, locked, people)
+        SkillLabel.objects.bulk_create(
+            SkillLabel(
+                skill=skill,
+                workspace=locked,
+                name=label.name,
+                revision=rows[(skill.pk, label.revision_number)],
+                moved_by=people.account(label.moved_by),
+                moved_at=label.moved_at,
+            )
+            for skill, item in skills
+            for label in item.labels
+        )
         restored = [{"skill_id": skill.skill_id, "slug": skill.slug} for skill, _ in skills]
         # Vectors are derived data, not in the backup: asked for once, after commit.
         with embeddings_batched():

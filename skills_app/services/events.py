@@ -25,6 +25,7 @@ EVENT_TYPES = (
     "revision.rejected",
     "revision.deprecated",
     "skill.archived",
+    "label.moved",
     "import.finished",
     "export.finished",
 )
@@ -32,6 +33,8 @@ _BY_ACTION = {
     "skills.revision.reject": "revision.rejected",
     "skills.revision.deprecate": "revision.deprecated",
     "skills.skill.archive": "skill.archived",
+    "skills.label.move": "label.moved",
+    "skills.label.delete": "label.moved",
     "jobs.import.finish": "import.finished",
     "jobs.export.finish": "export.finished",
 }

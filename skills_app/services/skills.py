@@ -21,6 +21,7 @@ from ..access import Actor, require_role, require_scope
 from ..domain import lifecycle
 from ..domain.bundle import ComponentData, SkillBundle
 from ..domain.canonical import canonical_hash, sha256_hex
+from ..domain.commands import is_command
 from ..domain.context_cost import revision_tokens
 from ..domain.limits import bundle_checks, collect_problems, validate_slug
 from ..models import Blob, Job, Skill, SkillComponent, SkillRevision, Workspace
@@ -114,10 +115,12 @@ def _refresh_pointers(skill: Skill) -> None:
         skill.search_body = current.instruction_body
         invoke = (current.frontmatter or {}).get("invoke")
         skill.model_invocable = not (isinstance(invoke, dict) and invoke.get("model") is False)
+        skill.user_invocable = is_command(current.frontmatter)
         embedding_wanted(current)
     else:
         skill.search_name = skill.search_description = skill.search_body = ""
         skill.model_invocable = True
+        skill.user_invocable = False
     skill.save(
         update_fields=[
             "latest_revision",
@@ -128,6 +131,7 @@ def _refresh_pointers(skill: Skill) -> None:
             "search_description",
             "search_body",
             "model_invocable",
+            "user_invocable",
             "updated_at",
         ]
     )

@@ -172,6 +172,11 @@ def _cases(v: Victim) -> dict[str, dict[str, list[Call]]]:
                 Call({"skill_id": skill_id}, query={"from": rev, "to": v.draft.revision_id}),
             ]
         },
+        "skill-labels": {"get": [Call({"skill_id": skill_id}, owner_expect=200)]},
+        "skill-label": {
+            "put": [Call({"skill_id": skill_id, "name": "production"}, body={"revision_id": rev})],
+            "delete": [Call({"skill_id": skill_id, "name": "production"})],
+        },
         "revision-detail": {"get": [Call({"revision_id": rev}, owner_expect=200)]},
         "revision-component": {
             "get": [Call({"revision_id": rev, "logical_path": "r.md"}, owner_expect=200)]

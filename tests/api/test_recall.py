@@ -29,6 +29,7 @@ ROOT_FIELDS = {
     "frontmatter",
     "instruction_body",
     "resolved_by",
+    "labels",
     "resources",
     "approx_tokens",
 }

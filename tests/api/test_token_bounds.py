@@ -105,9 +105,15 @@ def test_a_generic_public_token_may_mint_an_equally_narrow_profile(
 ) -> None:
     narrow = api_for(env.owner, profile="generic-public")
     answer = narrow.post(
-        "/v1/tokens", {"name": "same", "scopes": ["skills:read"], "profile": "claude-code"}
+        "/v1/tokens", {"name": "same", "scopes": ["skills:read"], "profile": "chatgpt-public"}
     )
     assert answer.status_code == 201, answer.content
+    # claude-code sees no tools either, but prompts and resources (docs/contract.md §18): more.
+    wider = narrow.post(
+        "/v1/tokens", {"name": "wider", "scopes": ["skills:read"], "profile": "claude-code"}
+    )
+    assert wider.status_code == 403
+    assert wider.json()["error"]["details"]["tools"] == ["prompts", "resources"]
 
 
 def test_the_default_profile_is_one_of_the_contract() -> None:

@@ -14,6 +14,7 @@ from skills_app.models import AuditEntry, Webhook, WebhookDelivery
 from skills_app.services.events import EVENT_TYPES
 from skills_app.services.jobs import export_start, import_start
 from skills_app.services.jobs.run import job_run
+from skills_app.services.labels import label_move
 from skills_app.services.skills import revision_transition, skill_set_status
 from skills_app.services.webhooks import delivery_attempt
 from tests.api.conftest import ApiFactory, error_code
@@ -86,6 +87,7 @@ def test_every_event_type_is_emitted_from_the_services(env: Env, settings: Any) 
     revision_transition(actor=owner, revision=first, action="approve")  # published
     second = save(env.member, env.team, slug="deploy", intent="publish", instruction_body="2")
     revision_transition(actor=owner, revision=second.revision, action="reject", comment="no")
+    label_move(actor=owner, skill=first.skill, name="production", revision_id=first.revision_id)
     save(env.member, env.team, slug="other", intent="draft")  # a draft announces nothing
     revision_transition(actor=owner, revision=first, action="deprecate")
     skill_set_status(actor=owner, skill=first.skill, status="archived")

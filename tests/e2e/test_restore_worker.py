@@ -43,6 +43,11 @@ def test_restore_runs_on_a_real_worker(tmp_path: Path) -> None:
             base_url=base, headers={"Authorization": f"Bearer {secret}"}, timeout=30
         ) as api,
     ):
+        # A label on the first revision (docs/contract.md §18): backups keep labels.
+        alpha = Skill.objects.get(workspace=team, slug="alpha")
+        first = alpha.revisions.get(revision_number=1).revision_id
+        moved = api.put(f"/v1/skills/{alpha.skill_id}/labels/rollback", json={"revision_id": first})
+        assert moved.status_code == 200, moved.text
         export = poll_job(
             api, api.post("/v1/exports", json={"workspace": "e2e-source"}).json()["job_id"]
         )
@@ -60,6 +65,17 @@ def test_restore_runs_on_a_real_worker(tmp_path: Path) -> None:
         assert job["state"] == "succeeded", (job, worker_log.read_text()[-2000:])
         assert job["progress"] == {"done": 3, "total": 3}
         assert sorted(s["slug"] for s in job["result"]["skills"]) == ["alpha", "beta"]
+        by_label = api.get("/v1/recall", params={"slug": "e2e-copy/alpha", "label": "rollback"})
+        assert by_label.status_code == 200, by_label.text
+        assert by_label.json()["data"]["revision_number"] == 1
+        assert by_label.json()["data"]["instruction_body"] == "# Alpha v1\n"
+        copy_id = by_label.json()["data"]["skill_id"]
+        [label] = api.get(f"/v1/skills/{copy_id}/labels").json()
+        assert (label["name"], label["revision_number"], label["moved_by"]) == (
+            "rollback",
+            1,
+            "e2e-restorer",
+        )
 
     # The worker ended the job: its upload is gone from the row (docs/contract.md §16b).
     assert (

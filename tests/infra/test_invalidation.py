@@ -159,3 +159,59 @@ def test_a_token_in_use_does_not_flush_every_processs_caches() -> None:
     assert invalidation.current() == before
     _elsewhere("UPDATE skills_app_apitoken SET scopes = '[]'::jsonb WHERE id = %s", [token.pk])
     _eventually(lambda: invalidation.current() != before)
+
+
+def test_a_label_moved_elsewhere_changes_the_cached_level1_answers() -> None:
+    """Labels are part of every Level 1 answer (docs/contract.md §18): the label table NOTIFYs
+    too (migration 0022), so another process's move shows in the next answer here."""
+    env = build_env()
+    first = publish(env.owner, env.personal, instruction_body="v1").revision
+    second = publish(env.owner, env.personal, instruction_body="v2").revision
+    actor = Actor(user=env.owner, via="api")
+    assert recall(actor=actor, slug="deploy")["data"]["labels"] == []
+    with CaptureQueriesContext(connection) as ctx:
+        recall(actor=actor, slug="deploy")
+    assert len(ctx.captured_queries) == 0  # cached
+    _elsewhere(
+        "INSERT INTO skills_app_skilllabel (skill_id, workspace_id, name, revision_id, moved_at)"
+        " VALUES (%s, %s, 'production', %s, now())",
+        [second.skill_id, env.personal.pk, second.pk],
+    )
+    assert (
+        _eventually(lambda: recall(actor=actor, slug="deploy")["data"]["labels"] == ["production"])
+        < 1.0
+    )
+    by_label = recall(actor=actor, slug="deploy", label="production")["data"]
+    assert by_label["revision_id"] == second.revision_id
+    _elsewhere(
+        "UPDATE skills_app_skilllabel SET revision_id = %s WHERE name = 'production'", [first.pk]
+    )
+
+    def moved() -> bool:
+        return recall(actor=actor, slug="deploy", label="production")["data"]["revision_id"] == (
+            first.revision_id
+        )
+
+    assert _eventually(moved) < 1.0
+    assert recall(actor=actor, slug="deploy")["data"]["labels"] == []
+
+
+_INSERT_LABEL = (
+    "INSERT INTO skills_app_skilllabel (skill_id, workspace_id, name, revision_id, moved_at)"
+)
+
+
+def test_the_database_keeps_a_label_on_its_own_skill() -> None:
+    env = build_env()
+    deploy = publish(env.owner, env.personal).revision
+    other = publish(env.owner, env.personal, slug="other").revision
+    with pytest.raises(psycopg.errors.IntegrityConstraintViolation):
+        _elsewhere(
+            f"{_INSERT_LABEL} VALUES (%s, %s, 'production', %s, now())",
+            [deploy.skill_id, env.personal.pk, other.pk],
+        )
+    with pytest.raises(psycopg.errors.CheckViolation):
+        _elsewhere(
+            f"{_INSERT_LABEL} VALUES (%s, %s, 'latest', %s, now())",
+            [deploy.skill_id, env.personal.pk, deploy.pk],
+        )

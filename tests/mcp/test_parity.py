@@ -15,7 +15,8 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from tests.factories import make_user, personal_ws, save
+from skills_app.services.labels import label_move
+from tests.factories import actor_for, make_user, personal_ws, save
 from tests.mcp.conftest import rest, with_mcp
 from tests.mcp.test_http import PNG, RECALL, SAVE, _library, _payload, _token
 
@@ -54,6 +55,12 @@ def test_recall_levels_and_errors_are_byte_identical(live_url: str) -> None:
         intent="publish",
     )
     latest = lib["latest"].revision_id
+    label_move(
+        actor=actor_for(user),
+        skill=lib["first"].skill,
+        name="rollback",
+        revision_id=lib["first"].revision_id,
+    )
     secret = _token(user)
     cases = [
         # Level 0: search.
@@ -66,6 +73,9 @@ def test_recall_levels_and_errors_are_byte_identical(live_url: str) -> None:
         {"slug": f"{user.username}/deploy", "arguments": "prod 'blue green' ünï"},
         {"slug": "deploy", "revision_id": lib["first"].revision_id},
         {"slug": "draft-only"},
+        # Level 1 by label (docs/contract.md §18), with arguments too.
+        {"slug": "deploy", "label": "rollback"},
+        {"slug": "deploy", "label": "rollback", "arguments": "x"},
         # Level 2: a UTF-8 and a base64 resource.
         {"slug": "deploy", "revision_id": latest, "resource": "references/guide.md"},
         {"slug": "deploy", "revision_id": latest, "resource": "assets/logo.png"},
@@ -76,6 +86,7 @@ def test_recall_levels_and_errors_are_byte_identical(live_url: str) -> None:
         {"slug": "deploy", "resource": "references/guide.md"},
         {"slug": "draft-only", "fallback": "none"},
         {"query": "   "},
+        {"slug": "deploy", "label": "no-such-label"},
     ]
     results = with_mcp(live_url, secret, lambda c: _calls(c, [(RECALL, a) for a in cases]))
     for args, result in zip(cases, results, strict=True):
@@ -93,6 +104,8 @@ def test_recall_levels_and_errors_are_byte_identical(live_url: str) -> None:
         "root",
         "root",
         "root",
+        "root",
+        "root",
         "resource",
         "resource",
         "NOT_FOUND",
@@ -101,7 +114,13 @@ def test_recall_levels_and_errors_are_byte_identical(live_url: str) -> None:
         "REVISION_ID_REQUIRED",
         "NO_PUBLISHED_REVISION",
         "VALIDATION_ERROR",
+        "LABEL_NOT_FOUND",
     ]
+    by_label = results[8].structured_content["data"]
+    assert (by_label["resolved_by"], by_label["revision_id"]) == ("label", lib["first"].revision_id)
+    assert by_label["labels"] == ["rollback"]
+    assert results[3].structured_content["data"]["labels"] == []
+    assert results[9].structured_content["data"]["rendered_body"] == "# Deploy v1\n"
     assert results[5].structured_content["data"]["resolved_by"] == "published"
     assert results[6].structured_content["data"]["resolved_by"] == "pinned"
     assert results[7].structured_content["data"]["resolved_by"] == "latest_fallback"
@@ -112,7 +131,7 @@ def test_recall_levels_and_errors_are_byte_identical(live_url: str) -> None:
     assert hit["approx_tokens"] == root["approx_tokens"] > 0
     rendered = results[5].structured_content["data"]
     assert rendered["approx_tokens"] > root["approx_tokens"]
-    binary = results[9].structured_content["data"]
+    binary = results[11].structured_content["data"]
     assert (binary["encoding"], base64.b64decode(binary["content"])) == ("base64", PNG)
 
 
@@ -162,3 +181,59 @@ def test_save_answers_and_errors_are_byte_identical(live_url: str) -> None:
     assert results[2].structured_content["error"]["details"]["latest_revision_id"] == (
         base.revision_id
     )
+
+
+def test_prompts_and_resources_answer_what_level1_and_level2_answer(live_url: str) -> None:
+    """A prompt's text is Level 1's rendered_body for its argument string; a resource's content
+    is Level 2's, byte for byte (docs/contract.md §18)."""
+    user = make_user()
+    lib = _library(user)
+    ws = personal_ws(user)
+    save(
+        user,
+        ws,
+        slug="cmd",
+        intent="publish",
+        frontmatter={"invoke": {"user": True}, "argument-names": ["a", "b"]},
+        instruction_body="A=$a B=$b all=$ARGUMENTS n=$ARG_COUNT 🚀 ${XMEMO_REVISION_ID}\n",
+    )
+    secret = _token(user)
+    argument_sets = [
+        ({"a": "x", "b": "y z"}, "x 'y z'"),
+        ({"a": "ünï 'q'"}, "'ünï '\"'\"'q'\"'\"''"),
+        ({"b": "only"}, "'' only"),
+        ({}, ""),
+    ]
+    uris = [
+        f"skill://{user.username}/deploy/references/guide.md",
+        f"skill://{user.username}/deploy/assets/logo.png",
+        f"skill://{user.username}/deploy@{lib['latest'].revision_id}/assets/logo.png",
+    ]
+
+    async def body(client: Client) -> Any:
+        prompts = [await client.get_prompt("cmd", values) for values, _ in argument_sets]
+        reads = [await client.read_resource(uri) for uri in uris]
+        return prompts, reads
+
+    prompts, reads = with_mcp(live_url, secret, body)
+    for (_, string), prompt in zip(argument_sets, prompts, strict=True):
+        response = rest(
+            live_url, secret, "GET", "/v1/recall", params={"slug": "cmd", "arguments": string}
+        )
+        content = prompt.messages[0].content
+        assert isinstance(content, types.TextContent)
+        assert content.text.encode() == response.json()["data"]["rendered_body"].encode()
+    for uri, read in zip(uris, reads, strict=True):
+        path = uri.split("/", 4)[4]
+        response = rest(
+            live_url,
+            secret,
+            "GET",
+            "/v1/recall",
+            params={"slug": "deploy", "revision_id": lib["latest"].revision_id, "resource": path},
+        )
+        level2 = response.json()["data"]
+        [contents] = read.contents
+        sent = contents.blob if isinstance(contents, types.BlobResourceContents) else contents.text
+        assert sent.encode() == level2["content"].encode()
+        assert contents.mime_type == level2["media_type"]

@@ -20,6 +20,7 @@ from skills_app import errors
 from skills_app.backup import backup_read, backup_write
 from skills_app.models import AuditEntry, Skill, SkillRevision, Workspace
 from skills_app.services.backup import workspace_backup, workspace_restore
+from skills_app.services.labels import label_move
 from skills_app.services.reviews import revision_comment_add
 from skills_app.services.skills import revision_restore, revision_transition, skill_set_status
 from tests.factories import Env, actor_for, component, make_team, publish, save
@@ -62,6 +63,15 @@ def _history(env: Env) -> Workspace:
             component("references/guide.md", "# Guide\n"),
         ),
     )
+    # Labels: one on the published revision, one on a deprecated one (a rollback target).
+    runbook = Skill.objects.get(workspace=team, slug="runbook")
+    for name, number in (("production", 2), ("previous", 1)):
+        label_move(
+            actor=admin,
+            skill=runbook,
+            name=name,
+            revision_id=runbook.revisions.get(revision_number=number).revision_id,
+        )
     # One of the two approvals the team now requires.
     Workspace.objects.filter(pk=team.pk).update(required_approvals=2)
     revision_transition(actor=admin, revision=restored, action="approve")
@@ -113,6 +123,10 @@ def _rows(workspace: Workspace) -> dict[str, Any]:
             else None,
             "current": skill.current_revision.revision_number if skill.current_revision else None,
             "revisions": revisions,
+            "labels": [
+                (label.name, label.revision.revision_number, label.moved_by_id, label.moved_at)
+                for label in skill.labels.order_by("name").select_related("revision")
+            ],
         }
     return out
 
@@ -152,6 +166,10 @@ def test_backup_restores_every_skill_and_revision_exactly(
     assert [c[1:3] for c in answer["comments"]] == [("Back to *v1*?", 1)]
     assert [a[0] for a in answer["approvals"]] == [env.admin.pk]
     assert (answer["answers"], answer["state"]) == (3, "proposed")
+    assert [label[:3] for label in original["runbook"]["labels"]] == [
+        ("previous", 1, env.admin.pk),
+        ("production", 2, env.admin.pk),
+    ]
 
     first = backup_write(workspace_backup(workspace=source))
     target = make_team(env.owner, slug="restored", members=_people(env))
@@ -176,6 +194,7 @@ def test_backup_restores_every_skill_and_revision_exactly(
 def _as_version_1(manifest: dict[str, Any]) -> None:
     manifest["format_version"] = 1
     for skill in manifest["skills"]:
+        del skill["labels"]
         for rev in skill["revisions"]:
             for key in ("comments", "approvals", "answers_revision_number"):
                 del rev["review"][key]
@@ -187,11 +206,12 @@ def test_a_version_1_backup_still_restores_without_conversations(
     source = _history(env)
     original = _rows(source)
     data = backup_write(workspace_backup(workspace=source))
-    assert json.loads(_entries(data)["backup.json"])["format_version"] == 2
+    assert json.loads(_entries(data)["backup.json"])["format_version"] == 3
     target = make_team(env.owner, slug="restored", members=_people(env))
     restore_into(_tampered(data, _edit_manifest(_as_version_1)), target)
     restored = _rows(target)
     for skill in original.values():
+        skill["labels"] = []
         for rev in skill["revisions"]:
             rev.update(comments=[], approvals=[], answers=None)
     assert restored == original
@@ -233,6 +253,14 @@ def _two_published(manifest: dict[str, Any]) -> None:
         rev["state"] = "published"
 
 
+def _label_on(number: int) -> Callable[[dict[str, Any]], None]:
+    def change(manifest: dict[str, Any]) -> None:
+        runbook = next(skill for skill in manifest["skills"] if skill["slug"] == "runbook")
+        runbook["labels"][0]["revision_number"] = number
+
+    return change
+
+
 def _body_changed(entries: dict[str, bytes]) -> None:
     name = next(n for n in entries if n.endswith("/SKILL.md"))
     entries[name] += b"\nInjected.\n"
@@ -247,6 +275,8 @@ def _body_changed(entries: dict[str, bytes]) -> None:
         (lambda data: _tampered(data, _body_changed), "VALIDATION_ERROR"),
         (lambda data: _tampered(data, _edit_manifest(_two_published)), "VALIDATION_ERROR"),
         (
+            (lambda data: _tampered(data, _edit_manifest(_label_on(9))), "VALIDATION_ERROR"),
+            (lambda data: _tampered(data, _edit_manifest(_label_on(3))), "INVALID_TRANSITION"),
             lambda data: _tampered(data, lambda e: e.__setitem__("extra.txt", b"x")),
             "VALIDATION_ERROR",
         ),
@@ -265,6 +295,8 @@ def _body_changed(entries: dict[str, bytes]) -> None:
         "two-published",
         "unlisted-file",
         "version",
+        "label-missing-revision",
+        "label-on-rejected",
     ],
 )
 def test_a_damaged_backup_is_refused_and_nothing_is_stored(

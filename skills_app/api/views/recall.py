@@ -38,7 +38,17 @@ CACHE_CONTROL = {
     "resource": "private, max-age=86400, immutable",
 }
 PARAMS = frozenset(
-    ("query", "slug", "workspace", "revision_id", "resource", "arguments", "fallback", "limit")
+    (
+        "query",
+        "slug",
+        "workspace",
+        "revision_id",
+        "label",
+        "resource",
+        "arguments",
+        "fallback",
+        "limit",
+    )
 )
 
 
@@ -103,6 +113,12 @@ _QUERY_PARAMS = [
         "revision_id",
         OpenApiTypes.STR,
         description="Pin a revision (Level 1); required for Level 2.",
+    ),
+    OpenApiParameter(
+        "label",
+        OpenApiTypes.STR,
+        description="Level 1: the revision this label of the skill points at "
+        "(docs/contract.md §18; unknown: 404 LABEL_NOT_FOUND).",
     ),
     OpenApiParameter(
         "resource", OpenApiTypes.STR, description="Level 2: a resource's logical_path."

@@ -8,12 +8,16 @@ from django.http import HttpRequest, HttpResponse
 
 from ... import errors
 from ...domain import lifecycle
+from ...domain.labels import LABEL_ROLES, LABEL_SCOPE, is_rejected
 from ...domain.paths import is_text
 from ...domain.skillmd import frontmatter_yaml
 from ...gateway.downloads import download_response
 from ...markdown import render_markdown
 from ...models import Skill, SkillComponent, SkillRevision
+from ...selectors.commands import command_name
+from ...selectors.labels import labels_by_revision
 from ...selectors.skills import revisions_proposed, skill_rows
+from ...services import labels as label_services
 from ...services import skills as skill_services
 from ..base import Console, console_view, page_query
 
@@ -66,7 +70,11 @@ def revision_actions(console: Console, revision: SkillRevision) -> list[str]:
 
 def skill_context(console: Console, skill: Skill) -> dict[str, object]:
     """What every page of one skill shows: its header and the review banner."""
-    return {"skill": skill, "pending": revisions_proposed(actor=console.actor, skill=skill)}
+    return {
+        "skill": skill,
+        "pending": revisions_proposed(actor=console.actor, skill=skill),
+        "command_name": command_name(actor=console.actor, skill=skill),
+    }
 
 
 @console_view()
@@ -81,12 +89,17 @@ def skill_detail(request: HttpRequest, console: Console, skill_id: str) -> HttpR
         raise errors.NotFound(f"Revision '{wanted}' is not a revision of this skill.")
     shown = shown or skill.current_revision or (revisions[0] if revisions else None)
     decisions = {t.action for t in lifecycle.TRANSITIONS if t.review_decision}
+    labels = labels_by_revision(skill)
+    may_label = console.role in LABEL_ROLES and console.actor.has_scope(LABEL_SCOPE)
     timeline = [
         {
             "revision": revision,
             "actions": [a for a in revision_actions(console, revision) if a not in decisions],
             "reviewable": decisions & set(revision_actions(console, revision)),
             "previous": revisions[index + 1] if index + 1 < len(revisions) else None,
+            "labels": labels.get(revision.pk, []),
+            "labelable": may_label
+            and not is_rejected(state=revision.state, reviewed=revision.reviewed_at is not None),
         }
         for index, revision in enumerate(revisions)
     ]
@@ -100,6 +113,7 @@ def skill_detail(request: HttpRequest, console: Console, skill_id: str) -> HttpR
             "components": list(shown.components.all()) if shown else [],
             "timeline": timeline,
             "latest": revisions[0] if revisions else None,
+            "label_names": sorted({name for names in labels.values() for name in names}),
             "skill_actions": lifecycle.skill_actions_available(
                 status=skill.status, role=console.role
             ),
@@ -155,6 +169,30 @@ def skill_status(request: HttpRequest, console: Console, skill_id: str) -> HttpR
     else:
         verb = "archived" if status == Skill.Status.ARCHIVED else "active again"
         messages.success(request, f"'{skill.slug}' is {verb}.")
+    return console.redirect("skill_detail", skill.skill_id)
+
+
+@console_view(post_only=True)
+def skill_label(request: HttpRequest, console: Console, skill_id: str) -> HttpResponse:
+    """Move a label onto a revision ("move label here" on the timeline), or remove it."""
+    skill = console.skill(skill_id)
+    name = request.POST.get("name", "").strip()
+    try:
+        if request.POST.get("remove"):
+            label_services.label_delete(actor=console.actor, skill=skill, name=name)
+            done = f"Label '{name}' removed."
+        else:
+            label = label_services.label_move(
+                actor=console.actor,
+                skill=skill,
+                name=name,
+                revision_id=request.POST.get("revision_id", ""),
+            )
+            done = f"Label '{name}' now points at #{label.revision.revision_number}."
+    except errors.XmemoError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, done)
     return console.redirect("skill_detail", skill.skill_id)
 
 

@@ -21,6 +21,7 @@ class RecallArgs(TypedDict, total=False):
     slug: str | None
     workspace: str | None
     revision_id: str | None
+    label: str | None
     resource: str | None
     arguments: str | None
     fallback: str | None

@@ -59,6 +59,7 @@ def _root_document(
         "frontmatter": json.loads(content.frontmatter_json),
         "instruction_body": content.instruction_body,
         "resolved_by": resolved_by,
+        "labels": list(target.labels),
         "resources": [
             {
                 "logical_path": path,

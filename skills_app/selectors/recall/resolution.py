@@ -11,11 +11,12 @@ from ... import errors
 from ...access import Actor, readable_workspace_sql, require_enabled_workspace, workspace_for
 from ...domain.lifecycle import LATEST_FALLBACK_KINDS
 from ...infra import db, invalidation
-from ...models import Skill, SkillRevision, Workspace
+from ...models import Skill, SkillLabel, SkillRevision, Workspace
 
 _SKILL = Skill._meta.db_table
 _WS = Workspace._meta.db_table
 _REV = SkillRevision._meta.db_table
+_LABEL = SkillLabel._meta.db_table
 
 
 PUBLISHED = SkillRevision.State.PUBLISHED
@@ -65,6 +66,20 @@ class _Target:
     skill_id: str
     slug: str
     workspace: str
+    # The names of the labels pointing at this revision, sorted (every Level 1 answer lists
+    # them): mutable, so part of the resolution, cached under the generation like it.
+    labels: tuple[str, ...] = ()
+
+
+def _labels_sql(revision_pk_sql: str) -> str:
+    """A column: the names of the labels on the revision ``revision_pk_sql`` names, joined by
+    commas (label names hold none), from the label index — no extra round trip."""
+    joined = db.names_joined_sql("x.name")
+    return f"(SELECT {joined} FROM {_LABEL} x WHERE x.revision_id = {revision_pk_sql})"  # noqa: S608 - column and table names only
+
+
+def _labels(joined: str | None) -> tuple[str, ...]:
+    return tuple(sorted(joined.split(","))) if joined else ()
 
 
 def _not_found(slug: str, ws_slug: str | None) -> errors.NotFound:
@@ -76,19 +91,32 @@ def _not_found(slug: str, ws_slug: str | None) -> errors.NotFound:
 
 
 def _resolve_by_slug(
-    actor: Actor, slug: str, ws_slug: str | None, fallback: str
+    actor: Actor, slug: str, ws_slug: str | None, fallback: str, label: str | None = None
 ) -> tuple[_Target, str]:
+    """The revision a slug serves (published, else the latest fallback), or with ``label`` the
+    one that label of the skill points at."""
     access_sql, access_params = readable_workspace_sql(actor, "s.workspace_id")
+    params: list[Any] = []
+    if label is None:
+        served, label_join = "COALESCE(p.id, c.id)", ""
+    else:
+        served = "lr.id"
+        label_join = (
+            f" LEFT JOIN {_LABEL} l ON l.skill_id = s.id AND l.name = %s"
+            f" LEFT JOIN {_REV} lr ON lr.id = l.revision_id"
+        )
+        params.append(label)
+    label_cols = ", lr.id, lr.revision_id, lr.state" if label is not None else ""
     sql = (
         "SELECT s.skill_id, s.status, w.slug, w.cloud_skills_enabled, w.kind,"  # noqa: S608 - table and column names only; values are parameters
-        " p.id, p.revision_id, c.id, c.revision_id, c.state"
+        f" p.id, p.revision_id, c.id, c.revision_id, c.state, {_labels_sql(served)}{label_cols}"
         f" FROM {_SKILL} s"
         f" JOIN {_WS} w ON w.id = s.workspace_id"
         f" LEFT JOIN {_REV} p ON p.id = s.published_revision_id"
-        f" LEFT JOIN {_REV} c ON c.id = s.current_revision_id"
+        f" LEFT JOIN {_REV} c ON c.id = s.current_revision_id{label_join}"
         f" WHERE s.slug = %s AND {access_sql}"
     )
-    params: list[Any] = [slug, *access_params]
+    params += [slug, *access_params]
     if ws_slug is not None:
         sql += " AND w.slug = %s"
         params.append(ws_slug)
@@ -117,13 +145,22 @@ def _resolve_by_slug(
                 ],
             },
         )
-    skill_id, _, ws, _, kind, pub_pk, pub_id, cur_pk, cur_id, cur_state = enabled[0]
+    skill_id, _, ws, _, kind, pub_pk, pub_id, cur_pk, cur_id, cur_state, names = enabled[0][:11]
+    labels = _labels(names)
+    if label is not None:
+        label_pk, label_rev_id, label_state = enabled[0][11:]
+        if label_pk is None:
+            raise errors.LabelNotFound(
+                f"'{ws}/{slug}' has no label '{label}'.",
+                details={"skill_id": skill_id, "slug": slug, "workspace": ws, "label": label},
+            )
+        return _Target(label_pk, label_rev_id, label_state, skill_id, slug, ws, labels), "label"
     if pub_pk is not None:
-        return _Target(pub_pk, pub_id, PUBLISHED, skill_id, slug, ws), "published"
+        return _Target(pub_pk, pub_id, PUBLISHED, skill_id, slug, ws, labels), "published"
     served_unreviewed = kind in LATEST_FALLBACK_KINDS
     if fallback == "latest" and served_unreviewed and cur_pk is not None:
         # The skill's current revision is its newest non-deprecated one (services.skills).
-        return _Target(cur_pk, cur_id, cur_state, skill_id, slug, ws), "latest_fallback"
+        return _Target(cur_pk, cur_id, cur_state, skill_id, slug, ws, labels), "latest_fallback"
     if not served_unreviewed:
         hint = (
             " and a team workspace serves only reviewed revisions by slug: get one approved, or"
@@ -155,7 +192,8 @@ def _resolve_pinned_uncached(
         raise errors.ValidationFailed("revision_id is not valid.", details={"field": "revision_id"})
     access_sql, access_params = readable_workspace_sql(actor, "r.workspace_id")
     rows = db.fetch_all(
-        "SELECT r.id, r.revision_id, r.state, s.skill_id, s.slug, w.slug, w.cloud_skills_enabled"  # noqa: S608 - fixed SQL
+        "SELECT r.id, r.revision_id, r.state, s.skill_id, s.slug, w.slug, w.cloud_skills_enabled,"  # noqa: S608 - fixed SQL
+        f" {_labels_sql('r.id')}"
         f" FROM {_REV} r"
         f" JOIN {_SKILL} s ON s.id = r.skill_id"
         f" JOIN {_WS} w ON w.id = r.workspace_id"
@@ -166,7 +204,7 @@ def _resolve_pinned_uncached(
         raise errors.NotFound(
             f"Revision '{revision_id}' was not found.", details={"revision_id": revision_id}
         )
-    rev_pk, rev_id, state, skill_id, skill_slug, ws, enabled = rows[0]
+    rev_pk, rev_id, state, skill_id, skill_slug, ws, enabled, names = rows[0]
     if (slug is not None and slug != skill_slug) or (ws_slug is not None and ws_slug != ws):
         raise errors.NotFound(
             f"Revision '{revision_id}' is not a revision of '{ws_slug + '/' if ws_slug else ''}"
@@ -175,4 +213,4 @@ def _resolve_pinned_uncached(
         )
     if not enabled:
         raise errors.FeatureDisabled(details={"workspace": ws})
-    return _Target(rev_pk, rev_id, state, skill_id, skill_slug, ws)
+    return _Target(rev_pk, rev_id, state, skill_id, skill_slug, ws, _labels(names))

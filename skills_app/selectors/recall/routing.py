@@ -8,6 +8,7 @@ from typing import Any, NamedTuple, Unpack
 
 from ... import errors
 from ...access import Actor, require_scope
+from ...domain.labels import validate_label_name
 from ...domain.wire import encode_json
 from ...infra.cache import local_cache
 from .arguments import (
@@ -73,6 +74,7 @@ def _route(
     slug: str | None = None,
     workspace: str | None = None,
     revision_id: str | None = None,
+    label: str | None = None,
     resource: str | None = None,
     arguments: str | None = None,
     fallback: str | None = None,
@@ -82,6 +84,9 @@ def _route(
     # An empty optional parameter means "not given", as ``?workspace=`` does in a query string;
     # REST and MCP both rely on this one rule.
     workspace, revision_id, fallback = workspace or None, revision_id or None, fallback or None
+    label = label or None
+    if label is not None and (revision_id is not None or resource is not None):
+        raise _conflicting("label", "revision_id" if revision_id is not None else "resource")
     if resource is not None:
         if not revision_id:
             raise errors.RevisionIdRequired(
@@ -107,6 +112,7 @@ def _route(
             slug=slug,
             workspace=workspace,
             revision_id=revision_id,
+            label=label,
             arguments=arguments,
             fallback=fallback or "latest",
             encode=encode,
@@ -132,6 +138,7 @@ def _root(
     slug: str,
     workspace: str | None,
     revision_id: str | None,
+    label: str | None,
     arguments: str | None,
     fallback: str,
     encode: bool,
@@ -151,6 +158,12 @@ def _root(
     if revision_id:
         target = _resolve_pinned(actor, revision_id, bare, ws_slug)
         resolved_by = "pinned"
+    elif label is not None:
+        validate_label_name(label)
+        target, resolved_by = _cached_resolution(
+            ("label", *_identity(actor), bare, ws_slug, label),
+            lambda: _resolve_by_slug(actor, bare, ws_slug, fallback, label),
+        )
     else:
         target, resolved_by = _cached_resolution(
             ("slug", *_identity(actor), bare, ws_slug, fallback),
@@ -163,7 +176,15 @@ def _root(
         return _encoded("root", _root_document(target, content, resolved_by, arguments))
     # Everything in this body is fixed by these values: encode it once per process.
     key = ":".join(
-        ("rootjson", target.revision_id, target.state, resolved_by, target.workspace, target.slug)
+        (
+            "rootjson",
+            target.revision_id,
+            target.state,
+            resolved_by,
+            target.workspace,
+            target.slug,
+            ",".join(target.labels),
+        )
     )
     return _encoded_once(key, "root", lambda: _root_document(target, content, resolved_by, None))
 

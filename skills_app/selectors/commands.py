@@ -1,0 +1,228 @@
+"""Skills as commands and their components as resources, for MCP prompts and resources
+(docs/contract.md §18).
+
+Both read exactly what Level 1 and Level 2 serve, through the same functions: a prompt's text is
+``recall(slug=…, arguments=…)``'s ``rendered_body`` and a resource's bytes are
+``recall(…, resource=…)``'s content, so they cannot drift from what an agent recalls. The
+listings pick the same revision Level 1 serves by slug: the published one, or — in a personal
+workspace only — the latest non-deprecated one (``Skill.current_revision``), never an
+unreviewed revision of a team.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, unquote
+
+from django.db.models import Count, F, Q, QuerySet
+
+from .. import errors
+from ..access import Actor, readable_workspaces, require_scope
+from ..domain.commands import argument_string, declared_arguments, is_command, unknown_arguments
+from ..domain.lifecycle import LATEST_FALLBACK_KINDS
+from ..models import Skill, SkillComponent
+from .pagination import Page, paginate
+from .recall import recall
+
+SCHEME = "skill://"
+RESOURCES_PAGE = 100
+
+
+def _served(actor: Actor) -> QuerySet[Skill]:
+    """Active skills the actor reads that Level 1 serves by slug."""
+    return Skill.objects.filter(
+        workspace__in=readable_workspaces(actor), status=Skill.Status.ACTIVE
+    ).filter(
+        Q(published_revision__isnull=False)
+        | Q(workspace__kind__in=LATEST_FALLBACK_KINDS, current_revision__isnull=False)
+    )
+
+
+def _ambiguous(actor: Actor, slugs: set[str]) -> set[str]:
+    """The slugs readable in more than one workspace: bare, Level 1 answers AMBIGUOUS_SLUG."""
+    rows = (
+        Skill.objects.filter(
+            workspace__in=readable_workspaces(actor),
+            status=Skill.Status.ACTIVE,
+            slug__in=slugs,
+        )
+        .values("slug")
+        .annotate(n=Count("workspace", distinct=True))
+        .filter(n__gt=1)
+    )
+    return {row["slug"] for row in rows}
+
+
+# --- prompts -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str  # the slug, or WS/SLUG where the slug is readable in more than one workspace
+    title: str
+    description: str
+    arguments: tuple[str, ...]  # declared names, or () for the one optional ARGUMENTS
+
+
+def command_list(*, actor: Actor) -> list[Command]:
+    """Every command (``invoke.user: true`` skill) the actor may run, by name."""
+    require_scope(actor, "skills:read")
+    skills = list(
+        _served(actor)
+        .filter(user_invocable=True)
+        .select_related("workspace", "current_revision")
+        .only(
+            "slug",
+            "workspace__slug",
+            "current_revision__name",
+            "current_revision__description",
+            "current_revision__frontmatter",
+        )
+        .order_by("slug", "workspace__slug")
+    )
+    ambiguous = _ambiguous(actor, {skill.slug for skill in skills})
+    commands = []
+    for skill in skills:
+        revision = skill.current_revision
+        assert revision is not None  # _served
+        if not is_command(revision.frontmatter):  # the flag is a hint; the revision decides
+            continue
+        commands.append(
+            Command(
+                name=f"{skill.workspace.slug}/{skill.slug}"
+                if skill.slug in ambiguous
+                else skill.slug,
+                title=revision.name,
+                description=revision.description,
+                arguments=declared_arguments(revision.frontmatter),
+            )
+        )
+    return commands
+
+
+def command_name(*, actor: Actor, skill: Skill) -> str | None:
+    """The prompt name MCP clients show for ``skill`` (as ``command_list`` names it), or None
+    when it is no command the actor could run now (no ``invoke.user``, or nothing served)."""
+    if not skill.user_invocable or not _served(actor).filter(pk=skill.pk).exists():
+        return None
+    ambiguous = _ambiguous(actor, {skill.slug})
+    return f"{skill.workspace.slug}/{skill.slug}" if ambiguous else skill.slug
+
+
+def command_render(
+    *, actor: Actor, name: str, arguments: dict[str, str] | None
+) -> tuple[dict[str, Any], str]:
+    """A command's Level 1 answer rendered with its argument string, and that text."""
+    answer = recall(actor=actor, slug=name, fallback="latest")
+    data = answer["data"]
+    if not is_command(data["frontmatter"]):
+        raise errors.NotFound(
+            f"'{name}' is not a command: its revision does not say invoke: {{user: true}}.",
+            details={"prompt": name},
+        )
+    declared = declared_arguments(data["frontmatter"])
+    unknown = unknown_arguments(declared, arguments)
+    if unknown:
+        raise errors.ValidationFailed(
+            f"'{name}' takes no argument {', '.join(unknown)}.",
+            details={"arguments": unknown, "accepted": list(declared) or ["ARGUMENTS"]},
+        )
+    rendered = recall(
+        actor=actor,
+        slug=name,
+        revision_id=data["revision_id"],
+        arguments=argument_string(declared, arguments),
+    )["data"]
+    return rendered, rendered["rendered_body"]
+
+
+# --- resources -----------------------------------------------------------------------------------
+
+
+def resource_uri(workspace: str, slug: str, path: str, revision_id: str | None = None) -> str:
+    pinned = f"@{revision_id}" if revision_id else ""
+    return f"{SCHEME}{workspace}/{slug}{pinned}/{quote(path, safe='/')}"
+
+
+@dataclass(frozen=True)
+class ResourceRef:
+    workspace: str
+    slug: str
+    revision_id: str | None
+    path: str
+
+
+def resource_parse(uri: str) -> ResourceRef:
+    """``skill://WS/SLUG/PATH`` or ``skill://WS/SLUG@REVISION_ID/PATH``."""
+    bad = errors.NotFound(
+        "A skill resource URI looks like skill://WORKSPACE/SLUG/PATH or "
+        "skill://WORKSPACE/SLUG@REVISION_ID/PATH.",
+        details={"uri": uri},
+    )
+    if not isinstance(uri, str) or not uri.startswith(SCHEME):
+        raise bad
+    workspace, _, rest = uri[len(SCHEME) :].partition("/")
+    head, _, path = rest.partition("/")
+    slug, _, revision_id = head.partition("@")
+    if not (workspace and slug and path) or ("@" in head and not revision_id):
+        raise bad
+    return ResourceRef(workspace, slug, revision_id or None, unquote(path))
+
+
+def resource_read(*, actor: Actor, uri: str) -> tuple[dict[str, Any], bytes]:
+    """Level 2's answer for the URI and the component's bytes; an unpinned URI reads the
+    revision Level 1 serves."""
+    ref = resource_parse(uri)
+    slug = f"{ref.workspace}/{ref.slug}"
+    revision_id = ref.revision_id
+    if revision_id is None:
+        revision_id = recall(actor=actor, slug=slug)["data"]["revision_id"]
+    data = recall(actor=actor, slug=slug, revision_id=revision_id, resource=ref.path)["data"]
+    content = data["content"]
+    raw = base64.b64decode(content) if data["encoding"] == "base64" else content.encode("utf-8")
+    return data, raw
+
+
+def resource_list(*, actor: Actor, cursor: str | None) -> Page:
+    """The components of every skill the actor reads, as served by Level 1, one page."""
+    require_scope(actor, "skills:read")
+    served = _served(actor)
+    components = SkillComponent.objects.filter(revision__skill__in=served).filter(
+        Q(revision__skill__published_revision=F("revision"))
+        | Q(
+            revision__skill__published_revision__isnull=True,
+            revision__skill__current_revision=F("revision"),
+        )
+    )
+    return paginate(
+        components.select_related("revision__skill__workspace").only(
+            "logical_path",
+            "type",
+            "size",
+            "media_type",
+            "revision__skill__slug",
+            "revision__skill__workspace__slug",
+        ),
+        kind="resources",
+        order=[
+            ("revision__skill__workspace__slug", False),
+            ("revision__skill__slug", False),
+            ("logical_path", False),
+        ],
+        cursor=cursor,
+        limit=RESOURCES_PAGE,
+        serialize=_resource_row,
+    )
+
+
+def _resource_row(component: SkillComponent) -> dict[str, Any]:
+    skill = component.revision.skill
+    return {
+        "uri": resource_uri(skill.workspace.slug, skill.slug, component.logical_path),
+        "name": f"{skill.workspace.slug}/{skill.slug}/{component.logical_path}",
+        "type": component.type,
+        "size": component.size,
+        "media_type": component.media_type,
+    }

@@ -1,0 +1,43 @@
+"""Reads of labels (docs/contract.md §18)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..access import Actor, require_scope, skill_for
+from ..models import Skill, SkillLabel
+
+
+def label_as_dict(label: SkillLabel) -> dict[str, Any]:
+    return {
+        "name": label.name,
+        "revision_id": label.revision.revision_id,
+        "revision_number": label.revision.revision_number,
+        "moved_by": label.moved_by.get_username() if label.moved_by is not None else None,
+        "moved_at": label.moved_at.isoformat(),
+    }
+
+
+def skill_labels(skill: Skill) -> list[SkillLabel]:
+    """A skill the caller may read: its labels by name."""
+    return list(
+        SkillLabel.objects.filter(skill=skill)
+        .select_related("revision", "moved_by")
+        .order_by("name")
+    )
+
+
+def label_list(*, actor: Actor, skill_id: str) -> list[dict[str, Any]]:
+    """``GET /v1/skills/{skill_id}/labels``: every label of the skill, by name."""
+    require_scope(actor, "skills:read")
+    return [label_as_dict(label) for label in skill_labels(skill_for(actor, skill_id))]
+
+
+def labels_by_revision(skill: Skill) -> dict[int, list[str]]:
+    """Revision pk → the names of the labels pointing at it (the console's timeline)."""
+    names: dict[int, list[str]] = {}
+    for revision_pk, name in (
+        SkillLabel.objects.filter(skill=skill).order_by("name").values_list("revision_id", "name")
+    ):
+        names.setdefault(revision_pk, []).append(name)
+    return names

@@ -1,0 +1,91 @@
+"""Moving and removing labels (docs/contract.md §18).
+
+Each function is one transaction under the skill's row lock (as every lifecycle change of the
+skill), so a label never lands on a revision that a concurrent reject is sending back. Who may:
+the ``skills:review`` scope and, in a team, an owner or admin (in a personal workspace the user
+is its owner). Every move and removal is audited as ``skills.label.move`` /
+``skills.label.delete``, which ``services.events`` announces as the webhook event
+``label.moved`` (``revision_id`` null for a removal).
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from .. import errors
+from ..access import Actor, require_role, require_scope
+from ..domain.labels import LABEL_ROLES, LABEL_SCOPE, check_label_target, validate_label_name
+from ..models import Skill, SkillLabel, SkillRevision
+from .audit import audit_record
+
+
+def _checked(actor: Actor, skill: Skill, name: str) -> Skill:
+    require_scope(actor, LABEL_SCOPE)
+    validate_label_name(name)
+    require_role(actor, skill.workspace, LABEL_ROLES)
+    return Skill.objects.select_for_update().select_related("workspace").get(pk=skill.pk)
+
+
+def label_move(*, actor: Actor, skill: Skill, name: str, revision_id: str) -> SkillLabel:
+    """Point label ``name`` of ``skill`` at ``revision_id`` (creating the label if new)."""
+    with transaction.atomic():
+        locked = _checked(actor, skill, name)
+        revision = SkillRevision.objects.filter(skill=locked, revision_id=revision_id).first()
+        if revision is None:
+            raise errors.NotFound(
+                f"Revision '{revision_id}' is not a revision of '{locked.slug}'.",
+                details={"revision_id": revision_id, "skill_id": locked.skill_id},
+            )
+        check_label_target(state=revision.state, reviewed=revision.reviewed_at is not None)
+        label = SkillLabel.objects.filter(skill=locked, name=name).first()
+        previous = label.revision.revision_id if label is not None else None
+        if label is None:
+            label = SkillLabel(skill=locked, workspace=locked.workspace, name=name)
+        label.revision = revision
+        label.moved_by = actor.user
+        label.moved_at = timezone.now()
+        label.save()
+        audit_record(
+            actor=actor,
+            workspace=locked.workspace,
+            action="skills.label.move",
+            target_type="skill",
+            target_id=locked.skill_id,
+            data={
+                "slug": locked.slug,
+                "label": name,
+                "revision_id": revision.revision_id,
+                "revision_number": revision.revision_number,
+                "from_revision_id": previous,
+            },
+        )
+        return label
+
+
+def label_delete(*, actor: Actor, skill: Skill, name: str) -> None:
+    """Remove label ``name`` from ``skill``; 404 LABEL_NOT_FOUND when it has none so named."""
+    with transaction.atomic():
+        locked = _checked(actor, skill, name)
+        label = SkillLabel.objects.select_related("revision").filter(skill=locked, name=name)
+        found = label.first()
+        if found is None:
+            raise errors.LabelNotFound(
+                f"'{locked.slug}' has no label '{name}'.",
+                details={"skill_id": locked.skill_id, "label": name},
+            )
+        found.delete()
+        audit_record(
+            actor=actor,
+            workspace=locked.workspace,
+            action="skills.label.delete",
+            target_type="skill",
+            target_id=locked.skill_id,
+            data={
+                "slug": locked.slug,
+                "label": name,
+                "revision_id": None,
+                "revision_number": None,
+                "from_revision_id": found.revision.revision_id,
+            },
+        )
