@@ -275,8 +275,6 @@ def _body_changed(entries: dict[str, bytes]) -> None:
         (lambda data: _tampered(data, _body_changed), "VALIDATION_ERROR"),
         (lambda data: _tampered(data, _edit_manifest(_two_published)), "VALIDATION_ERROR"),
         (
-            (lambda data: _tampered(data, _edit_manifest(_label_on(9))), "VALIDATION_ERROR"),
-            (lambda data: _tampered(data, _edit_manifest(_label_on(3))), "INVALID_TRANSITION"),
             lambda data: _tampered(data, lambda e: e.__setitem__("extra.txt", b"x")),
             "VALIDATION_ERROR",
         ),
@@ -286,6 +284,8 @@ def _body_changed(entries: dict[str, bytes]) -> None:
             ),
             "UNSUPPORTED_FORMAT",
         ),
+        (lambda data: _tampered(data, _edit_manifest(_label_on(9))), "VALIDATION_ERROR"),
+        (lambda data: _tampered(data, _edit_manifest(_label_on(3))), "INVALID_TRANSITION"),
     ],
     ids=[
         "truncated",
