@@ -20,17 +20,18 @@ LABEL_SCOPE = REVIEW
 LABEL_ROLES = ADMIN_ROLES
 
 
-def validate_label_name(name: object) -> str:
+def validate_label_name(name: object, *, field: str = "name") -> str:
+    """``name`` if it may name a label; else 400 naming ``field`` (the parameter it came in)."""
     if not isinstance(name, str) or not LABEL_NAME.fullmatch(name):
         raise errors.ValidationFailed(
             "A label name is 1-32 characters of a-z, 0-9 and '-', starting with a letter.",
-            details={"field": "name"},
+            details={"field": field},
         )
     if name in RESERVED_LABELS:
         raise errors.ValidationFailed(
             f"'{name}' is reserved (it is how recall names its own resolutions); pick another "
             "label name.",
-            details={"field": "name", "reserved": sorted(RESERVED_LABELS)},
+            details={"field": field, "reserved": sorted(RESERVED_LABELS)},
         )
     return name
 

@@ -4,10 +4,12 @@ bundle.
 ``sync_listing`` names exactly the revisions Level 1 serves by slug (``recall.resolution``'s
 rule: the published revision; in a personal workspace, else the current one, i.e. the newest
 non-deprecated; in a team, nothing unreviewed), of active skills in the enabled workspaces
-asked for. Each lists its files as sync writes them: ``SKILL.md`` with the capsule's bytes
+asked for. With a label, a skill that has it is served the revision it points at (Level 1 by
+``label``), and one without it what Level 1 serves by default, so the listing stays a complete
+working set. Each lists its files as sync writes them: ``SKILL.md`` with the capsule's bytes
 first, then the components by path. The listing costs three queries whatever the number of
-skills (skills, revisions, components); a SKILL.md's digest is cached in-process by revision
-id, and only the bodies of revisions not cached yet are loaded.
+skills (skills with their label's target, revisions, components); a SKILL.md's digest is cached
+in-process by revision id, and only the bodies of revisions not cached yet are loaded.
 """
 
 from __future__ import annotations
@@ -18,16 +20,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from django.db.models import IntegerField, Value
+
 from .. import errors
 from ..access import Actor, readable_workspaces, require_scope, revision_for, workspace_for
 from ..capsule import capsule_skill_md, deterministic_zip
 from ..domain.canonical import sha256_hex
+from ..domain.labels import validate_label_name
 from ..domain.lifecycle import LATEST_FALLBACK_KINDS
 from ..domain.paths import is_text
 from ..domain.wire import encode_json
 from ..infra.cache import KEY_PREFIX, local_cache
 from ..models import Skill, SkillComponent, SkillRevision, Workspace
 from ..sources.files import SKILL_MD
+from .labels import label_target
 
 SYNC_MAX_WORKSPACES = 50
 # The bridge's package in this repository (docs/contract.md §17) and what its download holds.
@@ -85,19 +91,27 @@ def _skill_md_digests(revisions: dict[int, dict[str, Any]]) -> dict[int, tuple[s
     return digests
 
 
-def sync_listing(*, actor: Actor, workspaces: Sequence[str] = ()) -> SyncListing:
+def sync_listing(
+    *, actor: Actor, workspaces: Sequence[str] = (), label: str | None = None
+) -> SyncListing:
     """``{"skills": [{slug, workspace, skill_id, revision_id, revision_number, canonical_hash,
-    files: [{path, sha256, size}]}]}`` ordered by workspace and slug, with its ETag."""
+    files: [{path, sha256, size}]}]}`` ordered by workspace and slug, with its ETag (a digest
+    of the answer: it moves with every revision id, so with every move of ``label``)."""
     require_scope(actor, "skills:read")
+    if label is not None:
+        validate_label_name(label, field="label")
     chosen = [ws for ws in _workspaces(actor, workspaces) if ws.cloud_skills_enabled]
     fallback_ws = {ws.pk for ws in chosen if ws.kind in LATEST_FALLBACK_KINDS}
     served: dict[int, dict[str, Any]] = {}
-    skills = Skill.objects.filter(workspace__in=chosen, status=Skill.Status.ACTIVE).values_list(
+    labelled = label_target(label) if label is not None else Value(None, IntegerField())
+    skills = Skill.objects.filter(workspace__in=chosen, status=Skill.Status.ACTIVE).annotate(
+        labelled=labelled
+    ).values_list(
         "skill_id", "slug", "workspace__slug", "workspace_id", "published_revision_id",
-        "current_revision_id",
+        "current_revision_id", "labelled",
     )  # fmt: skip
-    for skill_id, slug, ws_slug, ws_pk, published_pk, current_pk in skills:
-        pk = published_pk or (current_pk if ws_pk in fallback_ws else None)
+    for skill_id, slug, ws_slug, ws_pk, published_pk, current_pk, labelled_pk in skills:
+        pk = labelled_pk or published_pk or (current_pk if ws_pk in fallback_ws else None)
         if pk is not None:
             served[pk] = {"slug": slug, "workspace": ws_slug, "skill_id": skill_id}
     for pk, revision_id, number, digest in SkillRevision.objects.filter(

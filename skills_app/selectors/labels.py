@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import OuterRef, Subquery
+
 from ..access import Actor, require_scope, skill_for
 from ..models import Skill, SkillLabel
 
@@ -41,3 +43,12 @@ def labels_by_revision(skill: Skill) -> dict[int, list[str]]:
     ):
         names.setdefault(revision_pk, []).append(name)
     return names
+
+
+def label_target(name: str) -> Subquery:
+    """For a query of skills: the pk of the revision each one's label ``name`` points at, null
+    where the skill has no label so named — what Level 1 serves by ``label`` (the sync listing
+    annotates its skills with it, so a label costs no extra query)."""
+    return Subquery(
+        SkillLabel.objects.filter(skill=OuterRef("pk"), name=name).values("revision_id")[:1]
+    )

@@ -12,6 +12,7 @@ from typing import Any
 from skills_app.capsule import CapsuleComponent, CapsuleRevision, capsule_write
 from skills_app.domain.canonical import canonical_hash
 from skills_app.models import Skill, SkillRevision
+from skills_app.services.labels import label_move
 from skills_app.services.skills import revision_transition
 from tests.api.conftest import ApiFactory, error_code
 from tests.factories import Env, actor_for, component, publish, save
@@ -127,14 +128,96 @@ def test_sync_narrows_to_named_workspaces_and_answers_304(env: Env, api_for: Api
     assert {s["slug"] for s in both.json()["skills"]} == {"mine", "ours"}
 
 
-def test_sync_refuses_labels_strangers_and_switched_off_workspaces(
+def _label(user: Any, revision: SkillRevision, name: str) -> None:
+    label_move(
+        actor=actor_for(user), skill=revision.skill, name=name, revision_id=revision.revision_id
+    )
+
+
+def test_sync_with_a_label_serves_the_labelled_revisions_and_level1_defaults_elsewhere(
+    env: Env, api_for: ApiFactory
+) -> None:
+    deploy_v1 = publish(env.owner, env.personal, "deploy").revision
+    deploy_v2 = save(env.owner, env.personal, "deploy", instruction_body="# Two\n").revision
+    plain = publish(env.owner, env.personal, "plain").revision
+    drafty = save(env.owner, env.personal, "drafty", name="Drafty").revision
+    team_v1 = publish(env.owner, env.team, "team-skill").revision
+    team_v2 = save(
+        env.member, env.team, "team-skill", intent="publish", instruction_body="# Proposed\n"
+    ).revision
+    # A team skill with no reviewed revision: listed only because the label names one.
+    team_new = save(env.member, env.team, "team-new", intent="publish").revision
+    save(env.member, env.team, "team-draft", intent="publish")  # neither label nor review
+    _label(env.owner, deploy_v2, "staging")
+    _label(env.owner, team_v2, "staging")
+    _label(env.owner, team_new, "staging")
+    _label(env.owner, plain, "production")  # another label: not what staging asks for
+    api = api_for(env.owner)
+
+    response = api.get(SYNC, {"label": "staging"})
+
+    assert response.status_code == 200, response.content
+    listed = {s["slug"]: s for s in response.json()["skills"]}
+    assert {slug: s["revision_id"] for slug, s in listed.items()} == {
+        "deploy": deploy_v2.revision_id,
+        "plain": plain.revision_id,
+        "drafty": drafty.revision_id,
+        "team-skill": team_v2.revision_id,
+        "team-new": team_new.revision_id,
+    }
+    assert listed["team-skill"]["canonical_hash"] == team_v2.canonical_hash
+    assert listed["team-skill"]["files"][0]["sha256"] == _sha(_capsule_files(team_v2)["SKILL.md"])
+    # The same revisions Level 1 serves: by the label where the skill has it, else by default.
+    for slug, entry in listed.items():
+        qualified = f"{entry['workspace']}/{slug}"
+        by_label = api.get("/v1/recall", {"slug": qualified, "label": "staging"})
+        if by_label.status_code == 404:
+            assert error_code(by_label) == "LABEL_NOT_FOUND"
+            by_label = api.get("/v1/recall", {"slug": qualified})
+        assert by_label.json()["data"]["revision_id"] == entry["revision_id"], slug
+    # Without the label, nothing changed: the published revisions (team rules of §5).
+    unlabelled = {s["slug"]: s["revision_id"] for s in api.get(SYNC).json()["skills"]}
+    assert unlabelled["deploy"] == deploy_v1.revision_id
+    assert unlabelled["team-skill"] == team_v1.revision_id
+    assert "team-new" not in unlabelled
+    assert api.get(SYNC, {"label": ""}).json() == api.get(SYNC).json()  # empty: not given
+
+
+def test_the_sync_etag_moves_with_the_label(env: Env, api_for: ApiFactory) -> None:
+    first = publish(env.owner, env.personal, "deploy").revision
+    second = save(env.owner, env.personal, "deploy", instruction_body="# Two\n").revision
+    _label(env.owner, first, "staging")
+    api = api_for(env.owner)
+    url = f"{SYNC}?label=staging"
+    before = api.get(url)
+    etag = before["ETag"]
+    plain_etag = api.get(SYNC)["ETag"]
+    assert api.get(url, If_None_Match=etag).status_code == 304
+
+    _label(env.owner, second, "staging")
+    moved = api.get(url, If_None_Match=etag)
+    assert moved.status_code == 200
+    assert moved["ETag"] != etag
+    assert [s["revision_id"] for s in moved.json()["skills"]] == [second.revision_id]
+    assert api.get(SYNC)["ETag"] == plain_etag  # the unlabelled answer did not change
+    _label(env.owner, first, "staging")
+    assert api.get(url, If_None_Match=etag).status_code == 304  # a digest of the answer
+
+
+def test_sync_refuses_a_bad_label_name(env: Env, api_for: ApiFactory) -> None:
+    publish(env.owner, env.personal, "deploy")
+    api = api_for(env.owner)
+    for bad in ("Staging", "no spaces", "x" * 33, "published", "latest"):
+        refused = api.get(SYNC, {"label": bad})
+        assert refused.status_code == 400, bad
+        assert error_code(refused) == "VALIDATION_ERROR"
+        assert refused.json()["error"]["details"]["field"] == "label", bad
+
+
+def test_sync_refuses_strangers_and_switched_off_workspaces(
     env: Env, api_for: ApiFactory
 ) -> None:
     publish(env.owner, env.team, "ours")
-    labelled = api_for(env.owner).get(f"{SYNC}?label=stable")
-    assert labelled.status_code == 400
-    assert error_code(labelled) == "VALIDATION_ERROR"
-    assert "labels are not available yet" in labelled.json()["error"]["message"]
     stranger = api_for(env.outsider).get(f"{SYNC}?workspace={env.team.slug}")
     assert stranger.status_code == 404
     assert api_for(env.outsider).get(SYNC).json() == {"skills": []}

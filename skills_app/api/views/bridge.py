@@ -9,7 +9,6 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from ... import errors
 from ...domain.wire import encode_json
 from ...selectors.bridge import revision_bundle_document, sync_listing
 from ...services.save_payload import lint_from_payload
@@ -43,18 +42,22 @@ class SyncView(ApiView):
                 description="Only these workspaces (repeat the parameter); default: every "
                 "workspace the token reads.",
             ),
-            OpenApiParameter("label", OpenApiTypes.STR, description="Not available yet."),
+            OpenApiParameter(
+                "label",
+                OpenApiTypes.STR,
+                description="Serve each skill the revision this label points at; a skill "
+                "without the label gets what Level 1 serves by default.",
+            ),
         ],
         responses={200: SyncOut, 304: _NOT_MODIFIED},
         tags=["bridge"],
     )
     def get(self, request: Request) -> HttpResponse:
-        if "label" in request.query_params:
-            raise errors.ValidationFailed(
-                "labels are not available yet.", details={"field": "label"}
-            )
         listing = sync_listing(
-            actor=self.actor, workspaces=request.query_params.getlist("workspace")
+            actor=self.actor,
+            workspaces=request.query_params.getlist("workspace"),
+            # Empty means "not given", as for Level 1's ``label``.
+            label=request.query_params.get("label") or None,
         )
         return _json_with_etag(request, listing.body, listing.etag, SYNC_CACHE_CONTROL)
 
