@@ -214,9 +214,7 @@ def test_sync_refuses_a_bad_label_name(env: Env, api_for: ApiFactory) -> None:
         assert refused.json()["error"]["details"]["field"] == "label", bad
 
 
-def test_sync_refuses_strangers_and_switched_off_workspaces(
-    env: Env, api_for: ApiFactory
-) -> None:
+def test_sync_refuses_strangers_and_switched_off_workspaces(env: Env, api_for: ApiFactory) -> None:
     publish(env.owner, env.team, "ours")
     stranger = api_for(env.outsider).get(f"{SYNC}?workspace={env.team.slug}")
     assert stranger.status_code == 404

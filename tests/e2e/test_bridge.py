@@ -19,7 +19,16 @@ import httpx
 import pytest
 
 from skills_app.models import Skill, SkillRevision
-from tests.factories import component, make_token, make_user, personal_ws, publish, save
+from skills_app.services.labels import label_move
+from tests.factories import (
+    actor_for,
+    component,
+    make_token,
+    make_user,
+    personal_ws,
+    publish,
+    save,
+)
 from tests.support import require_service
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -242,6 +251,59 @@ def test_sync_leaves_hand_edits_alone_check_and_prune(
     assert (target / "mine" / "SKILL.md").exists()  # never listed in the lock: never pruned
     lock = json.loads((target / ".xmemo-lock.json").read_text())
     assert set(lock["skills"]) == {"deploy"}
+
+
+def _label(owner: Any, revision: SkillRevision, name: str) -> None:
+    label_move(
+        actor=actor_for(owner), skill=revision.skill, name=name, revision_id=revision.revision_id
+    )
+
+
+def test_recall_and_sync_follow_a_label(bridge: Bridge, owner: Any, tmp_path: Path) -> None:
+    revisions = _seed(owner)
+    ws = personal_ws(owner)
+    staged = save(owner, ws, "deploy", name="Deploy runbook", instruction_body="# Staged\n")
+    _label(owner, staged.revision, "staging")
+
+    recalled = bridge("recall", "deploy", "--label", "staging")
+    assert recalled.code == 0, recalled.err
+    assert recalled.out.startswith("# Staged\n")
+    assert f"revision_id: {staged.revision.revision_id} (revision 2, draft, label)" in recalled.out
+    verbatim = bridge("recall", "deploy", "--label", "staging", "--json")
+    assert json.loads(verbatim.out)["data"]["revision_id"] == staged.revision.revision_id
+    unknown = bridge("recall", "deploy", "--label", "canary")
+    assert unknown.code == 5
+    assert "LABEL_NOT_FOUND" in unknown.err
+
+    target = tmp_path / "skills"
+    synced = bridge("sync", "--dir", str(target), "--label", "staging")
+    assert synced.code == 0, synced.err
+    assert (target / "deploy" / "SKILL.md").read_text().endswith("---\n# Staged\n")
+    review_md = target / "review" / "SKILL.md"  # no such label: its published revision
+    assert review_md.read_text().endswith(revisions["review"].instruction_body)
+    lock = json.loads((target / ".xmemo-lock.json").read_text())
+    assert lock["skills"]["deploy"]["revision_id"] == staged.revision.revision_id
+    assert lock["skills"]["review"]["revision_id"] == revisions["review"].revision_id
+    again = bridge("sync", "--dir", str(target), "--label", "staging")
+    assert (again.code, again.requests, "up to date" in again.out) == (0, 1, True)
+
+    # Moving the label rewrites that skill, and only it, on the next sync.
+    newer = save(owner, ws, "deploy", name="Deploy runbook", instruction_body="# Newer\n")
+    review_before = _snapshot(target / "review")
+    _label(owner, newer.revision, "staging")
+    moved = bridge("sync", "--dir", str(target), "--label", "staging")
+    assert moved.code == 0, moved.err
+    assert "deploy: updated (revision 3)" in moved.out
+    assert (target / "deploy" / "SKILL.md").read_text().endswith("---\n# Newer\n")
+    assert _snapshot(target / "review") == review_before
+    lock = json.loads((target / ".xmemo-lock.json").read_text())
+    assert lock["skills"]["deploy"]["revision_id"] == newer.revision.revision_id
+
+    # Without the label, the same folder goes back to the published revision.
+    plain = bridge("sync", "--dir", str(target))
+    assert plain.code == 0, plain.err
+    deploy_md = (target / "deploy" / "SKILL.md").read_text()
+    assert deploy_md.endswith(revisions["deploy"].instruction_body)
 
 
 class _FlipProxy(http.server.ThreadingHTTPServer):

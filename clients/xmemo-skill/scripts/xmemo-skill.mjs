@@ -93,7 +93,9 @@ export function parseCommand(argv) {
   if (values.limit !== undefined && !/^\d+$/.test(values.limit)) {
     throw new ExitError(EXIT.USAGE, 'search: --limit must be a whole number');
   }
-  if (values.label !== undefined) throw new ExitError(EXIT.USAGE, `${command}: labels are not available yet`);
+  if (values.label !== undefined && values.revision !== undefined) {
+    throw new ExitError(EXIT.USAGE, `${command}: --label and --revision each name a revision; give one`);
+  }
   return { command, args: parsed.positionals, options: values };
 }
 
@@ -192,7 +194,7 @@ async function search(client, [query], options) {
 
 async function recall(client, [slug], options) {
   const answer = await client.json('GET', '/v1/recall', {
-    query: [['slug', slug], ['workspace', options.workspace], ['revision_id', options.revision], ['arguments', options.arguments]],
+    query: [['slug', slug], ['workspace', options.workspace], ['revision_id', options.revision], ['label', options.label], ['arguments', options.arguments]],
   });
   if (options.json) return out(answer.text);
   const d = answer.data.data;
@@ -307,10 +309,11 @@ async function sync(client, _args, options, report = out) {
   const lock = readJsonFile(lockPath, { version: 1, server: client.url, skills: {} });
   if (lock.version !== 1) throw new ExitError(EXIT.USAGE, `${lockPath}: version ${lock.version} is not 1`);
   const cache = readJsonFile(cachePath, {});
-  const sameQuery = cache.server === client.url && JSON.stringify(cache.workspaces) === JSON.stringify(workspaces);
+  const label = options.label ?? null;
+  const sameQuery = cache.server === client.url && JSON.stringify(cache.workspaces) === JSON.stringify(workspaces) && (cache.label ?? null) === label;
 
   const answer = await client.json('GET', '/v1/sync', {
-    query: workspaces.map((ws) => ['workspace', ws]),
+    query: [...workspaces.map((ws) => ['workspace', ws]), ['label', label ?? undefined]],
     headers: sameQuery && cache.etag ? { 'If-None-Match': cache.etag } : {},
   });
   const listing = answer.status === 304 ? cache.listing : answer.data.skills;
@@ -387,7 +390,7 @@ async function sync(client, _args, options, report = out) {
   nextLock.skills = Object.fromEntries(Object.entries(nextLock.skills).sort(([a], [b]) => (a < b ? -1 : 1)));
   if (JSON.stringify(nextLock) !== JSON.stringify(lock)) writeJsonFile(lockPath, nextLock);
   if (answer.status !== 304) {
-    writeJsonFile(cachePath, { server: client.url, workspaces, etag: answer.headers.get('etag'), listing });
+    writeJsonFile(cachePath, { server: client.url, workspaces, label, etag: answer.headers.get('etag'), listing });
   }
   if (!verified.length && !prune.length && code === EXIT.OK) report('up to date');
   return code;

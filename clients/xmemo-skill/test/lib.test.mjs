@@ -98,7 +98,9 @@ test('arguments: exact commands, usage errors exit 2, never a token on the comma
     prune: true,
   });
   assert.deepEqual(parseCommand(['push', 'x', 'y', '--workspace', 'w', '--dry-run']).args, ['x', 'y']);
-  for (const argv of [[], ['nope'], ['search'], ['resource', 's', 'p'], ['sync'], ['push', 'x'], ['recall', 's', '--bogus'], ['search', 'q', '--token', 'x'], ['search', 'q', '--limit', 'ten'], ['recall', 's', '--label', 'l']]) {
+  assert.equal(parseCommand(['recall', 's', '--label', 'staging']).options.label, 'staging');
+  assert.equal(parseCommand(['sync', '--dir', 'd', '--label', 'staging']).options.label, 'staging');
+  for (const argv of [[], ['nope'], ['search'], ['resource', 's', 'p'], ['sync'], ['push', 'x'], ['recall', 's', '--bogus'], ['search', 'q', '--token', 'x'], ['search', 'q', '--limit', 'ten'], ['recall', 's', '--label', 'l', '--revision', 'r'], ['search', 'q', '--label', 'l']]) {
     assert.throws(() => parseCommand(argv), (e) => e.exitCode === EXIT.USAGE, argv.join(' '));
   }
 });
