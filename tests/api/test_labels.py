@@ -95,6 +95,8 @@ def test_recall_by_label_and_every_level1_answer_lists_its_labels(
     assert unknown.status_code == 404
     assert error_code(unknown) == "LABEL_NOT_FOUND"
     assert unknown.json()["error"]["details"]["label"] == "canary"
+    malformed = api.get(RECALL, {"slug": "deploy", "label": "Not A Label"})
+    assert (malformed.status_code, malformed.json()["error"]["details"]["field"]) == (400, "label")
     both = api.get(RECALL, {"slug": "deploy", "label": "staging", "revision_id": first.revision_id})
     assert both.status_code == 400
 

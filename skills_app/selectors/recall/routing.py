@@ -159,7 +159,7 @@ def _root(
         target = _resolve_pinned(actor, revision_id, bare, ws_slug)
         resolved_by = "pinned"
     elif label is not None:
-        validate_label_name(label)
+        validate_label_name(label, field="label")
         target, resolved_by = _cached_resolution(
             ("label", *_identity(actor), bare, ws_slug, label),
             lambda: _resolve_by_slug(actor, bare, ws_slug, fallback, label),
