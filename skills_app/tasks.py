@@ -8,11 +8,46 @@ import time
 from typing import Any
 
 from celery import shared_task
-from celery.signals import worker_ready
+from celery.signals import task_postrun, task_prerun, worker_ready
 
 from .infra.queue import DELIVER_WEBHOOK, EMBED_REVISIONS, RUN_JOB
 
 logger = logging.getLogger(__name__)
+# One JSON line as each task starts and finishes (settings.LOGGING): the job (or delivery) id it
+# was given and the id of the request that enqueued it (infra/queue.py sends it as a header).
+job_log = logging.getLogger("skills_app.jobs")
+_started: dict[str, float] = {}
+
+
+def _job_fields(task: Any, args: Any) -> dict[str, Any]:
+    request = task.request
+    return {
+        "task": task.name,
+        "task_id": request.id,
+        "job_id": args[0] if args else None,
+        "request_id": getattr(request, "request_id", None),
+    }
+
+
+@task_prerun.connect
+def _log_start(task_id: str, task: Any, args: Any = None, **kwargs: Any) -> None:
+    _started[task_id] = time.monotonic()
+    job_log.info("job.start", extra={"event": "job.start", **_job_fields(task, args)})
+
+
+@task_postrun.connect
+def _log_finish(task_id: str, task: Any, args: Any = None, state: Any = None, **kw: Any) -> None:
+    began = _started.pop(task_id, None)
+    duration = None if began is None else round((time.monotonic() - began) * 1000, 3)
+    job_log.info(
+        "job.finish",
+        extra={
+            "event": "job.finish",
+            "state": state,
+            "duration_ms": duration,
+            **_job_fields(task, args),
+        },
+    )
 
 
 @shared_task(name=RUN_JOB, acks_late=True, reject_on_worker_lost=True, ignore_result=True)

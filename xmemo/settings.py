@@ -61,6 +61,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # One JSON line per request with its request id (xmemo/observe.py): outermost.
+    "xmemo.observe.RequestLogMiddleware",
     # /healthz and /readyz, before the host check and the HTTPS redirect (xmemo/probes.py).
     "xmemo.probes.ProbesMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -421,9 +423,31 @@ XMEMO_SANDBOX_MAX_TIMEOUT = int(os.environ.get("XMEMO_SANDBOX_MAX_TIMEOUT", "120
 # Empty: a key derived from SECRET_KEY, which production should not rely on (see skills_app.crypto).
 XMEMO_SECRETS_KEY = env_list("XMEMO_SECRETS_KEY", "")
 
+# Request lines (xmemo.request) and the workers' job lines (skills_app.jobs) are JSON, one
+# object a line on standard error (python-json-logger), where gunicorn and containers collect
+# them; XMEMO_REQUEST_LOG=0 silences the request lines.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": "%(levelname)s %(name)s %(message)s",
+            "rename_fields": {"levelname": "level", "name": "logger"},
+            "timestamp": True,
+        }
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler"},
+        "json": {"class": "logging.StreamHandler", "formatter": "json"},
+    },
+    "loggers": {
+        "xmemo.request": {
+            "handlers": ["json"],
+            "level": "INFO" if env_bool("XMEMO_REQUEST_LOG", True) else "WARNING",
+            "propagate": False,
+        },
+        "skills_app.jobs": {"handlers": ["json"], "level": "INFO", "propagate": False},
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("XMEMO_LOG_LEVEL", "WARNING")},
 }

@@ -12,6 +12,8 @@ from typing import Any
 
 from celery import current_app
 
+from . import requestctx
+
 RUN_JOB = "skills_app.tasks.run_job"
 DELIVER_WEBHOOK = "skills_app.tasks.deliver_webhook"
 EMBED_REVISIONS = "skills_app.tasks.embed_revisions"
@@ -29,6 +31,10 @@ def _task(name: str) -> Any:
 def send_task(name: str, *, args: list[Any], **options: Any) -> None:
     """Send one task message to the broker (or run it now when tasks run eagerly). Raises the
     broker's own error when it cannot take the message."""
+    # The request that enqueues it (if any) travels with it: the worker logs it (tasks.py).
+    rid = requestctx.request_id()
+    if rid is not None:
+        options["headers"] = {**options.get("headers", {}), "request_id": rid}
     _task(name).apply_async(args=args, **options)
 
 

@@ -9,6 +9,7 @@ from typing import Any, NamedTuple, Unpack
 from ... import errors
 from ...access import Actor, require_scope
 from ...domain.wire import encode_json
+from ...infra import requestctx
 from ...infra.cache import local_cache
 from .arguments import (
     ARGUMENTS_MAX_LENGTH,
@@ -20,7 +21,13 @@ from .arguments import (
 )
 from .content import _path_key, _root_content, component_content
 from .documents import _resource_document, _root_document, recall_search
-from .resolution import _cached_resolution, _identity, _resolve_by_slug, _resolve_pinned
+from .resolution import (
+    _cached_resolution,
+    _identity,
+    _resolve_by_slug,
+    _resolve_pinned,
+    _Target,
+)
 
 
 class Encoded(NamedTuple):
@@ -126,6 +133,11 @@ def _route(
     )
 
 
+def _served(target: _Target) -> None:
+    """A Level 1 or Level 2 answer is on its way: the request log names its workspace."""
+    requestctx.note(workspace=target.workspace)
+
+
 def _root(
     *,
     actor: Actor,
@@ -157,6 +169,7 @@ def _root(
             lambda: _resolve_by_slug(actor, bare, ws_slug, fallback),
         )
     content = _root_content(target.revision_id, target.revision_pk)
+    _served(target)
     if not encode:
         return _root_document(target, content, resolved_by, arguments)
     if arguments is not None:
@@ -192,6 +205,7 @@ def _resource(
             f"Revision '{revision_id}' has no resource '{resource}'.",
             details={"revision_id": revision_id, "resource": resource},
         )
+    _served(target)
     if not encode:
         return _resource_document(target, component)
     key = f"resjson:{target.revision_id}:{component.content_hash}:{_path_key(resource)}"
