@@ -18,6 +18,7 @@ from collections.abc import Callable
 from django.http import HttpRequest, HttpResponse
 
 from skills_app.infra import requestctx
+from skills_app.infra.metrics import REQUESTS
 
 from .probes import PROBES
 
@@ -52,14 +53,17 @@ class RequestLogMiddleware:
         try:
             response = self.get_response(request)
             response[HEADER] = fields["request_id"]
+            seconds = time.perf_counter() - started
+            route, status = route_of(request), response.status_code
+            REQUESTS.labels(route, request.method, str(status)).observe(seconds)
             logger.info(
                 "request",
                 extra={
                     **fields,
                     "method": request.method,
-                    "route": route_of(request),
-                    "status": response.status_code,
-                    "duration_ms": round((time.perf_counter() - started) * 1000, 3),
+                    "route": route,
+                    "status": status,
+                    "duration_ms": round(seconds * 1000, 3),
                 },
             )
             return response

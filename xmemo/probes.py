@@ -1,6 +1,7 @@
-"""``/healthz`` and ``/readyz`` (docs/contract.md §19), answered before any other middleware.
+"""``/healthz``, ``/readyz`` and ``/metrics`` (docs/contract.md §19), answered before any other
+middleware.
 
-Load balancers and orchestrators probe by address over plain HTTP, so these two paths skip
+Load balancers, orchestrators and Prometheus come by address over plain HTTP, so these paths skip
 the host check (ALLOWED_HOSTS) and the redirect to HTTPS, and touch no session, no token and
 no tenant data. Everything else goes on down the middleware stack as before.
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
 from skills_app import errors
@@ -44,6 +46,10 @@ class ProbesMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         probe = PROBES.get(request.path_info)
+        if probe is None and request.path_info == "/metrics" and settings.XMEMO_METRICS_TOKEN:
+            from .metrics import metrics_view  # prometheus_client only where metrics are on
+
+            probe = metrics_view
         if probe is not None and request.method in ("GET", "HEAD"):
             return probe(request)
         return self.get_response(request)

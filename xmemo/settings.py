@@ -316,6 +316,10 @@ XMEMO_RECALL_LOCAL_CACHE_BYTES = int(
     os.environ.get("XMEMO_RECALL_LOCAL_CACHE_BYTES", str(32 * 1024 * 1024))
 )
 
+# --- Operations (docs/operations.md) ----------------------------------------------------------
+# GET /metrics answers only with `Authorization: Bearer $XMEMO_METRICS_TOKEN`; unset, it is 404.
+XMEMO_METRICS_TOKEN = os.environ.get("XMEMO_METRICS_TOKEN", "")
+
 # --- Level 0 search ---------------------------------------------------------------------------
 # Semantic retrieval beside the lexical ranking (docs/search.md): on wherever the embedding model
 # is installed; 0 makes Level 0 lexical only (and workers compute no embeddings).

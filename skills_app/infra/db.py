@@ -78,3 +78,14 @@ def fetch_all(sql: str, params: Sequence[Any], *, prepare: bool = True) -> list[
     cursor.execute(sql, params)
     result: list[tuple[Any, ...]] = cursor.fetchall()
     return result
+
+
+def connections_in_use() -> int | None:
+    """Connections open to this database right now, every process's (PostgreSQL's view of them);
+    None where the database cannot tell (SQLite)."""
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()")
+        row = cursor.fetchone()
+    return int(row[0]) if row else 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from celery import current_app
+from kombu.exceptions import ChannelError
 
 from . import requestctx
 
@@ -45,3 +46,14 @@ def send_job(job_id: str, *, queue: str, countdown: float | None = None) -> None
 def tasks_run_eagerly() -> bool:
     """Whether tasks run in the calling process (the embedded default) rather than on workers."""
     return bool(current_app.conf.task_always_eager)
+
+
+def queue_depth(name: str) -> int:
+    """Messages waiting on the broker queue ``name`` (every priority of it); 0 for a queue no
+    worker has declared yet; the broker's own error when it cannot be asked."""
+    with current_app.connection_for_read() as conn:
+        try:
+            declared = conn.default_channel.queue_declare(queue=name, passive=True)
+        except ChannelError:  # NOT_FOUND: nothing was ever sent to it, nobody serves it yet
+            return 0
+        return int(declared.message_count)

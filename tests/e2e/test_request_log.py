@@ -69,7 +69,8 @@ def test_each_request_logs_one_json_line_and_echoes_its_request_id(tmp_path: Pat
         assert line["method"] == "GET"
         assert line["route"] == "v1/recall"
         assert line["status"] == 200
-        assert isinstance(line["duration_ms"], float) and line["duration_ms"] > 0
+        assert isinstance(line["duration_ms"], float)
+        assert line["duration_ms"] > 0
         assert line["token_id"] == token.token_id
         assert line["workspace"] == "logged"
         assert secret not in web_log.read_text()
@@ -78,14 +79,16 @@ def test_each_request_logs_one_json_line_and_echoes_its_request_id(tmp_path: Pat
         for bad in ("x" * 300, 'a b"}{forged'):
             fresh = api.get("/v1/skills", headers={"X-Request-ID": bad})
             rid = fresh.headers["X-Request-ID"]
-            assert rid != bad and 8 <= len(rid) <= 64
+            assert rid != bad
+            assert 8 <= len(rid) <= 64
             (other,) = _wait_lines(web_log, "request_id", rid, 1)
             # The URL pattern, not the path the client sent.
             assert other["route"] == "v1/skills"
         missing = httpx.get(f"{base}/v1/skills/skill_doesnotexist")
         (unauth,) = _wait_lines(web_log, "request_id", missing.headers["X-Request-ID"], 1)
         assert unauth["route"] == "v1/skills/<str:skill_id>"
-        assert unauth["status"] == 401 and unauth["token_id"] is None
+        assert unauth["status"] == 401
+        assert unauth["token_id"] is None
 
         # The job enqueued by a request: its start and finish carry that request's id.
         started = api.post(

@@ -11,6 +11,7 @@ from ...access import Actor, require_scope
 from ...domain.wire import encode_json
 from ...infra import requestctx
 from ...infra.cache import local_cache
+from ...infra.metrics import RECALLS
 from .arguments import (
     ARGUMENTS_MAX_LENGTH,
     FALLBACKS,
@@ -133,8 +134,10 @@ def _route(
     )
 
 
-def _served(target: _Target) -> None:
-    """A Level 1 or Level 2 answer is on its way: the request log names its workspace."""
+def _served(actor: Actor, target: _Target, level: int) -> None:
+    """A Level 1 or Level 2 answer is on its way, whichever door sends it: counted, and the
+    request log names its workspace."""
+    RECALLS.labels(str(level), actor.via).inc()
     requestctx.note(workspace=target.workspace)
 
 
@@ -169,7 +172,7 @@ def _root(
             lambda: _resolve_by_slug(actor, bare, ws_slug, fallback),
         )
     content = _root_content(target.revision_id, target.revision_pk)
-    _served(target)
+    _served(actor, target, 1)
     if not encode:
         return _root_document(target, content, resolved_by, arguments)
     if arguments is not None:
@@ -205,7 +208,7 @@ def _resource(
             f"Revision '{revision_id}' has no resource '{resource}'.",
             details={"revision_id": revision_id, "resource": resource},
         )
-    _served(target)
+    _served(actor, target, 2)
     if not encode:
         return _resource_document(target, component)
     key = f"resjson:{target.revision_id}:{component.content_hash}:{_path_key(resource)}"
