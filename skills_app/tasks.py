@@ -91,6 +91,21 @@ def _embed_forever(interval: float) -> None:
             time.sleep(interval)
 
 
+def _usage_forever(interval: float) -> None:
+    from django.db import connection
+
+    from .services.usage import usage_flush
+
+    while True:
+        try:
+            usage_flush()
+        except Exception:  # Redis or the database is down: the counts wait for the next round
+            logger.exception("usage flush failed")
+        finally:
+            connection.close()
+        time.sleep(interval)
+
+
 @worker_ready.connect
 def _start_sweep(**kwargs: Any) -> None:
     """Every worker sweeps at start and then periodically: stale jobs are failed (what a poll
@@ -98,8 +113,16 @@ def _start_sweep(**kwargs: Any) -> None:
     once it is back. All are conditional updates, so several workers sweeping at once act once
     per row. Current revisions still without a Level 0 vector (saved while the broker or the
     workers were down, or before the model was installed) are embedded by a thread of their
-    own, so that a long catch-up never delays the outbox; one worker at a time does it."""
+    own, so that a long catch-up never delays the outbox; one worker at a time does it. The
+    usage counts the servers handed to Redis go into the database every
+    ``XMEMO_USAGE_FLUSH_SECONDS`` (services/usage.py), on a thread of their own too."""
     from django.conf import settings
+
+    usage_interval = float(settings.XMEMO_USAGE_FLUSH_SECONDS)
+    if usage_interval > 0:
+        threading.Thread(
+            target=_usage_forever, args=(usage_interval,), name="usage-flush", daemon=True
+        ).start()
 
     interval = float(settings.XMEMO_OUTBOX_SWEEP_SECONDS)
     if interval > 0:

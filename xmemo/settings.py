@@ -135,13 +135,15 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Cache ----------------------------------------------------------------------------------
 # Redis is shared with whoever can reach it: its cache holds data only, never pickles.
+# The prefix of every key this deployment writes there (the cache's, the usage counts').
+XMEMO_CACHE_PREFIX = os.environ.get("XMEMO_CACHE_PREFIX", "xmemo")
 if REDIS_URL:
     CACHES = {
         "default": {
             # Data only (never unpickles), degrading to misses while Redis is unreachable.
             "BACKEND": "xmemo.cache.TolerantRedisCache",
             "LOCATION": REDIS_URL,
-            "KEY_PREFIX": os.environ.get("XMEMO_CACHE_PREFIX", "xmemo"),
+            "KEY_PREFIX": XMEMO_CACHE_PREFIX,
             "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 1.0},
         }
     }
@@ -319,6 +321,11 @@ XMEMO_RECALL_LOCAL_CACHE_BYTES = int(
 # --- Operations (docs/operations.md) ----------------------------------------------------------
 # GET /metrics answers only with `Authorization: Bearer $XMEMO_METRICS_TOKEN`; unset, it is 404.
 XMEMO_METRICS_TOKEN = os.environ.get("XMEMO_METRICS_TOKEN", "")
+# Usage per skill (docs/contract.md §19): every server process hands its in-memory counts on
+# this often (to Redis, or to the database without Redis), and every worker moves what Redis
+# holds into the database as often; 0 = only when asked (tests). XMEMO_USAGE=0 counts nothing.
+XMEMO_USAGE = env_bool("XMEMO_USAGE", True)
+XMEMO_USAGE_FLUSH_SECONDS = float(os.environ.get("XMEMO_USAGE_FLUSH_SECONDS", "10"))
 
 # --- Level 0 search ---------------------------------------------------------------------------
 # Semantic retrieval beside the lexical ranking (docs/search.md): on wherever the embedding model

@@ -40,6 +40,7 @@ from .views.skills import (
     SkillDiffView,
     SkillListView,
     SkillUnarchiveView,
+    SkillUsageView,
 )
 from .views.webhooks import DeliveryListView, RedeliverView, WebhookDetailView, WebhookListView
 from .views.workspace_settings import SecretDetailView, SecretListView, WorkspaceDetailView
@@ -57,6 +58,7 @@ urlpatterns = [
     path("skills/<str:skill_id>/unarchive", SkillUnarchiveView.as_view(), name="skill-unarchive"),
     path("skills/<str:skill_id>/revisions", RevisionListView.as_view(), name="skill-revisions"),
     path("skills/<str:skill_id>/diff", SkillDiffView.as_view(), name="skill-diff"),
+    path("skills/<str:skill_id>/usage", SkillUsageView.as_view(), name="skill-usage"),
     path("revisions/<str:revision_id>", RevisionDetailView.as_view(), name="revision-detail"),
     path(
         "revisions/<str:revision_id>/components/<path:logical_path>",

@@ -5,6 +5,7 @@ from .reviews import NotificationPreference, RevisionApproval, RevisionComment
 from .search import RevisionEmbedding
 from .skills import Blob, Skill, SkillComponent, SkillRevision
 from .tenancy import ApiToken, Invitation, Membership, Workspace, WorkspaceSecret
+from .usage import UsageDay
 from .webhooks import Webhook, WebhookAttempt, WebhookDelivery
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "Skill",
     "SkillComponent",
     "SkillRevision",
+    "UsageDay",
     "Webhook",
     "WebhookAttempt",
     "WebhookDelivery",

@@ -6,10 +6,12 @@ import hashlib
 from collections.abc import Callable
 from typing import Any, NamedTuple, Unpack
 
+from django.conf import settings
+
 from ... import errors
 from ...access import Actor, require_scope
 from ...domain.wire import encode_json
-from ...infra import requestctx
+from ...infra import requestctx, usage
 from ...infra.cache import local_cache
 from ...infra.metrics import RECALLS
 from .arguments import (
@@ -135,8 +137,12 @@ def _route(
 
 
 def _served(actor: Actor, target: _Target, level: int) -> None:
-    """A Level 1 or Level 2 answer is on its way, whichever door sends it: counted, and the
-    request log names its workspace."""
+    """A Level 1 or Level 2 answer is on its way, whichever door sends it (a REST 304 too: the
+    client holds the answer and uses it): counted for the skill's usage and the metrics, and
+    the request log names its workspace. Counting is in memory (``infra/usage.py``)."""
+    if settings.XMEMO_USAGE:
+        client = actor.token.name if actor.token is not None else actor.via
+        usage.count(revision_pk=target.revision_pk, client=client, level=level)
     RECALLS.labels(str(level), actor.via).inc()
     requestctx.note(workspace=target.workspace)
 
