@@ -147,6 +147,7 @@ def _cases(v: Victim) -> dict[str, dict[str, list[Call]]]:
                 Call({"skill_id": skill_id}, query={"from": rev, "to": v.draft.revision_id}),
             ]
         },
+        "skill-usage": {"get": [Call({"skill_id": skill_id}, owner_expect=200)]},
         "revision-detail": {"get": [Call({"revision_id": rev}, owner_expect=200)]},
         "revision-component": {
             "get": [Call({"revision_id": rev, "logical_path": "r.md"}, owner_expect=200)]

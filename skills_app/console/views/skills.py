@@ -14,11 +14,15 @@ from ...gateway.downloads import download_response
 from ...markdown import render_markdown
 from ...models import Skill, SkillComponent, SkillRevision
 from ...selectors.skills import revisions_proposed, skill_rows
+from ...selectors.usage import skill_usage
 from ...services import skills as skill_services
 from ..base import Console, console_view, page_query
+from ..charts import usage_chart
 
 STATE_FILTERS = lifecycle.STATES
 STATUS_FILTERS = ("active", "archived", "all")
+# The list's orders: by slug, or the most recently recalled first (stale skills sink).
+SORTS = {"name": "slug", "recalled": "recalled"}
 PAGE_SIZE = 50
 
 
@@ -29,6 +33,8 @@ def skill_list(request: HttpRequest, console: Console) -> HttpResponse:
     status = request.GET.get("status", "active")
     state = state if state in STATE_FILTERS else ""
     status = status if status in STATUS_FILTERS else "active"
+    sort = request.GET.get("sort", "name")
+    sort = sort if sort in SORTS else "name"
 
     rows = skill_rows(
         actor=console.actor,
@@ -36,6 +42,7 @@ def skill_list(request: HttpRequest, console: Console) -> HttpResponse:
         query=query,
         state=state or None,
         status=None if status == "all" else status,
+        sort=SORTS[sort],
     )
     page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
     return console.render(
@@ -47,6 +54,8 @@ def skill_list(request: HttpRequest, console: Console) -> HttpResponse:
             "status": status,
             "state_filters": STATE_FILTERS,
             "status_filters": STATUS_FILTERS,
+            "sort": sort,
+            "sorts": SORTS,
             "page_query": page_query(request),
         },
     )
@@ -81,6 +90,7 @@ def skill_detail(request: HttpRequest, console: Console, skill_id: str) -> HttpR
         raise errors.NotFound(f"Revision '{wanted}' is not a revision of this skill.")
     shown = shown or skill.current_revision or (revisions[0] if revisions else None)
     decisions = {t.action for t in lifecycle.TRANSITIONS if t.review_decision}
+    usage = skill_usage(actor=console.actor, skill_id=skill.skill_id)
     timeline = [
         {
             "revision": revision,
@@ -99,6 +109,8 @@ def skill_detail(request: HttpRequest, console: Console, skill_id: str) -> HttpR
             "frontmatter_text": frontmatter_yaml(shown.frontmatter) if shown else "",
             "components": list(shown.components.all()) if shown else [],
             "timeline": timeline,
+            "usage": usage,
+            "usage_chart": usage_chart(usage["days"]),
             "latest": revisions[0] if revisions else None,
             "skill_actions": lifecycle.skill_actions_available(
                 status=skill.status, role=console.role
