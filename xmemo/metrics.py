@@ -75,11 +75,10 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
         return error_response(
             errors.AuthenticationRequired("Send Authorization: Bearer $XMEMO_METRICS_TOKEN.")
         )
+    registry = CollectorRegistry(auto_describe=True)
     if os.environ.get(ENV):
-        registry = CollectorRegistry(auto_describe=True)
-        MultiProcessCollector(registry)
+        MultiProcessCollector(registry)  # every worker's counts, from their files
     else:
-        registry = CollectorRegistry(auto_describe=True)
         registry.register(_InProcess())
     registry.register(StateCollector())
     return HttpResponse(generate_latest(registry), content_type=CONTENT_TYPE_LATEST)
@@ -89,4 +88,4 @@ class _InProcess(Collector):
     """This process's own counts, where there are no worker files to add up."""
 
     def collect(self) -> Iterator[Metric]:
-        return REGISTRY.collect()
+        yield from REGISTRY.collect()

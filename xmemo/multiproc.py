@@ -30,5 +30,10 @@ def prepare() -> Path:
         path = Path(tempfile.mkdtemp(prefix="xmemo-metrics-"))
         os.environ[ENV] = str(path)
         owner = os.getpid()
-        atexit.register(lambda: os.getpid() == owner and shutil.rmtree(path, ignore_errors=True))
+
+        def remove() -> None:  # in the server's own process, not in a forked worker
+            if os.getpid() == owner:
+                shutil.rmtree(path, ignore_errors=True)
+
+        atexit.register(remove)
     return path

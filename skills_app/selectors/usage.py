@@ -4,7 +4,7 @@ and client, as the workers have flushed them (``services/usage.py``: within a mi
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta
-from typing import TypedDict
+from typing import Any, TypedDict
 
 from django.db.models import F, Max, QuerySet, Sum
 from django.utils import timezone
@@ -59,7 +59,8 @@ def usage_days(value: str | None) -> int:
     return days
 
 
-def _levels(rows: QuerySet[UsageDay]) -> QuerySet[UsageDay]:
+def _levels(rows: QuerySet[UsageDay, Any]) -> QuerySet[UsageDay, dict[str, Any]]:
+    """Level 1 and Level 2 totals (``l1``, ``l2``) of each group of ``rows`` (a ``values()``)."""
     return rows.annotate(l1=Sum("level1"), l2=Sum("level2"))
 
 
