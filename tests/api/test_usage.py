@@ -121,3 +121,17 @@ def test_usage_needs_the_read_scope(env: Env, api_for: ApiFactory, scopes: list[
     skill = publish(env.owner, env.personal, slug="counted").revision.skill
     answer = api_for(env.owner, scopes).get(f"/v1/skills/{skill.skill_id}/usage")
     assert answer.status_code == 403
+
+
+def test_a_refused_render_is_not_counted(env: Env, api_for: ApiFactory) -> None:
+    """A Level 1 answer refused as too large once rendered never reached the agent."""
+    skill = publish(
+        env.owner, env.personal, slug="bomb", instruction_body="$ARGUMENTS" * 6_000
+    ).revision.skill
+    api = api_for(env.owner)
+    refused = api.get("/v1/recall", {"slug": "bomb", "arguments": "x" * 1_000})
+    assert refused.status_code == 413
+    assert api.get("/v1/recall", {"slug": "bomb", "arguments": "y"}).status_code == 200
+    flush_usage()
+    body = api.get(f"/v1/skills/{skill.skill_id}/usage", {"days": "1"}).json()
+    assert body["days"][0]["level1"] == 1

@@ -178,16 +178,28 @@ def _root(
             lambda: _resolve_by_slug(actor, bare, ws_slug, fallback),
         )
     content = _root_content(target.revision_id, target.revision_pk)
-    _served(actor, target, 1)
+    answer: dict[str, Any] | Encoded
     if not encode:
-        return _root_document(target, content, resolved_by, arguments)
-    if arguments is not None:
-        return _encoded("root", _root_document(target, content, resolved_by, arguments))
-    # Everything in this body is fixed by these values: encode it once per process.
-    key = ":".join(
-        ("rootjson", target.revision_id, target.state, resolved_by, target.workspace, target.slug)
-    )
-    return _encoded_once(key, "root", lambda: _root_document(target, content, resolved_by, None))
+        answer = _root_document(target, content, resolved_by, arguments)
+    elif arguments is not None:
+        answer = _encoded("root", _root_document(target, content, resolved_by, arguments))
+    else:
+        # Everything in this body is fixed by these values: encode it once per process.
+        key = ":".join(
+            (
+                "rootjson",
+                target.revision_id,
+                target.state,
+                resolved_by,
+                target.workspace,
+                target.slug,
+            )
+        )
+        answer = _encoded_once(
+            key, "root", lambda: _root_document(target, content, resolved_by, None)
+        )
+    _served(actor, target, 1)  # after the rendering, which can refuse (RENDERED_TOO_LARGE)
+    return answer
 
 
 def _resource(
