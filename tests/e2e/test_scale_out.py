@@ -179,7 +179,7 @@ def test_two_of_everything_act_as_one_deployment(tmp_path: Path) -> None:
 
         # 4. One token's rate limit holds over all four servers together.
         limited = secrets["limited"]
-        answers = []
+        answers: list[int | str] = []
         for n in range(RATE + 6):
             if n % 2 == 0:
                 answers.append(_rest_recall(webs[n % 4 // 2], limited, slug="shared").status_code)
