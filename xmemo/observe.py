@@ -26,6 +26,8 @@ Handler = Callable[[HttpRequest], HttpResponse]
 HEADER = "X-Request-ID"
 _SANE = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 logger = logging.getLogger("xmemo.request")
+# Methods as metric labels: any other a client invents counts as "other" (bounded labels).
+METHODS = frozenset(("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"))
 
 
 def request_id_for(request: HttpRequest) -> str:
@@ -55,7 +57,8 @@ class RequestLogMiddleware:
             response[HEADER] = fields["request_id"]
             seconds = time.perf_counter() - started
             route, status = route_of(request), response.status_code
-            REQUESTS.labels(route, request.method, str(status)).observe(seconds)
+            method = request.method if request.method in METHODS else "other"
+            REQUESTS.labels(route, method, str(status)).observe(seconds)
             logger.info(
                 "request",
                 extra={
