@@ -137,6 +137,12 @@ class SandboxUnavailable(XmemoError):
     default_message = "The script sandbox is unavailable; nothing was run."
 
 
+class NotReady(XmemoError):
+    code = "NOT_READY"
+    status = 503
+    default_message = "Not ready to serve."
+
+
 class RateLimited(XmemoError):
     code = "RATE_LIMITED"
     status = 429

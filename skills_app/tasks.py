@@ -8,11 +8,46 @@ import time
 from typing import Any
 
 from celery import shared_task
-from celery.signals import worker_ready
+from celery.signals import task_postrun, task_prerun, worker_ready
 
 from .infra.queue import DELIVER_WEBHOOK, EMBED_REVISIONS, RUN_JOB
 
 logger = logging.getLogger(__name__)
+# One JSON line as each task starts and finishes (settings.LOGGING): the job (or delivery) id it
+# was given and the id of the request that enqueued it (infra/queue.py sends it as a header).
+job_log = logging.getLogger("skills_app.jobs")
+_started: dict[str, float] = {}
+
+
+def _job_fields(task: Any, args: Any) -> dict[str, Any]:
+    request = task.request
+    return {
+        "task": task.name,
+        "task_id": request.id,
+        "job_id": args[0] if args else None,
+        "request_id": getattr(request, "request_id", None),
+    }
+
+
+@task_prerun.connect
+def _log_start(task_id: str, task: Any, args: Any = None, **kwargs: Any) -> None:
+    _started[task_id] = time.monotonic()
+    job_log.info("job.start", extra={"event": "job.start", **_job_fields(task, args)})
+
+
+@task_postrun.connect
+def _log_finish(task_id: str, task: Any, args: Any = None, state: Any = None, **kw: Any) -> None:
+    began = _started.pop(task_id, None)
+    duration = None if began is None else round((time.monotonic() - began) * 1000, 3)
+    job_log.info(
+        "job.finish",
+        extra={
+            "event": "job.finish",
+            "state": state,
+            "duration_ms": duration,
+            **_job_fields(task, args),
+        },
+    )
 
 
 @shared_task(name=RUN_JOB, acks_late=True, reject_on_worker_lost=True, ignore_result=True)
@@ -56,6 +91,21 @@ def _embed_forever(interval: float) -> None:
             time.sleep(interval)
 
 
+def _usage_forever(interval: float) -> None:
+    from django.db import connection
+
+    from .services.usage import usage_flush
+
+    while True:
+        try:
+            usage_flush()
+        except Exception:  # Redis or the database is down: the counts wait for the next round
+            logger.exception("usage flush failed")
+        finally:
+            connection.close()
+        time.sleep(interval)
+
+
 @worker_ready.connect
 def _start_sweep(**kwargs: Any) -> None:
     """Every worker sweeps at start and then periodically: stale jobs are failed (what a poll
@@ -63,8 +113,16 @@ def _start_sweep(**kwargs: Any) -> None:
     once it is back. All are conditional updates, so several workers sweeping at once act once
     per row. Current revisions still without a Level 0 vector (saved while the broker or the
     workers were down, or before the model was installed) are embedded by a thread of their
-    own, so that a long catch-up never delays the outbox; one worker at a time does it."""
+    own, so that a long catch-up never delays the outbox; one worker at a time does it. The
+    usage counts the servers handed to Redis go into the database every
+    ``XMEMO_USAGE_FLUSH_SECONDS`` (services/usage.py), on a thread of their own too."""
     from django.conf import settings
+
+    usage_interval = float(settings.XMEMO_USAGE_FLUSH_SECONDS)
+    if usage_interval > 0:
+        threading.Thread(
+            target=_usage_forever, args=(usage_interval,), name="usage-flush", daemon=True
+        ).start()
 
     interval = float(settings.XMEMO_OUTBOX_SWEEP_SECONDS)
     if interval > 0:

@@ -19,6 +19,9 @@ from tests.support import require_service
 # process never runs it (tests that need vectors store them; e2e servers run their own).
 os.environ["XMEMO_EMBED_IN_PROCESS"] = "0"
 django_settings.XMEMO_EMBED_IN_PROCESS = False
+# Nor does it hand its usage counts on in the background: tests flush when they look
+# (tests/usage.py), and each test starts with none.
+django_settings.XMEMO_USAGE_FLUSH_SECONDS = 0
 # Nor does it settle its heap as requests fill it (skills_app/infra/heap.py): it is no server,
 # and freezing its objects would keep what tests drop. The servers it starts do (test_heap.py).
 django_settings.XMEMO_HEAP_SETTLE = False
@@ -37,11 +40,14 @@ def _fast_password_hashing(settings: Any) -> None:
 
 @pytest.fixture(autouse=True)
 def _fresh_rate_limits() -> None:
-    """Rate-limit counts (per address too: every test client is 127.0.0.1) start at zero."""
+    """Rate-limit counts (per address too: every test client is 127.0.0.1) and usage counts
+    start at zero."""
     from skills_app.gateway.ratelimit import limiter
+    from skills_app.infra import usage
 
     limiter.reset()
     cache.clear()
+    usage.reset()
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 
 import uvicorn
 
+from .multiproc import prepare as prepare_metrics_dir
+
 APP = "xmemo.asgi:application"
 LOG = logging.getLogger("xmemo.serve")
 READY = b"ready"
@@ -280,6 +282,8 @@ def main(argv: list[str] | None = None) -> int:
         _serve_handed(args)
         return 0
     logging.basicConfig(level=args.log_level.upper(), format="%(message)s")
+    # The workers count into one fresh directory that /metrics adds up (xmemo/multiproc.py).
+    prepare_metrics_dir()
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
     listener = socket.create_server(
         (args.host, args.port), family=family, backlog=args.backlog, reuse_port=False

@@ -21,6 +21,14 @@ def env_bool(name: str, default: bool) -> bool:
     return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
+def env_secret(name: str, default: str = "") -> str:
+    """A secret from the file named by NAME_FILE (Docker and Kubernetes secrets), else from NAME."""
+    path = os.environ.get(f"{name}_FILE")
+    if path:
+        return Path(path).read_text(encoding="utf-8").strip()
+    return os.environ.get(name, default)
+
+
 def env_list(name: str, default: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
@@ -35,7 +43,7 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 EMBEDDED = not DATABASE_URL
 
 DEBUG = env_bool("XMEMO_DEBUG", EMBEDDED)
-SECRET_KEY = os.environ.get("SECRET_KEY", "")
+SECRET_KEY = env_secret("SECRET_KEY")
 if not SECRET_KEY:
     if not DEBUG:
         raise RuntimeError("SECRET_KEY must be set when DEBUG is off.")
@@ -61,6 +69,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # One JSON line per request with its request id (xmemo/observe.py): outermost.
+    "xmemo.observe.RequestLogMiddleware",
+    # /healthz and /readyz, before the host check and the HTTPS redirect (xmemo/probes.py).
+    "xmemo.probes.ProbesMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -131,13 +143,15 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Cache ----------------------------------------------------------------------------------
 # Redis is shared with whoever can reach it: its cache holds data only, never pickles.
+# The prefix of every key this deployment writes there (the cache's, the usage counts').
+XMEMO_CACHE_PREFIX = os.environ.get("XMEMO_CACHE_PREFIX", "xmemo")
 if REDIS_URL:
     CACHES = {
         "default": {
             # Data only (never unpickles), degrading to misses while Redis is unreachable.
             "BACKEND": "xmemo.cache.TolerantRedisCache",
             "LOCATION": REDIS_URL,
-            "KEY_PREFIX": os.environ.get("XMEMO_CACHE_PREFIX", "xmemo"),
+            "KEY_PREFIX": XMEMO_CACHE_PREFIX,
             "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 1.0},
         }
     }
@@ -234,7 +248,7 @@ EMAIL_BACKEND = os.environ.get(
 EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
 EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
 EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
-EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_HOST_PASSWORD = env_secret("EMAIL_HOST_PASSWORD")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
 EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
 EMAIL_TIMEOUT = int(os.environ.get("EMAIL_TIMEOUT", "20"))
@@ -320,6 +334,15 @@ XMEMO_PREPARED_STATEMENTS = env_bool("XMEMO_PREPARED_STATEMENTS", True)
 XMEMO_RECALL_LOCAL_CACHE_BYTES = int(
     os.environ.get("XMEMO_RECALL_LOCAL_CACHE_BYTES", str(32 * 1024 * 1024))
 )
+
+# --- Operations (docs/operations.md) ----------------------------------------------------------
+# GET /metrics answers only with `Authorization: Bearer $XMEMO_METRICS_TOKEN`; unset, it is 404.
+XMEMO_METRICS_TOKEN = env_secret("XMEMO_METRICS_TOKEN")
+# Usage per skill (docs/contract.md §19): every server process hands its in-memory counts on
+# this often (to Redis, or to the database without Redis), and every worker moves what Redis
+# holds into the database as often; 0 = only when asked (tests). XMEMO_USAGE=0 counts nothing.
+XMEMO_USAGE = env_bool("XMEMO_USAGE", True)
+XMEMO_USAGE_FLUSH_SECONDS = float(os.environ.get("XMEMO_USAGE_FLUSH_SECONDS", "10"))
 
 # --- Level 0 search ---------------------------------------------------------------------------
 # Semantic retrieval beside the lexical ranking (docs/search.md): on wherever the embedding model
@@ -426,11 +449,33 @@ XMEMO_SANDBOX_MAX_TIMEOUT = int(os.environ.get("XMEMO_SANDBOX_MAX_TIMEOUT", "120
 # decrypt (a
 # rotation prepends a new key, runs `manage.py rotate_workspace_secrets`, then drops the old).
 # Empty: a key derived from SECRET_KEY, which production should not rely on (see skills_app.crypto).
-XMEMO_SECRETS_KEY = env_list("XMEMO_SECRETS_KEY", "")
+XMEMO_SECRETS_KEY = [k.strip() for k in env_secret("XMEMO_SECRETS_KEY").split(",") if k.strip()]
 
+# Request lines (xmemo.request) and the workers' job lines (skills_app.jobs) are JSON, one
+# object a line on standard error (python-json-logger), where gunicorn and containers collect
+# them; XMEMO_REQUEST_LOG=0 silences the request lines.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": "%(levelname)s %(name)s %(message)s",
+            "rename_fields": {"levelname": "level", "name": "logger"},
+            "timestamp": True,
+        }
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler"},
+        "json": {"class": "logging.StreamHandler", "formatter": "json"},
+    },
+    "loggers": {
+        "xmemo.request": {
+            "handlers": ["json"],
+            "level": "INFO" if env_bool("XMEMO_REQUEST_LOG", True) else "WARNING",
+            "propagate": False,
+        },
+        "skills_app.jobs": {"handlers": ["json"], "level": "INFO", "propagate": False},
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("XMEMO_LOG_LEVEL", "WARNING")},
 }

@@ -620,3 +620,29 @@ DiffOut = inline_serializer(
         ),
     },
 )
+
+
+class UsageDayOut(serializers.Serializer):
+    date = serializers.DateField()
+    level1 = serializers.IntegerField()
+    level2 = serializers.IntegerField()
+
+
+class UsageRevisionOut(serializers.Serializer):
+    revision_id = serializers.CharField()
+    revision_number = serializers.IntegerField()
+    level1 = serializers.IntegerField()
+    level2 = serializers.IntegerField()
+
+
+class UsageClientOut(serializers.Serializer):
+    name = serializers.CharField()
+    level1 = serializers.IntegerField()
+    level2 = serializers.IntegerField()
+
+
+class SkillUsageOut(serializers.Serializer):
+    last_recalled_at = serializers.DateTimeField(allow_null=True)
+    days = UsageDayOut(many=True)
+    by_revision = UsageRevisionOut(many=True)
+    by_client = UsageClientOut(many=True)

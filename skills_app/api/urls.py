@@ -42,6 +42,7 @@ from .views.skills import (
     SkillDiffView,
     SkillListView,
     SkillUnarchiveView,
+    SkillUsageView,
 )
 from .views.webhooks import DeliveryListView, RedeliverView, WebhookDetailView, WebhookListView
 from .views.workspace_settings import SecretDetailView, SecretListView, WorkspaceDetailView
@@ -73,6 +74,7 @@ urlpatterns = [
         LabelDetailView.as_view(),
         name="skill-label",
     ),
+    path("skills/<str:skill_id>/usage", SkillUsageView.as_view(), name="skill-usage"),
     path("revisions/<str:revision_id>", RevisionDetailView.as_view(), name="revision-detail"),
     path(
         "revisions/<str:revision_id>/components/<path:logical_path>",

@@ -46,7 +46,7 @@ from oauth2_provider.models import AccessToken
 from .. import errors
 from ..access import Actor
 from ..domain.tokens import MAX_TOKEN_LENGTH, TOKEN_PREFIX, token_hash
-from ..infra import invalidation
+from ..infra import invalidation, requestctx
 from ..models import ApiToken, Membership
 from ..oauth import tokens as oauth_tokens
 from ..oauth.resource import audience_allows
@@ -194,6 +194,9 @@ def authenticate_secret(
     ):
         raise errors.AuthenticationRequired("This access token was issued for another server.")
     _touch(token, now, wall)
+    requestctx.note(
+        token_id=token.token_id, workspace=token.workspace.slug if token.workspace else None
+    )
     return user, token
 
 

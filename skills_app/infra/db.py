@@ -86,3 +86,14 @@ def names_joined_sql(column: str) -> str:
     if connection.vendor == "postgresql":
         return f"string_agg({column}, ',')"
     return f"group_concat({column}, ',')"
+
+
+def connections_in_use() -> int | None:
+    """Connections open to this database right now, every process's (PostgreSQL's view of them);
+    None where the database cannot tell (SQLite)."""
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()")
+        row = cursor.fetchone()
+    return int(row[0]) if row else 0

@@ -11,6 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from celery import current_app
+from kombu.exceptions import ChannelError
+
+from . import requestctx
 
 RUN_JOB = "skills_app.tasks.run_job"
 DELIVER_WEBHOOK = "skills_app.tasks.deliver_webhook"
@@ -29,6 +32,10 @@ def _task(name: str) -> Any:
 def send_task(name: str, *, args: list[Any], **options: Any) -> None:
     """Send one task message to the broker (or run it now when tasks run eagerly). Raises the
     broker's own error when it cannot take the message."""
+    # The request that enqueues it (if any) travels with it: the worker logs it (tasks.py).
+    rid = requestctx.request_id()
+    if rid is not None:
+        options["headers"] = {**options.get("headers", {}), "request_id": rid}
     _task(name).apply_async(args=args, **options)
 
 
@@ -39,3 +46,14 @@ def send_job(job_id: str, *, queue: str, countdown: float | None = None) -> None
 def tasks_run_eagerly() -> bool:
     """Whether tasks run in the calling process (the embedded default) rather than on workers."""
     return bool(current_app.conf.task_always_eager)
+
+
+def queue_depth(name: str) -> int:
+    """Messages waiting on the broker queue ``name`` (every priority of it); 0 for a queue no
+    worker has declared yet; the broker's own error when it cannot be asked."""
+    with current_app.connection_for_read() as conn:
+        try:
+            declared = conn.default_channel.queue_declare(queue=name, passive=True)
+        except ChannelError:  # NOT_FOUND: nothing was ever sent to it, nobody serves it yet
+            return 0
+        return int(declared.message_count)

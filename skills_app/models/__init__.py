@@ -6,6 +6,7 @@ from .reviews import NotificationPreference, RevisionApproval, RevisionComment
 from .search import RevisionEmbedding
 from .skills import Blob, Skill, SkillComponent, SkillRevision
 from .tenancy import ApiToken, Invitation, Membership, Workspace, WorkspaceSecret
+from .usage import UsageDay
 from .webhooks import Webhook, WebhookAttempt, WebhookDelivery
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "SkillComponent",
     "SkillLabel",
     "SkillRevision",
+    "UsageDay",
     "Webhook",
     "WebhookAttempt",
     "WebhookDelivery",

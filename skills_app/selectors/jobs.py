@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, TypedDict
 
+from django.db.models import Count
 from django.utils import timezone
 
 from .. import errors
@@ -101,3 +102,12 @@ def job_output(*, actor: Actor, job_id: str) -> tuple[str, bytes]:
             details={"job_id": job_id},
         )
     return job.output_name or f"{job.job_id}.zip", bytes(data)
+
+
+def jobs_by_kind_and_state() -> dict[tuple[str, str], int]:
+    """How many jobs of each kind are in each state, over every workspace: counts only, for the
+    operator's metrics (no tenant is named). Every pair is present, zeros included."""
+    counts = dict.fromkeys(((k, s) for k in Job.Kind.values for s in Job.State.values), 0)
+    for row in Job.objects.values("kind", "state").annotate(n=Count("pk")).order_by():
+        counts[(row["kind"], row["state"])] = row["n"]
+    return counts

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
 
 from .. import errors
 from ..access import (
@@ -23,7 +23,7 @@ from ..domain import lifecycle
 from ..domain.diff import RevisionSnapshot, diff_snapshots, snapshot_of
 from ..domain.wire import encode_json
 from ..infra.cache import cached_immutable
-from ..models import Skill, SkillComponent, SkillRevision
+from ..models import Skill, SkillComponent, SkillRevision, UsageDay
 from .pagination import Page, paginate
 from .recall.content import ComponentContent, component_content
 from .reviews import revision_approvals
@@ -121,20 +121,29 @@ def skill_rows(
     query: str = "",
     state: str | None = None,
     status: str | None = None,
+    sort: str = "slug",
 ) -> list[Skill]:
     """The skills of one workspace as the console lists them: filtered like ``skill_list``,
-    ranked by Level 0 search when ``query`` is given (else by slug), each with
-    ``has_proposal`` and its latest and published revisions loaded."""
+    ranked by Level 0 search when ``query`` is given (else by slug, or with ``sort="recalled"``
+    the most recently recalled first and never-recalled last), each with ``has_proposal``,
+    ``last_recalled_at`` and its latest and published revisions loaded."""
     require_scope(actor, "skills:read")
     ws = workspace_for(actor, workspace, require_enabled=False)
     skills = _skills_filtered(skills_for(actor).filter(workspace=ws), state=state, status=status)
     proposed = SkillRevision.objects.filter(
         skill=OuterRef("pk"), state=SkillRevision.State.PROPOSED
     )
-    skills = skills.annotate(has_proposal=Exists(proposed)).select_related(
-        "latest_revision", "published_revision"
+    last_recall = (
+        UsageDay.objects.filter(revision__skill=OuterRef("pk"))
+        .order_by("-last_recalled_at")
+        .values("last_recalled_at")[:1]
     )
+    skills = skills.annotate(
+        has_proposal=Exists(proposed), last_recalled_at=Subquery(last_recall)
+    ).select_related("latest_revision", "published_revision")
     if not query:
+        if sort == "recalled":
+            return list(skills.order_by(F("last_recalled_at").desc(nulls_last=True), "slug"))
         return list(skills.order_by("slug"))
     ranked = [
         result["skill_id"]

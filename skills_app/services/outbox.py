@@ -68,3 +68,14 @@ def outbox_sweep() -> int:
         )
         sent += sum(box.dispatch(key) for key in pending.values_list(box.key, flat=True))
     return sent
+
+
+def outbox_backlog() -> dict[str, int]:
+    """How many jobs and webhook deliveries wait to be handed to the broker (metrics)."""
+    from .events import DELIVERY_OUTBOX
+    from .jobs.dispatch import JOB_OUTBOX
+
+    boxes = {"jobs": JOB_OUTBOX, "webhooks": DELIVERY_OUTBOX}
+    return {
+        name: box.waiting().filter(enqueued_at__isnull=True).count() for name, box in boxes.items()
+    }

@@ -177,6 +177,7 @@ def _cases(v: Victim) -> dict[str, dict[str, list[Call]]]:
             "put": [Call({"skill_id": skill_id, "name": "production"}, body={"revision_id": rev})],
             "delete": [Call({"skill_id": skill_id, "name": "production"})],
         },
+        "skill-usage": {"get": [Call({"skill_id": skill_id}, owner_expect=200)]},
         "revision-detail": {"get": [Call({"revision_id": rev}, owner_expect=200)]},
         "revision-component": {
             "get": [Call({"revision_id": rev, "logical_path": "r.md"}, owner_expect=200)]

@@ -25,6 +25,7 @@ from ...selectors.skills import (
     skill_diff,
     skill_list,
 )
+from ...selectors.usage import USAGE_DEFAULT_DAYS, USAGE_MAX_DAYS, skill_usage, usage_days
 from ...services.save_payload import save_from_payload
 from ...services.skills import (
     revision_restore,
@@ -40,6 +41,7 @@ from ..serializers import (
     SaveIn,
     SaveOut,
     SkillOut,
+    SkillUsageOut,
     page_of,
 )
 from .base import ApiView, if_none_match, not_modified, page_response
@@ -170,6 +172,27 @@ class SkillDiffView(ApiView):
                 to_revision_id=self.param("to"),
             )
         )
+
+
+class SkillUsageView(ApiView):
+    @extend_schema(
+        operation_id="skills_usage",
+        summary="Level 1 and Level 2 recalls of a skill per day, revision and client "
+        "(docs/contract.md §19)",
+        parameters=[
+            OpenApiParameter(
+                "days",
+                OpenApiTypes.INT,
+                description=f"The last N days, today included (1 to {USAGE_MAX_DAYS}, "
+                f"default {USAGE_DEFAULT_DAYS}).",
+            )
+        ],
+        responses={200: SkillUsageOut},
+        tags=["skills"],
+    )
+    def get(self, request: Request, skill_id: str) -> Response:
+        days = usage_days(self.param("days"))
+        return Response(skill_usage(actor=self.actor, skill_id=skill_id, days=days))
 
 
 class RevisionDetailView(ApiView):

@@ -18,11 +18,15 @@ from ...selectors.commands import command_name
 from ...selectors.labels import labels_by_revision
 from ...selectors.skills import revisions_proposed, skill_rows
 from ...services import labels as label_services
+from ...selectors.usage import skill_usage
 from ...services import skills as skill_services
 from ..base import Console, console_view, page_query
+from ..charts import usage_chart
 
 STATE_FILTERS = lifecycle.STATES
 STATUS_FILTERS = ("active", "archived", "all")
+# The list's orders: by slug, or the most recently recalled first (stale skills sink).
+SORTS = {"name": "slug", "recalled": "recalled"}
 PAGE_SIZE = 50
 
 
@@ -33,6 +37,8 @@ def skill_list(request: HttpRequest, console: Console) -> HttpResponse:
     status = request.GET.get("status", "active")
     state = state if state in STATE_FILTERS else ""
     status = status if status in STATUS_FILTERS else "active"
+    sort = request.GET.get("sort", "name")
+    sort = sort if sort in SORTS else "name"
 
     rows = skill_rows(
         actor=console.actor,
@@ -40,6 +46,7 @@ def skill_list(request: HttpRequest, console: Console) -> HttpResponse:
         query=query,
         state=state or None,
         status=None if status == "all" else status,
+        sort=SORTS[sort],
     )
     page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
     return console.render(
@@ -51,6 +58,8 @@ def skill_list(request: HttpRequest, console: Console) -> HttpResponse:
             "status": status,
             "state_filters": STATE_FILTERS,
             "status_filters": STATUS_FILTERS,
+            "sort": sort,
+            "sorts": SORTS,
             "page_query": page_query(request),
         },
     )
@@ -91,6 +100,7 @@ def skill_detail(request: HttpRequest, console: Console, skill_id: str) -> HttpR
     decisions = {t.action for t in lifecycle.TRANSITIONS if t.review_decision}
     labels = labels_by_revision(skill)
     may_label = console.role in LABEL_ROLES and console.actor.has_scope(LABEL_SCOPE)
+    usage = skill_usage(actor=console.actor, skill_id=skill.skill_id)
     timeline = [
         {
             "revision": revision,
@@ -112,6 +122,8 @@ def skill_detail(request: HttpRequest, console: Console, skill_id: str) -> HttpR
             "frontmatter_text": frontmatter_yaml(shown.frontmatter) if shown else "",
             "components": list(shown.components.all()) if shown else [],
             "timeline": timeline,
+            "usage": usage,
+            "usage_chart": usage_chart(usage["days"]),
             "latest": revisions[0] if revisions else None,
             "label_names": sorted({name for names in labels.values() for name in names}),
             "skill_actions": lifecycle.skill_actions_available(

@@ -6,11 +6,15 @@ import hashlib
 from collections.abc import Callable
 from typing import Any, NamedTuple, Unpack
 
+from django.conf import settings
+
 from ... import errors
 from ...access import Actor, require_scope
 from ...domain.labels import validate_label_name
 from ...domain.wire import encode_json
+from ...infra import requestctx, usage
 from ...infra.cache import local_cache
+from ...infra.metrics import RECALLS
 from .arguments import (
     ARGUMENTS_MAX_LENGTH,
     FALLBACKS,
@@ -21,7 +25,13 @@ from .arguments import (
 )
 from .content import _path_key, _root_content, component_content
 from .documents import _resource_document, _root_document, recall_search
-from .resolution import _cached_resolution, _identity, _resolve_by_slug, _resolve_pinned
+from .resolution import (
+    _cached_resolution,
+    _identity,
+    _resolve_by_slug,
+    _resolve_pinned,
+    _Target,
+)
 
 
 class Encoded(NamedTuple):
@@ -132,6 +142,17 @@ def _route(
     )
 
 
+def _served(actor: Actor, target: _Target, level: int) -> None:
+    """A Level 1 or Level 2 answer is on its way, whichever door sends it (a REST 304 too: the
+    client holds the answer and uses it): counted for the skill's usage and the metrics, and
+    the request log names its workspace. Counting is in memory (``infra/usage.py``)."""
+    if settings.XMEMO_USAGE:
+        client = actor.token.name if actor.token is not None else actor.via
+        usage.count(revision_pk=target.revision_pk, client=client, level=level)
+    RECALLS.labels(str(level), actor.via).inc()
+    requestctx.note(workspace=target.workspace)
+
+
 def _root(
     *,
     actor: Actor,
@@ -170,23 +191,29 @@ def _root(
             lambda: _resolve_by_slug(actor, bare, ws_slug, fallback),
         )
     content = _root_content(target.revision_id, target.revision_pk)
+    answer: dict[str, Any] | Encoded
     if not encode:
-        return _root_document(target, content, resolved_by, arguments)
-    if arguments is not None:
-        return _encoded("root", _root_document(target, content, resolved_by, arguments))
-    # Everything in this body is fixed by these values: encode it once per process.
-    key = ":".join(
-        (
-            "rootjson",
-            target.revision_id,
-            target.state,
-            resolved_by,
-            target.workspace,
-            target.slug,
-            ",".join(target.labels),
+        answer = _root_document(target, content, resolved_by, arguments)
+    elif arguments is not None:
+        answer = _encoded("root", _root_document(target, content, resolved_by, arguments))
+    else:
+        # Everything in this body is fixed by these values: encode it once per process.
+        key = ":".join(
+            (
+                "rootjson",
+                target.revision_id,
+                target.state,
+                resolved_by,
+                target.workspace,
+                target.slug,
+                ",".join(target.labels),
+            )
         )
-    )
-    return _encoded_once(key, "root", lambda: _root_document(target, content, resolved_by, None))
+        answer = _encoded_once(
+            key, "root", lambda: _root_document(target, content, resolved_by, None)
+        )
+    _served(actor, target, 1)  # after the rendering, which can refuse (RENDERED_TOO_LARGE)
+    return answer
 
 
 def _resource(
@@ -213,6 +240,7 @@ def _resource(
             f"Revision '{revision_id}' has no resource '{resource}'.",
             details={"revision_id": revision_id, "resource": resource},
         )
+    _served(actor, target, 2)
     if not encode:
         return _resource_document(target, component)
     key = f"resjson:{target.revision_id}:{component.content_hash}:{_path_key(resource)}"

@@ -1,0 +1,104 @@
+"""One JSON line per request on standard error, under gunicorn (docs/contract.md §19), and the
+worker's job lines carrying the request id that enqueued the job."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.e2e.processes import (
+    celery_worker,
+    free_port,
+    gunicorn,
+    poll_job,
+    process_env,
+    require_production_services,
+    running,
+    unique_queue,
+)
+from tests.factories import make_token, make_user, personal_ws, publish
+
+
+def _lines(log: Path, key: str, value: str) -> list[dict]:
+    found = []
+    for line in log.read_text(errors="replace").splitlines():
+        if not line.startswith("{"):
+            continue
+        entry = json.loads(line)
+        if entry.get(key) == value:
+            found.append(entry)
+    return found
+
+
+def _wait_lines(log: Path, key: str, value: str, count: int) -> list[dict]:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        found = _lines(log, key, value)
+        if len(found) >= count:
+            return found
+        time.sleep(0.2)
+    raise AssertionError(f"fewer than {count} lines with {key}={value}:\n{log.read_text()[-3000:]}")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_each_request_logs_one_json_line_and_echoes_its_request_id(tmp_path: Path) -> None:
+    require_production_services()
+    user = make_user("logged")
+    token, secret = make_token(user)
+    publish(user, personal_ws(user), slug="traced")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    queue = unique_queue()
+    env = process_env(XMEMO_TASK_QUEUE=queue)
+    web_log, worker_log = tmp_path / "web.log", tmp_path / "worker.log"
+    with (
+        running(celery_worker(queue), env=env, log=worker_log),
+        running(gunicorn(port), env=env, ready_url=f"{base}/healthz", log=web_log),
+        httpx.Client(base_url=base, headers={"Authorization": f"Bearer {secret}"}) as api,
+    ):
+        sent = api.get(
+            "/v1/recall", params={"slug": "traced"}, headers={"X-Request-ID": "lb-7f3a.01"}
+        )
+        assert sent.status_code == 200
+        assert sent.headers["X-Request-ID"] == "lb-7f3a.01"
+        (line,) = _wait_lines(web_log, "request_id", "lb-7f3a.01", 1)
+        assert line["method"] == "GET"
+        assert line["route"] == "v1/recall"
+        assert line["status"] == 200
+        assert isinstance(line["duration_ms"], float)
+        assert line["duration_ms"] > 0
+        assert line["token_id"] == token.token_id
+        assert line["workspace"] == "logged"
+        assert secret not in web_log.read_text()
+
+        # Not sane (too long, or characters a log reader could trip on): a fresh id instead.
+        for bad in ("x" * 300, 'a b"}{forged'):
+            fresh = api.get("/v1/skills", headers={"X-Request-ID": bad})
+            rid = fresh.headers["X-Request-ID"]
+            assert rid != bad
+            assert 8 <= len(rid) <= 64
+            (other,) = _wait_lines(web_log, "request_id", rid, 1)
+            # The URL pattern, not the path the client sent.
+            assert other["route"] == "v1/skills"
+        missing = httpx.get(f"{base}/v1/skills/skill_doesnotexist")
+        (unauth,) = _wait_lines(web_log, "request_id", missing.headers["X-Request-ID"], 1)
+        assert unauth["route"] == "v1/skills/<str:skill_id>"
+        assert unauth["status"] == 401
+        assert unauth["token_id"] is None
+
+        # The job enqueued by a request: its start and finish carry that request's id.
+        started = api.post(
+            "/v1/exports",
+            json={"workspace": "logged"},
+            headers={"X-Request-ID": "export-req-1"},
+        )
+        assert started.status_code == 202, started.text
+        job_id = started.json()["job_id"]
+        assert poll_job(api, job_id)["state"] == "succeeded"
+        jobs = _wait_lines(worker_log, "job_id", job_id, 2)
+        assert [j["event"] for j in jobs] == ["job.start", "job.finish"]
+        assert {j["request_id"] for j in jobs} == {"export-req-1"}

@@ -1,0 +1,107 @@
+"""Usage on real processes (docs/contract.md §19): Level 1 and Level 2 answers over REST
+(gunicorn) and MCP (the MCP service) counted in the servers, flushed by a real worker, and
+shown exactly per revision, day and client within a minute; another tenant hears 404."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from django.utils import timezone
+
+from tests.e2e.processes import (
+    celery_worker,
+    free_port,
+    gunicorn,
+    mcp_service,
+    process_env,
+    require_production_services,
+    running,
+    unique_queue,
+)
+from tests.factories import make_token, make_user, personal_ws, publish
+from tests.mcp.conftest import with_mcp
+
+N_REST, M_REST, N_MCP, M_MCP = 4, 3, 2, 5
+
+
+def _usage_when(api: httpx.Client, path: str, level1: int, level2: int) -> dict[str, Any]:
+    deadline = time.monotonic() + 60
+    body: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        body = api.get(path, params={"days": "2"}).json()
+        today = body["days"][-1]
+        if (today["level1"], today["level2"]) == (level1, level2):
+            return body
+        time.sleep(0.5)
+    raise AssertionError(f"usage did not reach {level1}/{level2} in 60 s: {body}")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_usage_adds_up_over_rest_and_mcp_on_a_real_worker(tmp_path: Path) -> None:
+    require_production_services()
+    owner = make_user("usage-owner")
+    _, rest_secret = make_token(owner, name="rest-agent")
+    _, mcp_secret = make_token(owner, name="OAuth: Claude")
+    revision = publish(owner, personal_ws(owner), slug="counted").revision
+    stranger = make_user("usage-stranger")
+    _, stranger_secret = make_token(stranger)
+    queue = unique_queue()
+    env = process_env(
+        XMEMO_TASK_QUEUE=queue,
+        XMEMO_USAGE_FLUSH_SECONDS="1",
+        XMEMO_CACHE_PREFIX=f"e2e-{uuid.uuid4().hex[:8]}",
+    )
+    web, mcp = free_port(), free_port()
+    web_url, mcp_url = f"http://127.0.0.1:{web}", f"http://127.0.0.1:{mcp}"
+    level2 = {"slug": "counted", "revision_id": revision.revision_id, "resource": "templates/t.md"}
+    with (
+        running(celery_worker(queue), env=env, log=tmp_path / "worker.log"),
+        running(gunicorn(web), env=env, ready_url=f"{web_url}/healthz", log=tmp_path / "web.log"),
+        running(mcp_service(mcp), env=env, ready_url=f"{mcp_url}/healthz", log=tmp_path / "m.log"),
+        httpx.Client(base_url=web_url, headers={"Authorization": f"Bearer {rest_secret}"}) as api,
+    ):
+        for _ in range(N_REST):
+            assert api.get("/v1/recall", params={"slug": "counted"}).status_code == 200
+        for _ in range(M_REST):
+            assert api.get("/v1/recall", params=level2).status_code == 200
+
+        async def calls(client: Any) -> None:
+            for _ in range(N_MCP):
+                result = await client.call_tool("recall_cloud_skill", {"slug": "counted"})
+                assert result.is_error is False, result
+            for _ in range(M_MCP):
+                result = await client.call_tool("recall_cloud_skill", level2)
+                assert result.is_error is False, result
+
+        with_mcp(mcp_url, mcp_secret, calls)
+
+        path = f"/v1/skills/{revision.skill.skill_id}/usage"
+        body = _usage_when(api, path, N_REST + N_MCP, M_REST + M_MCP)
+        today = timezone.now().date().isoformat()
+        assert body["days"][-1] == {
+            "date": today,
+            "level1": N_REST + N_MCP,
+            "level2": M_REST + M_MCP,
+        }
+        assert body["by_revision"] == [
+            {
+                "revision_id": revision.revision_id,
+                "revision_number": 1,
+                "level1": N_REST + N_MCP,
+                "level2": M_REST + M_MCP,
+            }
+        ]
+        assert sorted(body["by_client"], key=lambda c: c["name"]) == [
+            {"name": "OAuth: Claude", "level1": N_MCP, "level2": M_MCP},
+            {"name": "rest-agent", "level1": N_REST, "level2": M_REST},
+        ]
+        assert body["last_recalled_at"] is not None
+        other = httpx.get(
+            f"{web_url}{path}", headers={"Authorization": f"Bearer {stranger_secret}"}
+        )
+        assert other.status_code == 404
