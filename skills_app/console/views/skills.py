@@ -17,8 +17,8 @@ from ...models import Skill, SkillComponent, SkillRevision
 from ...selectors.commands import command_name
 from ...selectors.labels import labels_by_revision
 from ...selectors.skills import revisions_proposed, skill_rows
-from ...services import labels as label_services
 from ...selectors.usage import skill_usage
+from ...services import labels as label_services
 from ...services import skills as skill_services
 from ..base import Console, console_view, page_query
 from ..charts import usage_chart
