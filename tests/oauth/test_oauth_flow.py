@@ -22,7 +22,7 @@ from oauth2_provider.settings import oauth2_settings
 
 from skills_app.models import ApiToken, AuditEntry, OAuthConnection
 from tests.api.conftest import _fresh_caches  # noqa: F401  (autouse)
-from tests.factories import make_team, make_user, personal_ws, publish
+from tests.factories import let_authors_approve, make_team, make_user, personal_ws, publish
 
 pytestmark = pytest.mark.django_db
 
@@ -174,6 +174,7 @@ def test_rest_401_is_unchanged_and_consent_needs_a_signed_in_user(client: Client
 
 def test_access_token_acts_as_the_consented_api_token_on_rest(flow: Flow, user: User) -> None:
     team = make_team(user, slug="olga-team")
+    let_authors_approve(team)  # a team of one
     publish(user, team, slug="team-only")
     tokens = flow.connect(scopes=["skills:read"], workspace=user.username, profile="cursor-plugin")
     assert tokens["token_type"] == "Bearer"

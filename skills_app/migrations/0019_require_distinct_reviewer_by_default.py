@@ -1,0 +1,22 @@
+"""New teams require a reviewer other than the author (docs/contract.md §16).
+
+Only the default changes: workspaces that exist keep the value their admins see on the settings
+page. Flipping them would stop a team of one from publishing anything, unannounced; their admins
+switch it on themselves (audited).
+"""
+
+from django.db import migrations, models
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("skills_app", "0015_token_use_does_not_notify"),
+    ]
+
+    operations = [
+        migrations.AlterField(
+            model_name="workspace",
+            name="require_distinct_reviewer",
+            field=models.BooleanField(default=True),
+        ),
+    ]
