@@ -14,7 +14,7 @@ from django import forms
 from .. import access, errors
 from ..domain.skillmd import parse_skill_md
 from ..models import Membership
-from ..profiles import DEFAULT_PROFILE
+from ..profiles import DEFAULT_PROFILE, profile_choices
 from ..services.events import EVENT_TYPES
 
 
@@ -154,9 +154,9 @@ class TokenForm(forms.Form):
         required=False, min_value=1, label="Expires after (days)", help_text="Empty: never."
     )
 
-    def __init__(self, *args: Any, profiles: tuple[str, ...], **kwargs: Any) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        cast(forms.ChoiceField, self.fields["profile"]).choices = [(n, n) for n in profiles]
+        cast(forms.ChoiceField, self.fields["profile"]).choices = profile_choices()
         self.fields["profile"].initial = DEFAULT_PROFILE
 
 

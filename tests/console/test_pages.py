@@ -730,3 +730,16 @@ def test_conflict_editor_holds_plain_values_and_its_save_succeeds(
     assert [(c.logical_path, c.type) for c in latest.components.all()] == [
         ("references/labels.md", "reference")
     ]
+
+
+def test_tokens_page_says_what_each_profile_exposes(owner_client: Client, env: Env) -> None:
+    """Issue 25 #18: `claude-code` and `chatgpt-public` were offered as bare names and yield
+    no tool; each option now says what it exposes, and the default exposes the tools."""
+    page = owner_client.get(url("tokens", env.team.slug)).content.decode()
+    options = dict(re.findall(r'<option value="([^"]+)"[^>]*>([^<]+)</option>', page))
+    assert options["claude-code"] == "claude-code — no MCP tools; use the REST API / bridge"
+    assert options["chatgpt-public"] == "chatgpt-public — no MCP tools; use the REST API / bridge"
+    assert options["ordinary-full"] == (
+        "ordinary-full — MCP tools: recall_cloud_skill (read), save_cloud_skill (write)"
+    )
+    assert re.search(r'<option value="ordinary-full"[^>]*selected', page)
