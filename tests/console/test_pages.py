@@ -743,3 +743,15 @@ def test_tokens_page_says_what_each_profile_exposes(owner_client: Client, env: E
         "ordinary-full — MCP tools: recall_cloud_skill (read), save_cloud_skill (write)"
     )
     assert re.search(r'<option value="ordinary-full"[^>]*selected', page)
+
+
+def test_the_footer_api_link_opens_the_interactive_docs(owner_client: Client, env: Env) -> None:
+    """Issue 25 #21: the footer's "API" opened the raw OpenAPI schema."""
+    page = owner_client.get(url("skill_list", env.personal.slug)).content.decode()
+    footer = page[page.index('<footer class="footer">') :]
+    link = re.search(r'<a href="([^"]+)">API</a>', footer)
+    assert link is not None
+    assert link.group(1) == "/v1/docs"
+    docs = Client().get(link.group(1))
+    assert docs.status_code == 200
+    assert "swagger-ui" in docs.content.decode().lower()
