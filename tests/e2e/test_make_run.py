@@ -34,7 +34,12 @@ def _read_until_ready(proc: subprocess.Popen[str], deadline: float) -> tuple[str
     assert proc.stdout is not None
     stdout = proc.stdout
     received: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=lambda: [received.put(ln) for ln in stdout], daemon=True).start()
+
+    def read() -> None:
+        for line in stdout:
+            received.put(line)
+
+    threading.Thread(target=read, daemon=True).start()
     lines: list[str] = []
     while (left := deadline - time.monotonic()) > 0:
         try:

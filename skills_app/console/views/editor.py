@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
 
 from ... import errors
 from ...domain import lifecycle
@@ -166,7 +166,8 @@ def _conflict(
     """409: someone saved first. Show their revision against yours; the form is rebased."""
     latest = skill.latest_revision
     assert latest is not None
-    posted = form.data.copy()  # a QueryDict: one value per field, not {**data}'s lists
+    posted = QueryDict(mutable=True)  # what was posted, each field its value(s), not a list repr
+    posted.update(form.data)
     posted["base_revision_id"] = latest.revision_id
     rebased = SkillForm(posted)
     rebased.is_valid()
