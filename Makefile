@@ -25,9 +25,7 @@ install: $(STAMP)
 ## Embedded default: SQLite, in-process tasks, demo data; console + API + MCP on one origin.
 run: install
 	$(PY) manage.py migrate --noinput -v0
-	$(PY) manage.py seed_demo --print-credentials
-	@echo "Console: http://$(HOST):$(PORT)/   API: http://$(HOST):$(PORT)/v1/   MCP: http://$(HOST):$(PORT)/mcp"
-	$(VENV)/bin/uvicorn xmemo.asgi:application --host $(HOST) --port $(PORT) --log-level warning
+	$(PY) -m xmemo.run --host $(HOST) --port $(PORT)
 
 ## Lint, types, the production settings check, no model change without its migration, then
 ## every test.

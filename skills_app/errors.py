@@ -84,6 +84,12 @@ class Conflict(XmemoError):
     default_message = "Someone else changed this first; reload and try again."
 
 
+class SlugTaken(Conflict):
+    """A save meant to create a skill (``expect_new``) found one of that slug already there."""
+
+    default_message = "A skill with that slug already exists in this workspace."
+
+
 class InvitationUnusable(XmemoError):
     """An invitation link that was used, revoked or has expired (``details.reason`` says which)."""
 

@@ -59,6 +59,21 @@ def exposed_tools(profile: str) -> list[str]:
     return [name for name in tools_for_profile(profile) if name in defined]
 
 
+def profile_label(profile: str) -> str:
+    """What choosing ``profile`` gives a client, for the forms that offer profiles."""
+    tools = exposed_tools(profile)
+    if not tools:
+        return f"{profile} — no MCP tools; use the REST API / bridge"
+    listed = ", ".join(f"{name} ({tool_spec(name)['access']})" for name in tools)
+    return f"{profile} — MCP tools: {listed}"
+
+
+def profile_choices() -> list[tuple[str, str]]:
+    """Every profile as a form choice with its label, the default first."""
+    names = sorted(profile_names(), key=lambda name: name != DEFAULT_PROFILE)
+    return [(name, profile_label(name)) for name in names]
+
+
 def tool_spec(name: str) -> dict[str, Any]:
     spec: dict[str, Any] = contract()["tools"][name]
     return spec

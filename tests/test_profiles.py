@@ -69,3 +69,18 @@ def test_another_file_is_read_at_once(contract_file: Path, settings: Any, tmp_pa
     _edit(other, ["save_cloud_skill"])
     settings.XMEMO_MCP_CONTRACT = other
     assert profiles.tools_for_profile("claude-code") == ["save_cloud_skill"]
+
+
+def test_every_profile_is_offered_with_what_it_exposes_default_first(contract_file: Path) -> None:
+    """Issue 25 #18: profiles were bare names, and two of them expose no tool at all. The
+    choice labels come from the contract file, so an edit of the file shows in them."""
+    default = profiles.DEFAULT_PROFILE
+    data = json.loads(contract_file.read_text(encoding="utf-8"))
+    data["profiles"] = {"reader": ["recall_cloud_skill", "nope"], default: [], "none": []}
+    contract_file.write_text(json.dumps(data), encoding="utf-8")
+    profiles._seen.clear()
+    assert profiles.profile_choices() == [
+        (default, f"{default} — no MCP tools; use the REST API / bridge"),
+        ("reader", "reader — MCP tools: recall_cloud_skill (read)"),
+        ("none", "none — no MCP tools; use the REST API / bridge"),
+    ]

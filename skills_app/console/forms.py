@@ -14,7 +14,7 @@ from django import forms
 from .. import access, errors
 from ..domain.skillmd import parse_skill_md
 from ..models import Membership
-from ..profiles import DEFAULT_PROFILE
+from ..profiles import DEFAULT_PROFILE, profile_choices
 from ..services.events import EVENT_TYPES
 
 
@@ -154,9 +154,9 @@ class TokenForm(forms.Form):
         required=False, min_value=1, label="Expires after (days)", help_text="Empty: never."
     )
 
-    def __init__(self, *args: Any, profiles: tuple[str, ...], **kwargs: Any) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        cast(forms.ChoiceField, self.fields["profile"]).choices = [(n, n) for n in profiles]
+        cast(forms.ChoiceField, self.fields["profile"]).choices = profile_choices()
         self.fields["profile"].initial = DEFAULT_PROFILE
 
 
@@ -188,7 +188,12 @@ class AuditFilterForm(forms.Form):
 class WorkspaceSettingsForm(forms.Form):
     name = forms.CharField()
     require_distinct_reviewer = forms.BooleanField(
-        required=False, help_text="An author cannot approve their own proposal."
+        required=False,
+        label="Require a reviewer other than the author",
+        help_text="On (the default for new teams): a proposal is approved by an admin or owner "
+        "who did not write it. Off: admins and owners may approve their own proposals, so "
+        "nobody else reads what they publish; meant for a team of one, where nobody else "
+        "could review. Every change of this setting is in the audit log.",
     )
     allow_dangerous_scripts = forms.BooleanField(
         required=False, help_text="Owners may run scripts whose class is 'dangerous'."
@@ -197,6 +202,14 @@ class WorkspaceSettingsForm(forms.Form):
         required=False,
         help_text="How many admins or owners (never the author) must approve a proposal.",
     )
+    # Nobody reviews in a personal workspace: its form neither shows nor changes these.
+    REVIEW_FIELDS = ("require_distinct_reviewer", "required_approvals")
+
+    def __init__(self, *args: Any, team: bool, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if not team:
+            for name in self.REVIEW_FIELDS:
+                del self.fields[name]
 
 
 class SecretForm(forms.Form):

@@ -24,7 +24,10 @@ class Workspace(models.Model):
     name = models.CharField(max_length=200)
     kind = models.CharField(max_length=16, choices=Kind.choices)
     cloud_skills_enabled = models.BooleanField(default=default_skills_enabled)
-    require_distinct_reviewer = models.BooleanField(default=False)
+    # On for every new team (docs/contract.md §16): an author never approves their own proposal
+    # unless the team (meant for a team of one) switches it off. Rows made before 0019 keep
+    # their value.
+    require_distinct_reviewer = models.BooleanField(default=True)
     allow_dangerous_scripts = models.BooleanField(default=False)
     # How many distinct reviewers (never the author) must approve a team revision (docs/contract.md
     # §16).

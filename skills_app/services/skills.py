@@ -273,12 +273,15 @@ def skill_save(
     intent: str = "draft",
     base_revision_id: str | None = None,
     message: str = "",
+    expect_new: bool = False,
 ) -> SaveResult:
     """Store ``bundle`` as the skill's next revision (creating the skill on first save).
 
     Identical content to the latest revision creates nothing (``created=False``); with intent
     ``publish`` that revision is then published (personal) or proposed (team) if its state
     allows. ``base_revision_id`` that is not the latest revision raises ``Conflict``.
+    ``expect_new`` (a "new skill" form) only creates: a skill of that slug raises ``SlugTaken``
+    naming it, so a new skill never becomes a revision of an existing one.
     """
     require_scope(actor, lifecycle.transition_for(_save_action(intent)).scope)
     target = _SaveTarget()
@@ -294,7 +297,13 @@ def skill_save(
         rule()
 
     with transaction.atomic():
-        skill, _ = _lock_or_create_skill(workspace, slug)
+        skill, created = _lock_or_create_skill(workspace, slug)
+        if expect_new and not created:
+            raise errors.SlugTaken(
+                f"A skill '{slug}' already exists in this workspace; open it to save a new "
+                "revision, or choose another slug.",
+                details={"field": "slug", "slug": slug, "skill_id": skill.skill_id},
+            )
         latest = skill.latest_revision
         if base_revision_id is not None and (
             latest is None or latest.revision_id != base_revision_id

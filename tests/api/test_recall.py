@@ -13,7 +13,16 @@ from skills_app.models import Skill
 from skills_app.selectors.recall import recall
 from skills_app.services.skills import revision_transition, skill_set_status
 from tests.api.conftest import ApiFactory, error_code
-from tests.factories import Env, actor_for, component, make_team, personal_ws, publish, save
+from tests.factories import (
+    Env,
+    actor_for,
+    component,
+    let_authors_approve,
+    make_team,
+    personal_ws,
+    publish,
+    save,
+)
 
 RECALL = "/v1/recall"
 ROOT_FIELDS = {
@@ -535,6 +544,7 @@ def test_level0_workspace_filter_and_other_tenants(env: Env, api_for: ApiFactory
     save(env.owner, env.personal, slug="deploy-a")
     publish(env.owner, env.team, slug="deploy-b")
     stranger_team = make_team(env.outsider)
+    let_authors_approve(stranger_team)  # a team of one
     publish(env.outsider, stranger_team, slug="deploy-c")
     save(env.outsider, personal_ws(env.outsider), slug="deploy-d")
     api = api_for(env.owner)

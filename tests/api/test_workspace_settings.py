@@ -130,26 +130,26 @@ def test_owners_and_admins_change_team_settings_audited(env: Env, api_for: ApiFa
     api = api_for(env.admin)
     answer = api.patch(
         f"/v1/workspaces/{env.team.slug}",
-        {"name": "Platform", "require_distinct_reviewer": True, "allow_dangerous_scripts": True},
+        {"name": "Platform", "require_distinct_reviewer": False, "allow_dangerous_scripts": True},
     )
     assert answer.status_code == 200, answer.content
     body = answer.json()
     assert body["slug"] == env.team.slug
     assert body["name"] == "Platform"
     assert body["role"] == "admin"
-    assert body["require_distinct_reviewer"] is True
+    assert body["require_distinct_reviewer"] is False
     assert body["allow_dangerous_scripts"] is True
     team = Workspace.objects.get(pk=env.team.pk)
     assert (team.name, team.require_distinct_reviewer, team.allow_dangerous_scripts) == (
         "Platform",
-        True,
+        False,
         True,
     )
     entry = AuditEntry.objects.get(workspace=team, action="workspace.settings.change")
     assert entry.actor == env.admin
     assert entry.data == {
         "name": {"from": "Team", "to": "Platform"},
-        "require_distinct_reviewer": {"from": False, "to": True},
+        "require_distinct_reviewer": {"from": True, "to": False},
         "allow_dangerous_scripts": {"from": False, "to": True},
     }
     # Only what is sent changes.
@@ -177,7 +177,7 @@ def test_members_cannot_change_settings_and_bad_input_changes_nothing(
     team = Workspace.objects.get(pk=env.team.pk)
     assert (team.name, team.require_distinct_reviewer, team.allow_dangerous_scripts) == (
         "Team",
-        False,
+        True,  # a new team's default
         False,
     )
     assert not AuditEntry.objects.filter(action="workspace.settings.change").exists()

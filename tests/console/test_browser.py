@@ -376,3 +376,38 @@ def test_owner_invites_and_the_invitee_creates_an_account_from_the_email(
         role="admin",
     )
     assert ivy.memberships.get(workspace=team["ws"]).role == "admin"
+
+
+def test_new_skill_on_a_taken_slug_then_a_conflict_rebases_cleanly(
+    sign_in: Any, team: dict[str, Any]
+) -> None:
+    """Issue 25 #15 and #16 as the author sees them: "New skill" with a slug in use says so and
+    links to that skill (nothing saved), and the "someone saved first" editor holds the plain
+    values the author typed, so "Rebase and save" succeeds."""
+    from tests.factories import save
+
+    ws = team["ws"].slug
+    first = save(team["author"], team["ws"], slug="release").revision
+    author = sign_in(team["author"])
+    page = author.page
+    page.goto(f"/w/{ws}/skills/new/")
+    _write_skill(page, slug="release", body="# Other\n", component=None)
+    page.get_by_test_id("save-draft").click()
+    expect(page.locator(".field.has-error")).to_contain_text("already exists")
+    expect(page.locator("input[name=name]")).to_have_value("Release checklist")
+    page.get_by_test_id("slug-taken").click()
+    expect(page).to_have_url(re.compile(f"/skills/{first.skill.skill_id}/$"))
+    assert SkillRevision.objects.filter(skill=first.skill).count() == 1
+
+    page.get_by_role("link", name="New revision").click()
+    save(team["admin"], team["ws"], slug="release", instruction_body="their words\n")
+    page.fill("input[name=name]", "Release notes writer")
+    page.fill("#id_instruction_body", "my words\n")
+    page.get_by_test_id("save-draft").click()
+    expect(page.get_by_test_id("conflict")).to_be_visible()
+    expect(page.locator("input[name=name]")).to_have_value("Release notes writer")
+    expect(page.locator("#id_instruction_body")).to_have_value("my words\n")
+    page.get_by_test_id("save-draft").click()
+    expect(page.locator(".flash")).to_contain_text("Revision #3 saved as a draft")
+    latest = Skill.objects.get(pk=first.skill.pk).latest_revision
+    assert (latest.name, latest.instruction_body) == ("Release notes writer", "my words\n")

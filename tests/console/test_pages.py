@@ -634,3 +634,133 @@ def test_restore_a_backup_from_the_import_page(
     assert 'data-state="succeeded"' in page
     skill = Skill.objects.get(workspace=empty, slug="kept")
     assert url("skill_detail", empty.slug, skill.skill_id) in page
+
+
+def test_new_skill_with_a_taken_slug_links_to_it_and_saves_nothing(
+    owner_client: Client, env: Env
+) -> None:
+    """Issue 25 #15: "New skill" with an existing slug made a published revision of that skill
+    (new name and body, every component dropped). Now it is a form error naming the skill."""
+    existing = save(env.owner, env.personal, slug="triage", intent="publish").revision
+    response = owner_client.post(
+        url("skill_new", env.personal.slug), editor_post(name="Other", intent="publish")
+    )
+    assert response.status_code == 409
+    html = response.content.decode()
+    assert "already exists" in html
+    assert (
+        f'href="{url("skill_detail", env.personal.slug, existing.skill.skill_id)}"'
+        ' data-testid="slug-taken"' in html
+    )
+    assert 'value="Other"' in html  # the author's input is kept
+    assert SkillRevision.objects.filter(skill=existing.skill).count() == 1
+    assert Skill.objects.get(pk=existing.skill.pk).latest_revision.name == existing.name
+
+
+def _form_fields(html: str) -> dict[str, str]:
+    """The editor form's named inputs, selects and textareas as a browser would post them."""
+    from html.parser import HTMLParser
+
+    fields: dict[str, str] = {}
+
+    class Reader(HTMLParser):
+        textarea: str | None = None
+        select: str | None = None
+        in_template = False  # a <template>'s inputs are not part of the form
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            named = dict(attrs)
+            name = named.get("name")
+            self.in_template = self.in_template or tag == "template"
+            if self.in_template:
+                return
+            if tag == "input" and name and named.get("type") not in ("submit", "checkbox"):
+                fields[name] = named.get("value") or ""
+            elif tag == "textarea" and name:
+                self.textarea = name
+                fields[name] = ""
+            elif tag == "select" and name:
+                self.select = name
+            elif (
+                tag == "option"
+                and self.select
+                and (self.select not in fields or "selected" in named)
+            ):
+                fields[self.select] = named.get("value") or ""
+
+        def handle_endtag(self, tag: str) -> None:
+            if tag == "textarea":
+                self.textarea = None
+            elif tag == "template":
+                self.in_template = False
+            elif tag == "select":
+                self.select = None
+
+        def handle_data(self, data: str) -> None:
+            if self.textarea:
+                fields[self.textarea] += data
+
+    form = html[html.index('id="editor-form"') :]
+    Reader().feed(form[: form.index("</form>")])
+    return fields
+
+
+def test_conflict_editor_holds_plain_values_and_its_save_succeeds(
+    owner_client: Client, env: Env
+) -> None:
+    """Issue 25 #16: the rebased editor held Python list reprs (``['Release notes writer']``),
+    so saving it failed validation."""
+    first = save(env.owner, env.personal, slug="race").revision
+    save(env.owner, env.personal, slug="race", instruction_body="their words\n")
+    edit = url("skill_edit", env.personal.slug, first.skill.skill_id)
+    conflict = owner_client.post(
+        edit,
+        editor_post(
+            base_revision_id=first.revision_id,
+            name="Release notes writer",
+            instruction_body="my words\n",
+        ),
+    )
+    assert conflict.status_code == 409
+    fields = _form_fields(conflict.content.decode())
+    assert fields["name"] == "Release notes writer"
+    assert fields["description"].strip() == "Triage incoming bugs."
+    assert fields["frontmatter"].strip() == "license: MIT"
+    assert fields["instruction_body"].strip() == "my words"
+    assert fields["message"] == "first"
+    assert "['" not in "".join(fields.values())
+    fields["intent"] = "draft"
+    saved = owner_client.post(edit, fields)
+    assert saved.status_code == 302
+    latest = Skill.objects.get(pk=first.skill.pk).latest_revision
+    assert (latest.revision_number, latest.name) == (3, "Release notes writer")
+    assert latest.instruction_body.strip() == "my words"
+    assert latest.description == "Triage incoming bugs."
+    assert [(c.logical_path, c.type) for c in latest.components.all()] == [
+        ("references/labels.md", "reference")
+    ]
+
+
+def test_tokens_page_says_what_each_profile_exposes(owner_client: Client, env: Env) -> None:
+    """Issue 25 #18: `claude-code` and `chatgpt-public` were offered as bare names and yield
+    no tool; each option now says what it exposes, and the default exposes the tools."""
+    page = owner_client.get(url("tokens", env.team.slug)).content.decode()
+    options = dict(re.findall(r'<option value="([^"]+)"[^>]*>([^<]+)</option>', page))
+    assert options["claude-code"] == "claude-code — no MCP tools; use the REST API / bridge"
+    assert options["chatgpt-public"] == "chatgpt-public — no MCP tools; use the REST API / bridge"
+    assert options["ordinary-full"] == (
+        "ordinary-full — MCP tools: recall_cloud_skill (read), save_cloud_skill (write)"
+    )
+    assert re.search(r'<option value="ordinary-full"[^>]*selected', page)
+
+
+def test_the_footer_api_link_opens_the_interactive_docs(owner_client: Client, env: Env) -> None:
+    """Issue 25 #21: the footer's "API" opened the raw OpenAPI schema."""
+    page = owner_client.get(url("skill_list", env.personal.slug)).content.decode()
+    footer = page[page.index('<footer class="footer">') :]
+    link = re.search(r'<a href="([^"]+)">API</a>', footer)
+    assert link is not None
+    assert link.group(1) == "/v1/docs"
+    docs = Client().get(link.group(1))
+    assert docs.status_code == 200
+    assert "swagger-ui" in docs.content.decode().lower()

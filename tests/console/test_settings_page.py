@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
@@ -83,7 +85,12 @@ def test_the_django_admin_changes_settings_through_the_audited_service(
     client.login(username="root", password="pw")
     answer = client.post(
         f"/admin/skills_app/workspace/{env.team.pk}/change/",
-        {"name": "Renamed", "cloud_skills_enabled": "on", "allow_dangerous_scripts": "on"},
+        {
+            "name": "Renamed",
+            "cloud_skills_enabled": "on",
+            "require_distinct_reviewer": "on",  # as the form shows it: a new team's default
+            "allow_dangerous_scripts": "on",
+        },
     )
     assert answer.status_code == 302, answer.content.decode()[-2000:]
     team = Workspace.objects.get(pk=env.team.pk)
@@ -95,3 +102,39 @@ def test_the_django_admin_changes_settings_through_the_audited_service(
         "name": {"from": "Team", "to": "Renamed"},
         "allow_dangerous_scripts": {"from": False, "to": True},
     }
+
+
+def test_a_team_of_one_switches_the_distinct_reviewer_off_and_the_page_says_what_that_means(
+    owner_client: Client, env: Env
+) -> None:
+    """Contract §16: new teams require a reviewer other than the author; a team of one can
+    switch that off (audited), and the page says what either choice means."""
+    from skills_app.access import Actor
+    from skills_app.services.accounts import workspace_create
+
+    solo = workspace_create(actor=Actor(user=env.owner), slug="solo", name="Solo")
+    page = owner_client.get(_settings(solo)).content.decode()
+    box = re.search(r'<input[^>]*name="require_distinct_reviewer"[^>]*>', page)
+    assert box is not None
+    assert " checked" in box.group(0)
+    assert "approve their own proposals" in page
+    assert "a team of one" in page
+    off = owner_client.post(_settings(solo), {"form": "settings", "name": "Solo"})
+    assert off.status_code == 302
+    assert Workspace.objects.get(pk=solo.pk).require_distinct_reviewer is False
+    entry = AuditEntry.objects.get(action="workspace.settings.change", workspace=solo)
+    assert entry.data == {"require_distinct_reviewer": {"from": True, "to": False}}
+    assert entry.actor_label == env.owner.username
+
+
+def test_a_personal_workspace_is_not_offered_a_reviewer_rule(
+    owner_client: Client, env: Env
+) -> None:
+    """Nobody reviews in a personal workspace, so its settings neither show nor change the rule."""
+    before = Workspace.objects.get(pk=env.personal.pk).require_distinct_reviewer
+    page = owner_client.get(_settings(env.personal)).content.decode()
+    assert 'name="require_distinct_reviewer"' not in page
+    saved = owner_client.post(_settings(env.personal), {"form": "settings", "name": "Mine"})
+    assert saved.status_code == 302
+    after = Workspace.objects.get(pk=env.personal.pk)
+    assert (after.name, after.require_distinct_reviewer) == ("Mine", before)

@@ -19,7 +19,7 @@ from tests.e2e.processes import (
     running,
     unique_queue,
 )
-from tests.factories import make_team, make_token, make_user, publish, save
+from tests.factories import let_authors_approve, make_team, make_token, make_user, publish, save
 
 
 @pytest.mark.django_db(transaction=True)
@@ -27,6 +27,7 @@ def test_restore_runs_on_a_real_worker(tmp_path: Path) -> None:
     require_production_services()
     user = make_user("e2e-restorer")
     team = make_team(user, slug="e2e-source")
+    let_authors_approve(team)  # a team of one
     publish(user, team, slug="alpha", instruction_body="# Alpha v1\n")
     publish(user, team, slug="alpha", instruction_body="# Alpha v2\n")
     save(user, team, slug="beta")

@@ -56,6 +56,9 @@ def test_every_event_arrives_signed_once_and_a_flaky_receiver_gets_it_on_the_thi
         ) as api,
     ):
         assert api.post("/v1/workspaces", json={"slug": "hooks", "name": "Hooks"}).is_success
+        # A team of one approves its own proposals only once it says so (audited).
+        solo = {"require_distinct_reviewer": False}
+        assert api.patch("/v1/workspaces/hooks", json=solo).is_success
         hooks = "/v1/workspaces/hooks/webhooks"
         every = api.post(hooks, json={"url": rec.base_url + "/all", "events": list(EVENT_TYPES)})
         assert every.status_code == 201, every.text

@@ -27,6 +27,7 @@ from skills_app.profiles import tool_spec
 from skills_app.services.accounts import token_revoke
 from tests.factories import (
     component,
+    let_authors_approve,
     make_team,
     make_token,
     make_user,
@@ -53,6 +54,7 @@ def _library(user: User) -> dict[str, Any]:
     """A personal and a team skill, a draft-only skill and a slug in two workspaces."""
     ws = personal_ws(user)
     team = make_team(user, slug=f"{user.username}-team")
+    let_authors_approve(team)  # a team of one
     first = publish(user, ws, slug="deploy", instruction_body="# Deploy v1\n").revision
     latest = publish(
         user,

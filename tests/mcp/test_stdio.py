@@ -44,7 +44,15 @@ def _database_url() -> str | None:
     return None
 
 
-def _with_stdio(secret: str, body: Callable[[Client], Awaitable[T]], mode: str = "auto") -> T:
+def _with_stdio(
+    secret: str,
+    body: Callable[[Client], Awaitable[T]],
+    mode: str = "auto",
+    *,
+    env_token: bool = False,
+) -> T:
+    """Serve over stdio with the token on the command line, or (``env_token``, the documented
+    form) in ``XMEMO_TOKEN``, where ``ps`` does not show it."""
     url = _database_url()
     require_service(
         "A test database the stdio subprocess can open",
@@ -52,12 +60,13 @@ def _with_stdio(secret: str, body: Callable[[Client], Awaitable[T]], mode: str =
         "use PostgreSQL (DATABASE_URL) or a file SQLite test database (XMEMO_TEST_DB_NAME)",
     )
     assert url is not None
-    server = StdioServerParameters(
-        command=sys.executable,
-        args=["manage.py", "mcp_stdio", "--token", secret],
-        cwd=ROOT,
-        env={"DATABASE_URL": url, "SECRET_KEY": "stdio-test", "XMEMO_SECURE_COOKIES": "0"},
-    )
+    env = {"DATABASE_URL": url, "SECRET_KEY": "stdio-test", "XMEMO_SECURE_COOKIES": "0"}
+    args = ["manage.py", "mcp_stdio"]
+    if env_token:
+        env["XMEMO_TOKEN"] = secret
+    else:
+        args += ["--token", secret]
+    server = StdioServerParameters(command=sys.executable, args=args, cwd=ROOT, env=env)
 
     async def run() -> T:
         async with Client(server, mode=mode) as client:
@@ -113,3 +122,38 @@ def test_stdio_shows_a_public_profile_nothing() -> None:
 def test_stdio_refuses_to_start_without_a_valid_token(secret: str) -> None:
     with pytest.raises(CommandError, match="token"):
         call_command("mcp_stdio", "--token", secret)
+
+
+def test_stdio_takes_the_token_from_xmemo_token() -> None:
+    """Issue 25 #19: the token on a command line is visible in ``ps``; ``XMEMO_TOKEN`` keeps it
+    in the environment of the client's subprocess."""
+    user = make_user()
+    publish(user, personal_ws(user), slug="deploy")
+    secret = make_token(user, ["skills:read"])[1]
+
+    async def body(client: Client) -> types.CallToolResult:
+        return await client.call_tool("recall_cloud_skill", {"slug": "deploy"})
+
+    recalled = _with_stdio(secret, body, env_token=True)
+    assert not recalled.is_error, recalled.structured_content
+    assert recalled.structured_content["data"]["slug"] == "deploy"
+
+
+def test_stdio_without_a_token_says_where_to_put_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("XMEMO_TOKEN", raising=False)
+    with pytest.raises(CommandError, match="XMEMO_TOKEN"):
+        call_command("mcp_stdio")
+
+
+def test_a_refused_env_token_is_refused_like_the_option_and_never_echoed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    secret = "xm_" + "7" * 43
+    with pytest.raises(CommandError) as by_option:
+        call_command("mcp_stdio", "--token", secret)
+    monkeypatch.setenv("XMEMO_TOKEN", secret)
+    with pytest.raises(CommandError) as by_env:
+        call_command("mcp_stdio")
+    assert str(by_env.value) == str(by_option.value)
+    assert "token" in str(by_env.value)
+    assert "7777" not in str(by_env.value)

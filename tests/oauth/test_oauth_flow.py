@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 import secrets
 from datetime import timedelta
 from typing import Any
@@ -22,7 +23,7 @@ from oauth2_provider.settings import oauth2_settings
 
 from skills_app.models import ApiToken, AuditEntry, OAuthConnection
 from tests.api.conftest import _fresh_caches  # noqa: F401  (autouse)
-from tests.factories import make_team, make_user, personal_ws, publish
+from tests.factories import let_authors_approve, make_team, make_user, personal_ws, publish
 
 pytestmark = pytest.mark.django_db
 
@@ -174,6 +175,7 @@ def test_rest_401_is_unchanged_and_consent_needs_a_signed_in_user(client: Client
 
 def test_access_token_acts_as_the_consented_api_token_on_rest(flow: Flow, user: User) -> None:
     team = make_team(user, slug="olga-team")
+    let_authors_approve(team)  # a team of one
     publish(user, team, slug="team-only")
     tokens = flow.connect(scopes=["skills:read"], workspace=user.username, profile="cursor-plugin")
     assert tokens["token_type"] == "Bearer"
@@ -402,3 +404,17 @@ def test_revoking_on_the_tokens_page_ends_access_and_refresh(flow: Flow, user: U
 def test_an_xm_secret_path_is_unchanged_for_non_oauth_strings() -> None:
     response = call("not-a-token-at-all", "/v1/recall", data={"slug": "deploy"})
     assert response.status_code == 401
+
+
+def test_consent_page_says_what_each_profile_exposes(flow: Flow) -> None:
+    """Issue 25 #18: the consent page offered profiles as bare names; picking `claude-code`
+    or `chatgpt-public` connected a client that sees no tool. Each option says what it
+    exposes, and the preselected one exposes the tools."""
+    page = flow.authorize_page().content.decode()
+    options = dict(re.findall(r'<option value="([^"]+)"[^>]*>([^<]+)</option>', page))
+    assert options["claude-code"] == "claude-code — no MCP tools; use the REST API / bridge"
+    assert options["chatgpt-public"] == "chatgpt-public — no MCP tools; use the REST API / bridge"
+    assert options["ordinary-full"] == (
+        "ordinary-full — MCP tools: recall_cloud_skill (read), save_cloud_skill (write)"
+    )
+    assert re.search(r'<option value="ordinary-full"[^>]*selected', page)

@@ -90,4 +90,9 @@ def test_seed_demo_is_idempotent_and_has_skills_in_several_states() -> None:
     assert SkillRevision.objects.filter(state="proposed", skill__slug="deploy-runbook").exists()
     assert SkillRevision.objects.filter(state="published", skill__slug="deploy-runbook").exists()
     assert Workspace.objects.filter(kind="team").count() == 1
+    # The demo team keeps a new team's rule: nobody approved their own proposal.
+    assert Workspace.objects.get(kind="team").require_distinct_reviewer is True
+    reviewed = SkillRevision.objects.exclude(reviewed_by=None)
+    assert reviewed.exists()
+    assert all(r.reviewed_by_id != r.author_id for r in reviewed)
     assert SkillRevision.objects.filter(components__type="artifact").exists()

@@ -10,8 +10,10 @@ from __future__ import annotations
 import pytest
 
 from skills_app import errors
-from skills_app.models import AuditEntry, SkillRevision
+from skills_app.models import AuditEntry, SkillRevision, Workspace
+from skills_app.services.accounts import workspace_create
 from skills_app.services.skills import revision_restore, revision_transition
+from skills_app.services.workspace_settings import workspace_settings_update
 from tests.factories import Env, actor_for, save
 
 OK = "ok"
@@ -116,7 +118,24 @@ def test_distinct_reviewer_blocks_self_approval(env: Env) -> None:
     )
 
 
+def test_a_new_team_requires_a_reviewer_other_than_the_author(env: Env) -> None:
+    """Issue 25 #17 / contract §16: the README promised authors never approve their own
+    proposals, yet a new team let them. The team made through the service starts with the
+    rule on, and its owner cannot approve their own proposal."""
+    team = workspace_create(actor=actor_for(env.owner), slug="fresh-team", name="Fresh")
+    assert Workspace.objects.get(pk=team.pk).require_distinct_reviewer is True
+    rev = save(env.owner, team, slug="mine", intent="publish").revision
+    with pytest.raises(errors.PermissionDenied):
+        revision_transition(actor=actor_for(env.owner), revision=rev, action="approve")
+    assert SkillRevision.objects.get(pk=rev.pk).state == "proposed"
+
+
 def test_without_distinct_reviewer_an_admin_may_approve_their_own(env: Env) -> None:
+    workspace_settings_update(
+        actor=actor_for(env.owner), workspace=env.team, require_distinct_reviewer=False
+    )
+    switched = AuditEntry.objects.get(action="workspace.settings.change")
+    assert switched.data == {"require_distinct_reviewer": {"from": True, "to": False}}
     rev = _revision_in_state(env, "proposed", author_role="admin")
     assert (
         revision_transition(actor=actor_for(env.admin), revision=rev, action="approve").state

@@ -255,3 +255,33 @@ def test_one_published_revision_is_a_database_constraint(env: Env) -> None:
     with pytest.raises(DatabaseError), transaction.atomic():
         SkillRevision.objects.filter(pk=r2.pk).update(state="published")
     assert SkillRevision.objects.filter(skill=r1.skill, state="published").count() == 1
+
+
+def test_expect_new_refuses_an_existing_slug_and_stores_nothing(env: Env) -> None:
+    """A "new skill" never lands on an existing one (issue 25 #15): the save says the slug is
+    taken and names the skill, instead of making a revision of it."""
+    existing = save(env.owner, env.personal, slug="deploy").revision
+    with pytest.raises(errors.SlugTaken) as refused:
+        skill_save(
+            actor=actor_for(env.owner),
+            workspace=env.personal,
+            slug="deploy",
+            bundle=bundle(name="Release notes writer", instruction_body="other\n"),
+            intent="publish",
+            expect_new=True,
+        )
+    assert refused.value.status == 409
+    assert refused.value.details == {
+        "field": "slug",
+        "slug": "deploy",
+        "skill_id": existing.skill.skill_id,
+    }
+    assert SkillRevision.objects.filter(skill=existing.skill).count() == 1
+    fresh = skill_save(
+        actor=actor_for(env.owner),
+        workspace=env.personal,
+        slug="fresh",
+        bundle=bundle(),
+        expect_new=True,
+    )
+    assert (fresh.created, fresh.revision.revision_number) == (True, 1)

@@ -12,7 +12,6 @@ from django.utils import timezone
 
 from ... import access, errors
 from ...models import ApiToken, AuditEntry, Invitation, Membership
-from ...profiles import profile_names
 from ...selectors.accounts import token_for
 from ...selectors.invitations import pending_invitations
 from ...services import accounts
@@ -112,7 +111,7 @@ def member_change(request: HttpRequest, console: Console, username: str) -> Http
 @console_view(skills=False)
 def tokens(request: HttpRequest, console: Console) -> HttpResponse:
     """The user's own tokens. A new token's secret is shown on this response only."""
-    form = TokenForm(request.POST or None, profiles=profile_names())
+    form = TokenForm(request.POST or None)
     secret = ""
     status = 200
     if request.method == "POST":
@@ -136,7 +135,7 @@ def tokens(request: HttpRequest, console: Console) -> HttpResponse:
                 status = exc.status
             else:
                 status = 201
-                form = TokenForm(profiles=profile_names())
+                form = TokenForm()
                 messages.success(request, f"Token '{token.name}' created. Copy it now.")
     response = console.render(
         "console/admin/tokens.html",

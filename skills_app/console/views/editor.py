@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
 
 from ... import errors
 from ...domain import lifecycle
@@ -62,6 +62,7 @@ def _render_editor(
     status: int = 200,
     conflict: dict[str, Any] | None = None,
     row_problems: list[str] | None = None,
+    taken_url: str | None = None,
 ) -> HttpResponse:
     context: dict[str, Any] = {
         "form": form,
@@ -76,6 +77,7 @@ def _render_editor(
         },
         "conflict": conflict,
         "row_problems": row_problems or [],
+        "taken_url": taken_url,
     }
     if skill is not None:
         context.update(skill_context(console, skill))
@@ -120,8 +122,20 @@ def _submit(request: HttpRequest, console: Console, skill: Skill | None) -> Http
             intent=data["intent"],
             base_revision_id=data["base_revision_id"] or None,
             message=data["message"],
+            expect_new=skill is None,
+        )
+    except errors.SlugTaken as exc:
+        add_service_error(form, exc)
+        return _render_editor(
+            console,
+            form=form,
+            rows=rows,
+            skill=None,
+            status=exc.status,
+            taken_url=console.url("skill_detail", exc.details["skill_id"]),
         )
     except errors.Conflict:
+        assert skill is not None  # only a new revision carries a base revision to be stale
         return _conflict(console, form=form, rows=rows, skill=skill, bundle=bundle)
     except errors.XmemoError as exc:
         add_service_error(form, exc)
@@ -146,15 +160,16 @@ def _conflict(
     *,
     form: SkillForm,
     rows: list[ComponentRow],
-    skill: Skill | None,
+    skill: Skill,
     bundle: SkillBundle,
 ) -> HttpResponse:
     """409: someone saved first. Show their revision against yours; the form is rebased."""
-    if skill is None:  # a skill of that slug was created meanwhile
-        skill = console.skills().get(slug=form.cleaned_data["slug"])
     latest = skill.latest_revision
     assert latest is not None
-    rebased = SkillForm({**form.data, "base_revision_id": latest.revision_id})
+    posted = QueryDict(mutable=True)  # what was posted, each field its value(s), not a list repr
+    posted.update(form.data)
+    posted["base_revision_id"] = latest.revision_id
+    rebased = SkillForm(posted)
     rebased.is_valid()
     conflict = {
         "latest": latest,

@@ -25,7 +25,7 @@ from ... import errors
 from ...access import SCOPES, Actor, readable_workspaces
 from ...models import Workspace
 from ...oauth.resource import mcp_resource, request_origin, resource_allowed
-from ...profiles import DEFAULT_PROFILE, profile_names
+from ...profiles import DEFAULT_PROFILE, profile_choices
 from ...services import oauth as oauth_services
 from ..base import CONTENT_SECURITY_POLICY, client_ip, with_security_headers
 
@@ -57,7 +57,7 @@ class ConsentForm(AllowForm):
         self.fields["workspace"].choices = [(ALL_WORKSPACES, "All my workspaces")] + [
             (w.slug, f"{w.name} ({w.slug})") for w in workspaces
         ]
-        self.fields["profile"].choices = [(p, p) for p in profile_names()]
+        self.fields["profile"].choices = profile_choices()
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()

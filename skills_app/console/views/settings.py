@@ -36,8 +36,9 @@ def settings(request: HttpRequest, console: Console) -> HttpResponse:
     """Owners and admins only; members get 403 (and strangers 404 from ``console_view``)."""
     actor, ws = console.actor, console.ws
     access.require_workspace_admin(actor, ws)
+    team = not ws.is_personal
     settings_form = WorkspaceSettingsForm(
-        initial={field: getattr(ws, field) for field in service.WORKSPACE_SETTINGS}
+        initial={field: getattr(ws, field) for field in service.WORKSPACE_SETTINGS}, team=team
     )
     secret_form = SecretForm()
     kind = request.POST.get("form") if request.method == "POST" else None
@@ -47,7 +48,7 @@ def settings(request: HttpRequest, console: Console) -> HttpResponse:
         messages.success(request, f"Secret {name} deleted.")
         return console.redirect("settings")
     if kind == "settings":
-        settings_form = WorkspaceSettingsForm(request.POST)
+        settings_form = WorkspaceSettingsForm(request.POST, team=team)
         if _saved(
             settings_form,
             lambda data: service.workspace_settings_update(actor=actor, workspace=ws, **data),

@@ -64,7 +64,8 @@ class Command(BaseCommand):
             defaults={"name": "Acme Ops", "kind": Workspace.Kind.TEAM, "created_by": demo},
         )
         Membership.objects.get_or_create(workspace=team, user=demo, defaults={"role": "owner"})
-        Membership.objects.get_or_create(workspace=team, user=riley, defaults={"role": "member"})
+        # Riley reviews: the team, like every new one, requires a reviewer other than the author.
+        Membership.objects.get_or_create(workspace=team, user=riley, defaults={"role": "admin"})
         users = {demo_data.DEMO_USER: demo, demo_data.REVIEWER_USER: riley}
         personal = Workspace.objects.get(slug=demo.get_username())
         if Skill.objects.filter(workspace__in=[personal, team]).exists():
@@ -79,12 +80,12 @@ class Command(BaseCommand):
                 intent=item.intent,
                 message=item.message,
             )
-            # Approve the team's first deploy runbook so the later proposal has a diff base.
+            # Riley approves demo's first deploy runbook so the later proposal has a diff base.
             if (
                 result.revision.revision_number == 1
                 and result.revision.state == SkillRevision.State.PROPOSED
                 and item.slug == "deploy-runbook"
             ):
                 revision_transition(
-                    actor=Actor(user=demo, via="cli"), revision=result.revision, action="approve"
+                    actor=Actor(user=riley, via="cli"), revision=result.revision, action="approve"
                 )

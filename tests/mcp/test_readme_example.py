@@ -1,0 +1,43 @@
+"""The README's plain SDK client, run as written against `make run`'s demo data (issue 25 #21:
+it recalled a slug the demo data lacks and died on ``KeyError``)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+
+import pytest
+from django.core.management import call_command
+
+from skills_app import demo_data
+from tests.e2e.processes import ROOT
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _readme_client() -> str:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### A plain SDK client") :]
+    match = re.search(r"```python\n(.*?)```", section, re.S)
+    assert match is not None
+    return match.group(1)
+
+
+def test_the_readme_sdk_client_runs_against_the_demo_data(live_url: str) -> None:
+    seeded = io.StringIO()
+    call_command("seed_demo", "--print-credentials", stdout=seeded)
+    token = seeded.getvalue().split("Demo token: ")[1].split()[0]
+    code = _readme_client()
+    assert "Bearer xm_…" in code
+    assert "http://127.0.0.1:8000/mcp" in code
+    code = code.replace("xm_…", token).replace("http://127.0.0.1:8000", live_url)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
+    out = printed.getvalue()
+    assert "['recall_cloud_skill', 'save_cloud_skill']" in out
+    components = [c for c in demo_data.INCIDENT.components or () if c.content]
+    assert components
+    for component in components:  # every resource of the recalled skill was printed
+        assert component.content.decode()[:80] in out, out

@@ -1,0 +1,83 @@
+"""`make run`: the embedded default served, announced only once it listens.
+
+    python -m xmemo.run --host 127.0.0.1 --port 8000
+
+Seeds the demo data (``seed_demo --print-credentials``, its output held back), then serves the
+ASGI application with uvicorn in this process. The demo login, the token and the URLs are
+printed, followed by ``Ready``, once the port accepts connections: what is printed can be
+used at once, and a port already in use ends the command with uvicorn's error, not with a
+login for a server that never came up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import socket
+import threading
+import time
+
+import uvicorn
+
+APP = "xmemo.asgi:application"
+
+
+def _seed_demo() -> str:
+    import django
+    from django.core.management import call_command
+    from django.db import connections
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "xmemo.settings")
+    django.setup()
+    out = io.StringIO()
+    # The embedded default's e-mail backend prints to stdout: seeding's review-request mails to
+    # the demo users would bury the login, and the console's notifications list them anyway.
+    with contextlib.redirect_stdout(io.StringIO()):
+        call_command("seed_demo", "--print-credentials", stdout=out)
+    connections.close_all()  # the server's threads open their own
+    return out.getvalue()
+
+
+def _accepts(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def _announce_when_listening(server: uvicorn.Server, host: str, port: int, text: str) -> None:
+    while not server.should_exit:
+        if server.started and _accepts(host, port):
+            base = f"http://{host}:{port}"
+            print(
+                f"{text.rstrip()}\n"
+                f"Console: {base}/   API: {base}/v1/ (docs {base}/v1/docs)   MCP: {base}/mcp\n"
+                f"Ready: listening on {base} (Ctrl-C stops)",
+                flush=True,
+            )
+            return
+        time.sleep(0.05)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    args = parser.parse_args(argv)
+    credentials = _seed_demo()
+    server = uvicorn.Server(
+        uvicorn.Config(APP, host=args.host, port=args.port, log_level="warning")
+    )
+    threading.Thread(
+        target=_announce_when_listening,
+        args=(server, args.host, args.port, credentials),
+        daemon=True,
+    ).start()
+    server.run()
+
+
+if __name__ == "__main__":
+    main()
