@@ -14,7 +14,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("skills_app", "0015_token_use_does_not_notify"),
+        ("skills_app", "0018_restore_imported_names"),
     ]
 
     operations = [

@@ -57,7 +57,7 @@ def _user_invocable_fill(apps, schema_editor):  # type: ignore[no-untyped-def]
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("skills_app", "0018_restore_imported_names"),
+        ("skills_app", "0019_require_distinct_reviewer_by_default"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
