@@ -293,7 +293,7 @@ def test_a_common_word_is_planned_like_a_rare_one(
     with connection.cursor() as cursor:  # 300 more skills like z-0, made in one statement
         columns = (
             "status, revision_count, search_name, search_description, search_body,"
-            " model_invocable, created_at, updated_at, current_revision_id,"
+            " model_invocable, user_invocable, created_at, updated_at, current_revision_id,"
             " latest_revision_id, published_revision_id, workspace_id"
         )
         cursor.execute(

@@ -137,7 +137,7 @@ def test_a_name_stored_before_the_one_line_rule_still_gets_its_mails_out(
     one saved before the rule keeps its name; Django refuses such a subject (BadHeaderError)
     and the mail was lost. The subject is made one line instead."""
     env = mailed_env
-    monkeypatch.setattr("skills_app.services.skills.validate_bundle", lambda bundle: None)
+    monkeypatch.setattr("skills_app.services.skills.bundle_checks", lambda bundle: iter(()))
     with django_capture_on_commit_callbacks(execute=True):
         save(env.member, env.team, intent="publish", name="Deploy\r\nBcc: all@example.test")
     assert _to() == sorted([env.owner.email, env.admin.email])
