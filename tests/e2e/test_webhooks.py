@@ -89,6 +89,8 @@ def test_every_event_arrives_signed_once_and_a_flaky_receiver_gets_it_on_the_thi
         act(save("deploy", "# Deploy v2\n"), "reject", comment="Not yet.")  # proposed, rejected
         act(first, "deprecate")  # revision.deprecated
         skill_id = api.get(f"/v1/revisions/{first}").json()["skill_id"]
+        labelled = api.put(f"/v1/skills/{skill_id}/labels/stable", json={"revision_id": first})
+        assert labelled.status_code == 200, labelled.text  # label.moved
         assert api.post(f"/v1/skills/{skill_id}/archive").status_code == 200  # skill.archived
         imported = api.post(
             "/v1/imports",
