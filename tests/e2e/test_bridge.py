@@ -411,10 +411,11 @@ def test_push_lint_and_dry_run(bridge: Bridge, owner: Any, tmp_path: Path) -> No
 
 
 def test_a_team_proposal_never_reaches_a_laptop(bridge: Bridge, owner: Any, tmp_path: Path) -> None:
-    from tests.factories import make_team
+    from tests.factories import let_authors_approve, make_team
 
     member = make_user()
     team = make_team(owner, members={member: "member"})
+    let_authors_approve(team)
     publish(owner, team, "team-skill", instruction_body="# Reviewed\n")
     save(member, team, "team-skill", intent="publish", instruction_body="# Unreviewed\n")
     target = tmp_path / "skills"

@@ -17,7 +17,7 @@ from skills_app.models import AuditEntry, Job, Skill
 from skills_app.services import jobs
 from skills_app.services.jobs import run, start
 from skills_app.services.skills import skill_delete, skill_set_status
-from tests.factories import Env, actor_for, build_env, make_team, publish
+from tests.factories import Env, actor_for, build_env, let_authors_approve, make_team, publish
 from tests.support import require_service
 
 
@@ -32,6 +32,7 @@ def committed_env(transactional_db: None, monkeypatch: pytest.MonkeyPatch) -> It
 
 def _doomed(env: Env) -> tuple[Any, Skill]:
     team = make_team(env.owner, slug="racing")
+    let_authors_approve(team)
     publish(env.owner, team, slug="kept")
     doomed = publish(env.owner, team, slug="doomed").revision.skill
     skill_set_status(actor=actor_for(env.owner), skill=doomed, status=Skill.Status.ARCHIVED)

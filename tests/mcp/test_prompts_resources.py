@@ -12,7 +12,16 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from skills_app.services.skills import revision_transition
-from tests.factories import actor_for, component, make_team, make_user, personal_ws, publish, save
+from tests.factories import (
+    actor_for,
+    component,
+    let_authors_approve,
+    make_team,
+    make_user,
+    personal_ws,
+    publish,
+    save,
+)
 from tests.mcp.conftest import rest, with_mcp
 from tests.mcp.test_http import PNG, _token
 
@@ -129,6 +138,7 @@ def test_in_a_team_a_proposal_is_no_command_until_approved(live_url: str) -> Non
 def test_a_slug_in_two_workspaces_is_named_ws_slug(live_url: str) -> None:
     user = make_user()
     team = make_team(user, slug=f"{user.username}-t")
+    let_authors_approve(team)
     publish(user, personal_ws(user), slug="ship", frontmatter=COMMAND, instruction_body=BODY)
     publish(user, team, slug="ship", frontmatter=COMMAND, instruction_body="Team $target\n")
     secret = _token(user, scopes=["skills:read"])

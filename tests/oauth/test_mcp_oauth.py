@@ -37,7 +37,7 @@ from skills_app.models import OAuthConnection
 from skills_app.profiles import tools_for_profile
 from skills_app.services.accounts import token_revoke
 from tests.console.test_browser import CHROMIUM, CHROMIUM_ARGS, PASSWORD
-from tests.factories import make_team, make_user, personal_ws, publish
+from tests.factories import let_authors_approve, make_team, make_user, personal_ws, publish
 from tests.mcp.conftest import bearer, live_url, rest, with_mcp  # noqa: F401  (fixture)
 from tests.support import require_service
 
@@ -127,6 +127,7 @@ def test_sdk_oauth_client_connects_through_console_consent(live_url: str) -> Non
     ws = personal_ws(user)
     publish(user, ws, slug="deploy", instruction_body="# Deploy\n\nShip it.\n")
     other = make_team(user, slug="oscar-team")
+    let_authors_approve(other)
     publish(user, other, slug="team-only")
 
     # Discovery starts from a bare 401.
