@@ -192,7 +192,7 @@ def _victim_wait(tmp_path: Path, settings: Any, *, user_cap: int) -> tuple[float
     before it started, and the most scripts the flooding tenant ran at once."""
     from skills_app.domain.bundle import ComponentData
     from skills_app.services.jobs import execute_start
-    from tests.factories import actor_for, make_team
+    from tests.factories import actor_for, let_authors_approve, make_team
 
     busy, calm = make_user(f"flood-{user_cap}"), make_user(f"victim-{user_cap}")
     script = {
@@ -200,6 +200,7 @@ def _victim_wait(tmp_path: Path, settings: Any, *, user_cap: int) -> tuple[float
         "components": (ComponentData("sleep.py", "script", SLEEPER, "text/x-python"),),
     }
     team = make_team(busy, slug=f"flood-team-{user_cap}")
+    let_authors_approve(team)
     floods = [
         publish(busy, ws, slug="sleeper", **script).revision for ws in (personal_ws(busy), team)
     ]
