@@ -16,14 +16,28 @@ from django.utils import timezone
 from .. import errors
 from ..access import Actor, require_role, require_scope
 from ..domain.labels import LABEL_ROLES, LABEL_SCOPE, check_label_target, validate_label_name
-from ..models import Skill, SkillLabel, SkillRevision
+from ..models import Skill, SkillLabel, SkillRevision, Workspace
 from .audit import audit_record
 
 
-def _checked(actor: Actor, skill: Skill, name: str) -> Skill:
+def _require_label_rights(actor: Actor, workspace: Workspace) -> None:
     require_scope(actor, LABEL_SCOPE)
+    require_role(actor, workspace, LABEL_ROLES)
+
+
+def labels_movable(*, actor: Actor, workspace: Workspace) -> bool:
+    """Whether ``actor`` may move and remove labels in ``workspace`` — the checks ``label_move``
+    and ``label_delete`` make, asked beforehand (the console offers its buttons by it)."""
+    try:
+        _require_label_rights(actor, workspace)
+    except (errors.PermissionDenied, errors.NotFound):
+        return False
+    return True
+
+
+def _checked(actor: Actor, skill: Skill, name: str) -> Skill:
+    _require_label_rights(actor, skill.workspace)
     validate_label_name(name)
-    require_role(actor, skill.workspace, LABEL_ROLES)
     return Skill.objects.select_for_update().select_related("workspace").get(pk=skill.pk)
 
 

@@ -8,7 +8,7 @@ from django.http import HttpRequest, HttpResponse
 
 from ... import errors
 from ...domain import lifecycle
-from ...domain.labels import LABEL_ROLES, LABEL_SCOPE, is_rejected
+from ...domain.labels import is_rejected
 from ...domain.paths import is_text
 from ...domain.skillmd import frontmatter_yaml
 from ...gateway.downloads import download_response
@@ -99,7 +99,7 @@ def skill_detail(request: HttpRequest, console: Console, skill_id: str) -> HttpR
     shown = shown or skill.current_revision or (revisions[0] if revisions else None)
     decisions = {t.action for t in lifecycle.TRANSITIONS if t.review_decision}
     labels = labels_by_revision(skill)
-    may_label = console.role in LABEL_ROLES and console.actor.has_scope(LABEL_SCOPE)
+    may_label = label_services.labels_movable(actor=console.actor, workspace=skill.workspace)
     usage = skill_usage(actor=console.actor, skill_id=skill.skill_id)
     timeline = [
         {
