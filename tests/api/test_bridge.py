@@ -9,11 +9,11 @@ import io
 import zipfile
 from typing import Any
 
-from skills_app.capsule import CapsuleComponent, CapsuleRevision, capsule_write
 from skills_app.domain.canonical import canonical_hash
 from skills_app.models import Skill, SkillRevision
 from skills_app.services.labels import label_move
 from skills_app.services.skills import revision_transition
+from skills_app.sources.capsule import CapsuleComponent, CapsuleRevision, capsule_write
 from tests.api.conftest import ApiFactory, error_code
 from tests.factories import Env, actor_for, component, publish, save
 
