@@ -26,9 +26,14 @@ What it does, all on this machine and on loopback only:
    searches and, on a line of their own, searches of one or two common words;
 5. measures Level 1 again with an OAuth access token (docs/contract.md §12) and prints its cost per
    request
-   as a ratio to the API token's (target: at most 1.10), and on a second gunicorn that counts
-   no usage (``XMEMO_USAGE=0``, docs/contract.md §19): counting's cost as the same ratio
-   (target: at most 1.05);
+   as a ratio to the API token's (target: at most 1.10); and two costs as the server's own CPU
+   time per request (``bench/cpu.py``: user + system seconds of gunicorn's master and workers
+   over a window, divided by the requests answered in it), one ratio per round and the median
+   of the rounds printed with their range, so that neither the load generator nor the rest of a
+   busy machine sets them: labels (Level 1 of skills whose revision carries three labels, and
+   by ``label=``, beside Level 1 of the unlabelled half, docs/contract.md §18), and usage
+   counting (a second gunicorn that counts no usage, ``XMEMO_USAGE=0``, docs/contract.md §19);
+   target for both: at most 1.05;
 6. starts the MCP service as production runs it (``python -m xmemo.serve``: uvicorn workers on
    uvloop and httptools, the same worker count, connections dealt to them in turn) and
    measures the same Level 1 recall as ``recall_cloud_skill`` calls over streamable HTTP, in
@@ -48,6 +53,7 @@ import os
 import random
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -55,7 +61,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from . import loadgen
+from . import cpu, loadgen
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/xmemo_bench"
@@ -67,6 +73,12 @@ OAUTH_MAX_RATIO = 1.10
 # (docs/contract.md §19) may cost at most 5 % of throughput.
 UNCOUNTED_LEVEL1 = "Level 1 root (usage off)"
 USAGE_MAX_RATIO = 1.05
+# Level 1 of skills with labels, by slug and by ``label=``, beside the same on skills without
+# (docs/contract.md §18): labels may cost at most 5 % of the server's CPU per request.
+UNLABELLED_LEVEL1 = "Level 1 root (no labels)"
+LABELLED_LEVEL1 = "Level 1 root (3 labels)"
+BY_LABEL_LEVEL1 = "Level 1 by label="
+LABELS_MAX_RATIO = 1.05
 # A compared scenario: its label, its requests' key, the Authorization header (None: the bench
 # token's) and the server ("": gunicorn).
 Scenario = tuple[str, str, str | None, str]
@@ -114,6 +126,8 @@ def _env(db_url: str, redis_url: str | None) -> dict[str, str]:
 
 
 def _redis_url() -> str | None:
+    if os.environ.get("BENCH_REDIS_URL"):
+        return os.environ["BENCH_REDIS_URL"]
     try:
         with socket.create_connection(("127.0.0.1", 6379), timeout=0.5) as sock:
             sock.sendall(b"PING\r\n")
@@ -227,14 +241,19 @@ def _paths(sample: int) -> dict[str, loadgen.Requests]:
     """Requests per scenario, over a random sample of the seeded skills."""
     from skills_app.models import Skill, SkillComponent
 
-    from .seed import TEAM_SLUG
+    from .seed import LABELS, TEAM_SLUG, labelled
 
     rng = random.Random(1)
-    skills = list(
+    both = list(
         Skill.objects.filter(workspace__slug=TEAM_SLUG, published_revision__isnull=False)
         .order_by("?")
-        .values_list("slug", "published_revision_id", "published_revision__revision_id")[:sample]
+        .values_list("slug", "published_revision_id", "published_revision__revision_id")[
+            : 2 * sample
+        ]
     )
+    # Everything but the labels' own scenarios requests the unlabelled half (seed.seed_labels).
+    skills = [row for row in both if not labelled(row[0])][:sample]
+    with_labels = [slug for slug, _, _ in both if labelled(slug)][:sample]
     components = dict(
         SkillComponent.objects.filter(
             revision_id__in=[pk for _, pk, _ in skills], type="reference"
@@ -259,6 +278,12 @@ def _paths(sample: int) -> dict[str, loadgen.Requests]:
         "level0": loadgen.Requests(paths=tuple(level0)),
         "level0-short": loadgen.Requests(paths=tuple(short)),
         "level1": loadgen.Requests(paths=tuple(level1)),
+        "level1-labelled": loadgen.Requests(
+            paths=tuple(f"/v1/recall?slug={slug}" for slug in with_labels)
+        ),
+        "level1-label": loadgen.Requests(
+            paths=tuple(f"/v1/recall?slug={slug}&label={LABELS[1]}" for slug in with_labels)
+        ),
         "level2": loadgen.Requests(paths=tuple(level2)),
         MCP_LEVEL1[0]: _mcp_recalls(slugs, modern=True),
         MCP_LEVEL1[1]: _mcp_recalls(slugs, modern=False),
@@ -363,18 +388,48 @@ def _check(base: str, requests: loadgen.Requests, auth: str) -> None:
     assert "kind" in body, body
 
 
-def _table(results: list[loadgen.Result], bare: loadgen.Result) -> str:
+def _table(results: list[loadgen.Result], bare: loadgen.Result, cpu_ms: dict[str, float]) -> str:
+    """The figures, with the server's CPU per request where it was measured."""
     lines = [
         f"{'scenario':<40}{'req/s':>10}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}{'errors':>8}"
-        f"{'vs bare':>9}"
+        f"{'vs bare':>9}{'CPU ms/req':>12}"
     ]
     for r in results:
         ratio = r.rps / bare.rps if bare.rps else 0.0
+        spent = f"{cpu_ms[r.name]:>12.3f}" if r.name in cpu_ms else ""
         lines.append(
             f"{r.name:<40}{r.rps:>10,.0f}{r.p50_ms:>9.2f}{r.p95_ms:>9.2f}{r.p99_ms:>9.2f}"
-            f"{r.errors:>8}{ratio:>8.0%} "
+            f"{r.errors:>8}{ratio:>8.0%} {spent}"
         )
     return "\n".join(lines)
+
+
+def cost_ratios(
+    windows: list[loadgen.Result],
+    spent: list[float],
+    reference: list[loadgen.Result],
+    reference_spent: list[float],
+) -> list[float]:
+    """Per round, the server's CPU per request in ``windows`` over that in ``reference``
+    (windows of the same round side by side; a round where either served nothing is left out)."""
+    return [
+        (cpu_s / w.requests) / (ref_cpu / ref.requests)
+        for w, cpu_s, ref, ref_cpu in zip(windows, spent, reference, reference_spent, strict=True)
+        if w.requests and ref.requests and ref_cpu > 0
+    ]
+
+
+def cost_verdict(title: str, ratios: list[float], target: float, detail: str) -> tuple[bool, str]:
+    """PASS when the median of the per-round ratios is at most ``target``."""
+    if not ratios:
+        return False, f"FAIL  {title}: no round measured"
+    median = statistics.median(ratios)
+    ok = median <= target
+    return ok, (
+        f"{'PASS' if ok else 'FAIL'}  {title}: server CPU per request {median:.3f}x "
+        f"(median of {len(ratios)} rounds, range {min(ratios):.3f}-{max(ratios):.3f}; "
+        f"target <= {target:.2f}); {detail}"
+    )
 
 
 def main() -> None:
@@ -418,13 +473,14 @@ def main() -> None:
     _django(env)
     from django.core.cache import cache
 
-    from .seed import ensure_account, oauth_access_token, seed, seed_vectors
+    from .seed import ensure_account, oauth_access_token, seed, seed_labels, seed_vectors
 
     print(f"Seeding {args.n:,} skills into {args.db} …")
     started = time.perf_counter()
     _, secret = ensure_account()
     added = seed(args.n)
     print(f"  {added:,} added in {time.perf_counter() - started:.1f} s")
+    seed_labels()
     seed_vectors(progress=lambda _: None)
     _analyze()
     cache.clear()
@@ -441,7 +497,7 @@ def main() -> None:
     uncounted_server, uncounted_base = _start_server({**env, "XMEMO_USAGE": "0"}, args.workers)
     results: list[loadgen.Result] = []
     try:
-        for name in ("level0", "level1", "level2"):
+        for name in ("level0", "level1", "level2", "level1-labelled", "level1-label"):
             _check(base, scenarios[name], auth)
         for name in MCP_LEVEL1:
             _check(mcp_base, scenarios[name], auth)
@@ -484,6 +540,12 @@ def main() -> None:
         api_level1: Scenario = (API_LEVEL1, "level1", None, "")
         oauth_level1: Scenario = (OAUTH_LEVEL1, "level1", oauth_auth, "")
         uncounted_level1: Scenario = (UNCOUNTED_LEVEL1, "level1", None, uncounted_base)
+        # Labels: the unlabelled half, the labelled half, and the labelled half by label=.
+        by_labels: list[Scenario] = [
+            (UNLABELLED_LEVEL1, "level1", None, ""),
+            (LABELLED_LEVEL1, "level1-labelled", None, ""),
+            (BY_LABEL_LEVEL1, "level1-label", None, ""),
+        ]
         # The two kinds of token on one Level 1 path are compared with each other only: their
         # windows run back to back, each first in every other round, so that their ratio is
         # the tokens' cost and not the machine's drift between two moments of a round.
@@ -492,6 +554,7 @@ def main() -> None:
             [("bare view", "bare", None, "")],
             # Usage counting off, on, and the OAuth token: each beside the API token's windows.
             [uncounted_level1, api_level1, oauth_level1],
+            by_labels,
             *by_mcp,
             [("Level 2 resource", "level2", None, "")],
         ]
@@ -499,6 +562,9 @@ def main() -> None:
         for label, key, token, at in compared:  # warm-up: caches, prepared statements
             measure(label, key, args.warmup, token, at)
         windows: dict[str, list[loadgen.Result]] = {label: [] for label, *_ in compared}
+        # The CPU seconds the serving processes spent in each of those windows (bench/cpu.py).
+        spent: dict[str, list[float]] = {label: [] for label, *_ in compared}
+        pids = {base: server.pid, uncounted_base: uncounted_server.pid, mcp_base: mcp_server.pid}
         order = random.Random(3)
         for round_number in range(args.rounds):
             # Each round in an order of its own, so that no scenario always follows the same one
@@ -515,7 +581,9 @@ def main() -> None:
                 for label, key, token, at in unit[:: -1 if round_number % 2 else 1]:
                     time.sleep(WINDOW_PAUSE_SECONDS)
                     measure(label, key, WINDOW_WARMUP_SECONDS, token, at)
+                    before = cpu.tree_seconds(pids[at or base])
                     result = measure(label, key, args.seconds / args.rounds, token, at)
+                    spent[label].append(cpu.tree_seconds(pids[at or base]) - before)
                     windows[label].append(result)
         results.extend(loadgen.merge(label, windows[label]) for label, *_ in compared)
         bare = results[0]
@@ -545,7 +613,12 @@ def main() -> None:
         f"after {args.warmup:.0f} s warm-up (all but Level 0 in {args.rounds} interleaved "
         f"rounds), cache: {'redis' if redis_url else 'local memory'}"
     )
-    print(_table(results, bare))
+    cpu_ms = {
+        label: 1000 * sum(spent[label]) / sum(w.requests for w in windows[label])
+        for label in spent
+        if any(w.requests for w in windows[label])
+    }
+    print(_table(results, bare, cpu_ms))
     by_name = {r.name: r for r in results}
     print()
     verdicts = []
@@ -583,14 +656,23 @@ def main() -> None:
         f"{oauth.rps:,.0f} req/s vs {api.rps:,.0f} with an API token, cost ratio {ratio:.3f} "
         f"(target <= {OAUTH_MAX_RATIO:.2f}); p50 {oauth.p50_ms:.2f} vs {api.p50_ms:.2f} ms"
     )
-    uncounted = by_name[UNCOUNTED_LEVEL1]
-    usage_ratio = uncounted.rps / api.rps  # cost per request, counting on over off
-    verdicts.append(usage_ratio <= USAGE_MAX_RATIO)
-    print(
-        f"{'PASS' if usage_ratio <= USAGE_MAX_RATIO else 'FAIL'}  Level 1 with usage counting: "
-        f"{api.rps:,.0f} req/s vs {uncounted.rps:,.0f} without, cost ratio {usage_ratio:.3f} "
-        f"(target <= {USAGE_MAX_RATIO:.2f}); p50 {api.p50_ms:.2f} vs {uncounted.p50_ms:.2f} ms"
-    )
+
+    def versus(label: str, reference: str, detail: str, target: float) -> None:
+        ratios = cost_ratios(windows[label], spent[label], windows[reference], spent[reference])
+        ours, theirs = by_name[label], by_name[reference]
+        ok, line = cost_verdict(
+            detail,
+            ratios,
+            target,
+            f"{cpu_ms[label]:.3f} vs {cpu_ms[reference]:.3f} ms CPU, "
+            f"{ours.rps:,.0f} vs {theirs.rps:,.0f} req/s (for information)",
+        )
+        verdicts.append(ok)
+        print(line)
+
+    versus(API_LEVEL1, UNCOUNTED_LEVEL1, "Level 1 with usage counting vs off", USAGE_MAX_RATIO)
+    versus(LABELLED_LEVEL1, UNLABELLED_LEVEL1, "Level 1 with 3 labels vs none", LABELS_MAX_RATIO)
+    versus(BY_LABEL_LEVEL1, UNLABELLED_LEVEL1, "Level 1 by label= vs by slug", LABELS_MAX_RATIO)
     embed_p50, embed_p95 = _embedding_time(random.Random(2))
     print(
         f"      query embedding alone (all-MiniLM-L6-v2 int8, ONNX Runtime, in process): "
