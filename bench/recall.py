@@ -27,13 +27,15 @@ What it does, all on this machine and on loopback only:
 5. measures Level 1 again with an OAuth access token (docs/contract.md §12) and prints its cost per
    request
    as a ratio to the API token's (target: at most 1.10); and two costs as the server's own CPU
-   time per request (``bench/cpu.py``: user + system seconds of gunicorn's master and workers
-   over a window, divided by the requests answered in it), one ratio per round and the median
-   of the rounds printed with their range, so that neither the load generator nor the rest of a
-   busy machine sets them: labels (Level 1 of skills whose revision carries three labels, and
-   by ``label=``, beside Level 1 of the unlabelled half, docs/contract.md §18), and usage
-   counting (a second gunicorn that counts no usage, ``XMEMO_USAGE=0``, docs/contract.md §19);
-   target for both: at most 1.05;
+   time per request (``bench/cpu.py``: the nanoseconds gunicorn's master and workers ran in a
+   window, divided by the requests answered in it), so that neither the load generator nor the
+   rest of a busy machine sets them: labels (Level 1 of skills whose revision carries three
+   labels, and by ``label=``, beside Level 1 of the unlabelled half, docs/contract.md §18), and
+   usage counting (a second gunicorn that counts no usage, ``XMEMO_USAGE=0``, docs/contract.md
+   §19), each in ``--cost-rounds`` rounds (default 20) of ``--cost-seconds`` windows (default
+   2) back to back; the median of the rounds' ratios is printed with its quartiles and range
+   (target for both: at most 1.05). Every Level 1 and 2 request compared is first sent
+   through every worker (``loadgen.prime``), so that no scenario is measured colder;
 6. starts the MCP service as production runs it (``python -m xmemo.serve``: uvicorn workers on
    uvloop and httptools, the same worker count, connections dealt to them in turn) and
    measures the same Level 1 recall as ``recall_cloud_skill`` calls over streamable HTTP, in
@@ -72,6 +74,7 @@ OAUTH_MAX_RATIO = 1.10
 # Level 1 on a server that counts no usage (XMEMO_USAGE=0) beside the one that does: counting
 # (docs/contract.md §19) may cost at most 5 % of throughput.
 UNCOUNTED_LEVEL1 = "Level 1 root (usage off)"
+COUNTED_LEVEL1 = "Level 1 root (usage on)"
 USAGE_MAX_RATIO = 1.05
 # Level 1 of skills with labels, by slug and by ``label=``, beside the same on skills without
 # (docs/contract.md §18): labels may cost at most 5 % of the server's CPU per request.
@@ -404,31 +407,41 @@ def _table(results: list[loadgen.Result], bare: loadgen.Result, cpu_ms: dict[str
     return "\n".join(lines)
 
 
+def _cpu_ms(windows: list[loadgen.Result], spent: list[float | None]) -> float:
+    """The server's CPU milliseconds per request over the windows it was read for."""
+    measured = [(w, s) for w, s in zip(windows, spent, strict=True) if s is not None]
+    requests = sum(w.requests for w, _ in measured)
+    return 1000 * sum(s for _, s in measured) / requests if requests else float("nan")
+
+
 def cost_ratios(
     windows: list[loadgen.Result],
-    spent: list[float],
+    spent: list[float | None],
     reference: list[loadgen.Result],
-    reference_spent: list[float],
+    reference_spent: list[float | None],
 ) -> list[float]:
     """Per round, the server's CPU per request in ``windows`` over that in ``reference``
-    (windows of the same round side by side; a round where either served nothing is left out)."""
+    (windows of the same round side by side; a round where either served nothing, or a
+    worker came or went, is left out)."""
     return [
         (cpu_s / w.requests) / (ref_cpu / ref.requests)
         for w, cpu_s, ref, ref_cpu in zip(windows, spent, reference, reference_spent, strict=True)
-        if w.requests and ref.requests and ref_cpu > 0
+        if w.requests and ref.requests and cpu_s is not None and ref_cpu
     ]
 
 
 def cost_verdict(title: str, ratios: list[float], target: float, detail: str) -> tuple[bool, str]:
-    """PASS when the median of the per-round ratios is at most ``target``."""
-    if not ratios:
-        return False, f"FAIL  {title}: no round measured"
+    """PASS when the median of the per-round ratios is at most ``target``; the quartiles and
+    the range say how far the rounds spread."""
+    if len(ratios) < 4:
+        return False, f"FAIL  {title}: {len(ratios)} rounds measured, too few for a median"
     median = statistics.median(ratios)
+    low, _, high = statistics.quantiles(ratios, n=4)
     ok = median <= target
     return ok, (
-        f"{'PASS' if ok else 'FAIL'}  {title}: server CPU per request {median:.3f}x "
-        f"(median of {len(ratios)} rounds, range {min(ratios):.3f}-{max(ratios):.3f}; "
-        f"target <= {target:.2f}); {detail}"
+        f"{'PASS' if ok else 'FAIL'}  {title}: server CPU per request {median:.3f}x, median of "
+        f"{len(ratios)} rounds (quartiles {low:.3f}-{high:.3f}, range {min(ratios):.3f}-"
+        f"{max(ratios):.3f}; target <= {target:.2f}); {detail}"
     )
 
 
@@ -448,6 +461,15 @@ def main() -> None:
         type=int,
         default=5,
         help="interleaved rounds the compared scenarios' seconds are split into",
+    )
+    parser.add_argument(
+        "--cost-rounds",
+        type=int,
+        default=20,
+        help="rounds of the costs compared by the server's CPU per request (labels, usage)",
+    )
+    parser.add_argument(
+        "--cost-seconds", type=float, default=2.0, help="seconds of each of those windows"
     )
     parser.add_argument(
         "--level0-connections",
@@ -539,22 +561,28 @@ def main() -> None:
         # window after another would compare the machine's moments, not the code paths.
         api_level1: Scenario = (API_LEVEL1, "level1", None, "")
         oauth_level1: Scenario = (OAUTH_LEVEL1, "level1", oauth_auth, "")
-        uncounted_level1: Scenario = (UNCOUNTED_LEVEL1, "level1", None, uncounted_base)
-        # Labels: the unlabelled half, the labelled half, and the labelled half by label=.
-        by_labels: list[Scenario] = [
-            (UNLABELLED_LEVEL1, "level1", None, ""),
-            (LABELLED_LEVEL1, "level1-labelled", None, ""),
-            (BY_LABEL_LEVEL1, "level1-label", None, ""),
+        # The costs compared by the server's CPU per request (bench/cpu.py), in groups of
+        # windows back to back: usage counting off and on (two gunicorns), and labels (the
+        # unlabelled half, the labelled half, the labelled half by label=).
+        cost_groups: list[list[Scenario]] = [
+            [
+                (UNCOUNTED_LEVEL1, "level1", None, uncounted_base),
+                (COUNTED_LEVEL1, "level1", None, ""),
+            ],
+            [
+                (UNLABELLED_LEVEL1, "level1", None, ""),
+                (LABELLED_LEVEL1, "level1-labelled", None, ""),
+                (BY_LABEL_LEVEL1, "level1-label", None, ""),
+            ],
         ]
+        costs = [scenario for group in cost_groups for scenario in group]
         # The two kinds of token on one Level 1 path are compared with each other only: their
         # windows run back to back, each first in every other round, so that their ratio is
         # the tokens' cost and not the machine's drift between two moments of a round.
         by_mcp: list[list[Scenario]] = [[(name, name, None, mcp_base)] for name in MCP_LEVEL1]
         units: list[list[Scenario]] = [
             [("bare view", "bare", None, "")],
-            # Usage counting off, on, and the OAuth token: each beside the API token's windows.
-            [uncounted_level1, api_level1, oauth_level1],
-            by_labels,
+            [api_level1, oauth_level1],
             *by_mcp,
             [("Level 2 resource", "level2", None, "")],
         ]
@@ -564,7 +592,7 @@ def main() -> None:
         # timed warm-up on a slow machine leaves the scenarios requested less often colder (the
         # labelled half, the server counting no usage: 13 % and 29 % "dearer" before this).
         primed: set[tuple[str, str]] = set()
-        for _, key, token, at in compared:
+        for _, key, token, at in compared + costs:
             if key.startswith(("level1", "level2")) and (key, at) not in primed:
                 primed.add((key, at))
                 failed = loadgen.prime(
@@ -575,12 +603,19 @@ def main() -> None:
                 )
                 if failed:
                     raise RuntimeError(f"{key}: {failed} requests failed while priming")
-        for label, key, token, at in compared:  # warm-up: caches, prepared statements
+        for label, key, token, at in compared + costs:  # warm-up: caches, prepared statements
             measure(label, key, args.warmup, token, at)
-        windows: dict[str, list[loadgen.Result]] = {label: [] for label, *_ in compared}
-        # The CPU seconds the serving processes spent in each of those windows (bench/cpu.py).
-        spent: dict[str, list[float]] = {label: [] for label, *_ in compared}
+        windows: dict[str, list[loadgen.Result]] = {label: [] for label, *_ in compared + costs}
+        # The CPU seconds the serving processes spent in each of those windows (bench/cpu.py;
+        # None where a worker came or went).
+        spent: dict[str, list[float | None]] = {label: [] for label, *_ in compared + costs}
         pids = {base: server.pid, uncounted_base: uncounted_server.pid, mcp_base: mcp_server.pid}
+
+        def window(label: str, key: str, seconds: float, token: str | None, at: str) -> None:
+            before = cpu.read(pids[at or base])
+            windows[label].append(measure(label, key, seconds, token, at))
+            spent[label].append(cpu.spent(before, cpu.read(pids[at or base])))
+
         order = random.Random(3)
         for round_number in range(args.rounds):
             # Each round in an order of its own, so that no scenario always follows the same one
@@ -597,11 +632,15 @@ def main() -> None:
                 for label, key, token, at in unit[:: -1 if round_number % 2 else 1]:
                     time.sleep(WINDOW_PAUSE_SECONDS)
                     measure(label, key, WINDOW_WARMUP_SECONDS, token, at)
-                    before = cpu.tree_seconds(pids[at or base])
-                    result = measure(label, key, args.seconds / args.rounds, token, at)
-                    spent[label].append(cpu.tree_seconds(pids[at or base]) - before)
-                    windows[label].append(result)
-        results.extend(loadgen.merge(label, windows[label]) for label, *_ in compared)
+                    window(label, key, args.seconds / args.rounds, token, at)
+        # The costs: many short windows, each group's back to back with no pause (no latency is
+        # judged here), its order reversed every other round, so that each ratio compares two
+        # neighbouring seconds of the machine; the median of the rounds' ratios is the figure.
+        for round_number in range(args.cost_rounds):
+            for group in cost_groups[:: -1 if round_number % 2 else 1]:
+                for label, key, token, at in group[:: -1 if round_number % 2 else 1]:
+                    window(label, key, args.cost_seconds, token, at)
+        results.extend(loadgen.merge(label, windows[label]) for label, *_ in compared + costs)
         bare = results[0]
         results.append(timed(f"Level 0 @ {in_db:,}", "level0"))
         results.append(timed(f"Level 0 @ {in_db:,}, {SHORT}", "level0-short"))
@@ -629,11 +668,7 @@ def main() -> None:
         f"after {args.warmup:.0f} s warm-up (all but Level 0 in {args.rounds} interleaved "
         f"rounds), cache: {'redis' if redis_url else 'local memory'}"
     )
-    cpu_ms = {
-        label: 1000 * sum(spent[label]) / sum(w.requests for w in windows[label])
-        for label in spent
-        if any(w.requests for w in windows[label])
-    }
+    cpu_ms = {label: _cpu_ms(windows[label], spent[label]) for label in spent}
     print(_table(results, bare, cpu_ms))
     by_name = {r.name: r for r in results}
     print()
@@ -686,7 +721,7 @@ def main() -> None:
         verdicts.append(ok)
         print(line)
 
-    versus(API_LEVEL1, UNCOUNTED_LEVEL1, "Level 1 with usage counting vs off", USAGE_MAX_RATIO)
+    versus(COUNTED_LEVEL1, UNCOUNTED_LEVEL1, "Level 1 with usage counting vs off", USAGE_MAX_RATIO)
     versus(LABELLED_LEVEL1, UNLABELLED_LEVEL1, "Level 1 with 3 labels vs none", LABELS_MAX_RATIO)
     versus(BY_LABEL_LEVEL1, UNLABELLED_LEVEL1, "Level 1 by label= vs by slug", LABELS_MAX_RATIO)
     embed_p50, embed_p95 = _embedding_time(random.Random(2))
