@@ -29,9 +29,16 @@ What it does, all on this machine and on loopback only:
    calls it);
 5. measures Level 1 again with an OAuth access token (docs/contract.md §12) and prints its cost per
    request
-   as a ratio to the API token's (target: at most 1.10), and on a second gunicorn that counts
-   no usage (``XMEMO_USAGE=0``, docs/contract.md §19): counting's cost as the same ratio
-   (target: at most 1.05);
+   as a ratio to the API token's (target: at most 1.10); and two costs as the server's own CPU
+   time per request (``bench/cpu.py``: the nanoseconds gunicorn's master and workers ran in a
+   window, divided by the requests answered in it), so that neither the load generator nor the
+   rest of a busy machine sets them: labels (Level 1 of skills whose revision carries three
+   labels, and by ``label=``, beside Level 1 of the unlabelled half, docs/contract.md §18), and
+   usage counting (a second gunicorn that counts no usage, ``XMEMO_USAGE=0``, docs/contract.md
+   §19), each in ``--cost-rounds`` rounds (default 20) of ``--cost-seconds`` windows (default
+   2) back to back; the median of the rounds' ratios is printed with its quartiles and range
+   (target for both: at most 1.05). Every Level 1 and 2 request compared is first sent
+   through every worker (``loadgen.prime``), so that no scenario is measured colder;
 6. starts the MCP service as production runs it (``python -m xmemo.serve``: uvicorn workers on
    uvloop and httptools, the same worker count, connections dealt to them in turn) and
    measures the same Level 1 recall as ``recall_cloud_skill`` calls over streamable HTTP, in
@@ -51,6 +58,7 @@ import os
 import random
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -58,7 +66,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from . import loadgen
+from . import cpu, loadgen
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/xmemo_bench"
@@ -69,7 +77,14 @@ OAUTH_MAX_RATIO = 1.10
 # Level 1 on a server that counts no usage (XMEMO_USAGE=0) beside the one that does: counting
 # (docs/contract.md §19) may cost at most 5 % of throughput.
 UNCOUNTED_LEVEL1 = "Level 1 root (usage off)"
+COUNTED_LEVEL1 = "Level 1 root (usage on)"
 USAGE_MAX_RATIO = 1.05
+# Level 1 of skills with labels, by slug and by ``label=``, beside the same on skills without
+# (docs/contract.md §18): labels may cost at most 5 % of the server's CPU per request.
+UNLABELLED_LEVEL1 = "Level 1 root (no labels)"
+LABELLED_LEVEL1 = "Level 1 root (3 labels)"
+BY_LABEL_LEVEL1 = "Level 1 by label="
+LABELS_MAX_RATIO = 1.05
 # A compared scenario: its label, its requests' key, the Authorization header (None: the bench
 # token's) and the server ("": gunicorn).
 Scenario = tuple[str, str, str | None, str]
@@ -118,6 +133,8 @@ def _env(db_url: str, redis_url: str | None) -> dict[str, str]:
 
 
 def _redis_url() -> str | None:
+    if os.environ.get("BENCH_REDIS_URL"):
+        return os.environ["BENCH_REDIS_URL"]
     try:
         with socket.create_connection(("127.0.0.1", 6379), timeout=0.5) as sock:
             sock.sendall(b"PING\r\n")
@@ -231,14 +248,27 @@ def _paths(sample: int) -> dict[str, loadgen.Requests]:
     """Requests per scenario, over a random sample of the seeded skills."""
     from skills_app.models import Skill, SkillComponent
 
-    from .seed import TEAM_SLUG
+    from .seed import LABELS, TEAM_SLUG, labelled
 
     rng = random.Random(1)
-    skills = list(
+    rows = list(
         Skill.objects.filter(workspace__slug=TEAM_SLUG, published_revision__isnull=False)
         .order_by("?")
-        .values_list("slug", "published_revision_id", "published_revision__revision_id")[:sample]
+        .values_list("slug", "published_revision_id", "published_revision__revision_id")[
+            : 4 * sample
+        ]
     )
+    # Everything but the labels' own scenarios requests the unlabelled half (seed.seed_labels).
+    unlabelled = [row for row in rows if not labelled(row[0])]
+    skills = unlabelled[:sample]
+    with_labels = [slug for slug, _, _ in rows if labelled(slug)][:sample]
+    # The costs compared by CPU (usage counting off and on, labels or none) get skills of their
+    # own, each set as often requested as the one it is compared with: a set that other
+    # scenarios request too is warmer in the workers' caches, and looked cheaper.
+    for_usage = [slug for slug, _, _ in unlabelled[sample : 2 * sample]] or [
+        s for s, _, _ in skills
+    ]
+    for_labels = [slug for slug, _, _ in unlabelled[2 * sample : 3 * sample]] or for_usage
     components = dict(
         SkillComponent.objects.filter(
             revision_id__in=[pk for _, pk, _ in skills], type="reference"
@@ -263,6 +293,18 @@ def _paths(sample: int) -> dict[str, loadgen.Requests]:
         "level0": loadgen.Requests(paths=tuple(level0)),
         "level0-short": loadgen.Requests(paths=tuple(short)),
         "level1": loadgen.Requests(paths=tuple(level1)),
+        "level1-usage": loadgen.Requests(
+            paths=tuple(f"/v1/recall?slug={slug}" for slug in for_usage)
+        ),
+        "level1-unlabelled": loadgen.Requests(
+            paths=tuple(f"/v1/recall?slug={slug}" for slug in for_labels)
+        ),
+        "level1-labelled": loadgen.Requests(
+            paths=tuple(f"/v1/recall?slug={slug}" for slug in with_labels)
+        ),
+        "level1-label": loadgen.Requests(
+            paths=tuple(f"/v1/recall?slug={slug}&label={LABELS[1]}" for slug in with_labels)
+        ),
         "level2": loadgen.Requests(paths=tuple(level2)),
         MCP_LEVEL1[0]: _mcp_recalls(slugs, modern=True),
         MCP_LEVEL1[1]: _mcp_recalls(slugs, modern=False),
@@ -373,18 +415,58 @@ def _check(base: str, requests: loadgen.Requests, auth: str) -> None:
     assert "kind" in body, body
 
 
-def _table(results: list[loadgen.Result], bare: loadgen.Result) -> str:
+def _table(results: list[loadgen.Result], bare: loadgen.Result, cpu_ms: dict[str, float]) -> str:
+    """The figures, with the server's CPU per request where it was measured."""
     lines = [
         f"{'scenario':<40}{'req/s':>10}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}{'errors':>8}"
-        f"{'vs bare':>9}"
+        f"{'vs bare':>9}{'CPU ms/req':>12}"
     ]
     for r in results:
         ratio = r.rps / bare.rps if bare.rps else 0.0
+        spent = f"{cpu_ms[r.name]:>12.3f}" if r.name in cpu_ms else ""
         lines.append(
             f"{r.name:<40}{r.rps:>10,.0f}{r.p50_ms:>9.2f}{r.p95_ms:>9.2f}{r.p99_ms:>9.2f}"
-            f"{r.errors:>8}{ratio:>8.0%} "
+            f"{r.errors:>8}{ratio:>8.0%} {spent}"
         )
     return "\n".join(lines)
+
+
+def _cpu_ms(windows: list[loadgen.Result], spent: list[float | None]) -> float:
+    """The server's CPU milliseconds per request over the windows it was read for."""
+    measured = [(w, s) for w, s in zip(windows, spent, strict=True) if s is not None]
+    requests = sum(w.requests for w, _ in measured)
+    return 1000 * sum(s for _, s in measured) / requests if requests else float("nan")
+
+
+def cost_ratios(
+    windows: list[loadgen.Result],
+    spent: list[float | None],
+    reference: list[loadgen.Result],
+    reference_spent: list[float | None],
+) -> list[float]:
+    """Per round, the server's CPU per request in ``windows`` over that in ``reference``
+    (windows of the same round side by side; a round where either served nothing, or a
+    worker came or went, is left out)."""
+    return [
+        (cpu_s / w.requests) / (ref_cpu / ref.requests)
+        for w, cpu_s, ref, ref_cpu in zip(windows, spent, reference, reference_spent, strict=True)
+        if w.requests and ref.requests and cpu_s is not None and ref_cpu
+    ]
+
+
+def cost_verdict(title: str, ratios: list[float], target: float, detail: str) -> tuple[bool, str]:
+    """PASS when the median of the per-round ratios is at most ``target``; the quartiles and
+    the range say how far the rounds spread."""
+    if len(ratios) < 4:
+        return False, f"FAIL  {title}: {len(ratios)} rounds measured, too few for a median"
+    median = statistics.median(ratios)
+    low, _, high = statistics.quantiles(ratios, n=4)
+    ok = median <= target
+    return ok, (
+        f"{'PASS' if ok else 'FAIL'}  {title}: server CPU per request {median:.3f}x, median of "
+        f"{len(ratios)} rounds (quartiles {low:.3f}-{high:.3f}, range {min(ratios):.3f}-"
+        f"{max(ratios):.3f}; target <= {target:.2f}); {detail}"
+    )
 
 
 def main() -> None:
@@ -403,6 +485,15 @@ def main() -> None:
         type=int,
         default=5,
         help="interleaved rounds the compared scenarios' seconds are split into",
+    )
+    parser.add_argument(
+        "--cost-rounds",
+        type=int,
+        default=20,
+        help="rounds of the costs compared by the server's CPU per request (labels, usage)",
+    )
+    parser.add_argument(
+        "--cost-seconds", type=float, default=2.0, help="seconds of each of those windows"
     )
     parser.add_argument(
         "--level0-connections",
@@ -434,13 +525,14 @@ def main() -> None:
     _django(env)
     from django.core.cache import cache
 
-    from .seed import ensure_account, oauth_access_token, seed, seed_vectors
+    from .seed import ensure_account, oauth_access_token, seed, seed_labels, seed_vectors
 
     print(f"Seeding {args.n:,} skills into {args.db} …")
     started = time.perf_counter()
     _, secret = ensure_account()
     added = seed(args.n)
     print(f"  {added:,} added in {time.perf_counter() - started:.1f} s")
+    seed_labels()
     seed_vectors(progress=lambda _: None)
     _analyze()
     cache.clear()
@@ -457,7 +549,7 @@ def main() -> None:
     uncounted_server, uncounted_base = _start_server({**env, "XMEMO_USAGE": "0"}, args.workers)
     results: list[loadgen.Result] = []
     try:
-        for name in ("level0", "level1", "level2"):
+        for name in ("level0", "level1", "level2", "level1-labelled", "level1-label"):
             _check(base, scenarios[name], auth)
         if not args.level0_only:
             for name in MCP_LEVEL1:
@@ -505,6 +597,10 @@ def main() -> None:
         # (a few seconds at 100,000 skills; docs/search.md): let that happen before anything is
         # measured, or it competes with every scenario for the cores.
         measure("(vector index warm-up)", "level0", INDEX_WARMUP_SECONDS)
+        windows: dict[str, list[loadgen.Result]] = {}
+        # The CPU seconds the serving processes spent in each window (bench/cpu.py; None
+        # where a worker came or went).
+        spent: dict[str, list[float | None]] = {}
         if args.level0_only:
             results.append(timed("bare view", "bare"))
         else:
@@ -519,22 +615,65 @@ def main() -> None:
             # window after another would compare the machine's moments, not the code paths.
             api_level1: Scenario = (API_LEVEL1, "level1", None, "")
             oauth_level1: Scenario = (OAUTH_LEVEL1, "level1", oauth_auth, "")
-            uncounted_level1: Scenario = (UNCOUNTED_LEVEL1, "level1", None, uncounted_base)
+            # The costs compared by the server's CPU per request (bench/cpu.py), in groups of
+            # windows back to back: usage counting off and on (two gunicorns), and labels (the
+            # unlabelled half, the labelled half, the labelled half by label=).
+            cost_groups: list[list[Scenario]] = [
+                [
+                    (UNCOUNTED_LEVEL1, "level1-usage", None, uncounted_base),
+                    (COUNTED_LEVEL1, "level1-usage", None, ""),
+                ],
+                [
+                    (UNLABELLED_LEVEL1, "level1-unlabelled", None, ""),
+                    (LABELLED_LEVEL1, "level1-labelled", None, ""),
+                    (BY_LABEL_LEVEL1, "level1-label", None, ""),
+                ],
+            ]
+            costs = [scenario for group in cost_groups for scenario in group]
             # The two kinds of token on one Level 1 path are compared with each other only: their
             # windows run back to back, each first in every other round, so that their ratio is
             # the tokens' cost and not the machine's drift between two moments of a round.
             by_mcp: list[list[Scenario]] = [[(name, name, None, mcp_base)] for name in MCP_LEVEL1]
             units: list[list[Scenario]] = [
                 [("bare view", "bare", None, "")],
-                # Usage counting off, on, and the OAuth token: each beside the API token's windows.
-                [uncounted_level1, api_level1, oauth_level1],
+                [api_level1, oauth_level1],
                 *by_mcp,
                 [("Level 2 resource", "level2", None, "")],
             ]
             compared = [scenario for unit in units for scenario in unit]
-            for label, key, token, at in compared:  # warm-up: caches, prepared statements
+            # Every Level 1 and 2 request of the compared scenarios through every worker first: a
+            # recall's first answer in a process costs more than the next ones (its caches), and a
+            # timed warm-up on a slow machine leaves the scenarios requested less often colder (the
+            # labelled half, the server counting no usage: 13 % and 29 % "dearer" before this).
+            primed: set[tuple[str, str]] = set()
+            for _, key, token, at in compared + costs:
+                if key.startswith(("level1", "level2")) and (key, at) not in primed:
+                    primed.add((key, at))
+                    failed = loadgen.prime(
+                        at or base,
+                        scenarios[key].with_auth(token or auth),
+                        times=3 * args.workers,
+                        connections=args.connections,
+                    )
+                    if failed:
+                        raise RuntimeError(f"{key}: {failed} requests failed while priming")
+            for label, key, token, at in compared + costs:  # warm-up: caches, prepared statements
                 measure(label, key, args.warmup, token, at)
-            windows: dict[str, list[loadgen.Result]] = {label: [] for label, *_ in compared}
+            windows.update({label: [] for label, *_ in compared + costs})
+            # The CPU seconds the serving processes spent in each of those windows (bench/cpu.py;
+            # None where a worker came or went).
+            spent.update({label: [] for label, *_ in compared + costs})
+            pids = {
+                base: server.pid,
+                uncounted_base: uncounted_server.pid,
+                mcp_base: mcp_server.pid,
+            }
+
+            def window(label: str, key: str, seconds: float, token: str | None, at: str) -> None:
+                before = cpu.read(pids[at or base])
+                windows[label].append(measure(label, key, seconds, token, at))
+                spent[label].append(cpu.spent(before, cpu.read(pids[at or base])))
+
             order = random.Random(3)
             for round_number in range(args.rounds):
                 # Each round in an order of its own, so that no scenario always follows the same one
@@ -551,9 +690,15 @@ def main() -> None:
                     for label, key, token, at in unit[:: -1 if round_number % 2 else 1]:
                         time.sleep(WINDOW_PAUSE_SECONDS)
                         measure(label, key, WINDOW_WARMUP_SECONDS, token, at)
-                        result = measure(label, key, args.seconds / args.rounds, token, at)
-                        windows[label].append(result)
-            results.extend(loadgen.merge(label, windows[label]) for label, *_ in compared)
+                        window(label, key, args.seconds / args.rounds, token, at)
+            # The costs: many short windows, each group's back to back with no pause (no latency is
+            # judged here), its order reversed every other round, so that each ratio compares two
+            # neighbouring seconds of the machine; the median of the rounds' ratios is the figure.
+            for round_number in range(args.cost_rounds):
+                for group in cost_groups[:: -1 if round_number % 2 else 1]:
+                    for label, key, token, at in group[:: -1 if round_number % 2 else 1]:
+                        window(label, key, args.cost_seconds, token, at)
+            results.extend(loadgen.merge(label, windows[label]) for label, *_ in compared + costs)
         bare = results[0]
         level0(in_db)
         if args.level0_scale > args.n:
@@ -579,7 +724,8 @@ def main() -> None:
         f"after {args.warmup:.0f} s warm-up (all but Level 0 in {args.rounds} interleaved "
         f"rounds), cache: {'redis' if redis_url else 'local memory'}"
     )
-    print(_table(results, bare))
+    cpu_ms = {label: _cpu_ms(windows[label], spent[label]) for label in spent}
+    print(_table(results, bare, cpu_ms))
     by_name = {r.name: r for r in results}
     print()
     verdicts = []
@@ -619,14 +765,27 @@ def main() -> None:
             f"{ratio:.3f} (target <= {OAUTH_MAX_RATIO:.2f}); p50 {oauth.p50_ms:.2f} vs "
             f"{api.p50_ms:.2f} ms"
         )
-        uncounted = by_name[UNCOUNTED_LEVEL1]
-        usage_ratio = uncounted.rps / api.rps  # cost per request, counting on over off
-        verdicts.append(usage_ratio <= USAGE_MAX_RATIO)
-        print(
-            f"{'PASS' if usage_ratio <= USAGE_MAX_RATIO else 'FAIL'}  Level 1 with usage counting: "
-            f"{api.rps:,.0f} req/s vs {uncounted.rps:,.0f} without, cost ratio {usage_ratio:.3f} "
-            f"(target <= {USAGE_MAX_RATIO:.2f}); p50 {api.p50_ms:.2f} vs {uncounted.p50_ms:.2f} ms"
+
+        def versus(label: str, reference: str, detail: str, target: float) -> None:
+            ratios = cost_ratios(windows[label], spent[label], windows[reference], spent[reference])
+            ours, theirs = by_name[label], by_name[reference]
+            ok, line = cost_verdict(
+                detail,
+                ratios,
+                target,
+                f"{cpu_ms[label]:.3f} vs {cpu_ms[reference]:.3f} ms CPU, "
+                f"{ours.rps:,.0f} vs {theirs.rps:,.0f} req/s (for information)",
+            )
+            verdicts.append(ok)
+            print(line)
+
+        versus(
+            COUNTED_LEVEL1, UNCOUNTED_LEVEL1, "Level 1 with usage counting vs off", USAGE_MAX_RATIO
         )
+        versus(
+            LABELLED_LEVEL1, UNLABELLED_LEVEL1, "Level 1 with 3 labels vs none", LABELS_MAX_RATIO
+        )
+        versus(BY_LABEL_LEVEL1, UNLABELLED_LEVEL1, "Level 1 by label= vs by slug", LABELS_MAX_RATIO)
     embed_p50, embed_p95 = _embedding_time(random.Random(2))
     print(
         f"      query embedding alone ({_model_name()}, in process, one thread, distinct "
