@@ -54,6 +54,8 @@ CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
 CSRF_FAILURE_VIEW = "xmemo.handlers.csrf_failure"
 
 INSTALLED_APPS = [
+    # First: its `createsuperuser` (the personal workspace) shadows django.contrib.auth's.
+    "skills_app",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -65,7 +67,6 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "oauth2_provider",
     "axes",
-    "skills_app",
 ]
 
 MIDDLEWARE = [
