@@ -20,7 +20,12 @@ _IMPORT = (
 
 
 def _import_settings(**env: str) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("XMEMO_", "DJANGO_"))}
+    # The embedded default, whatever this run's database: no DATABASE_URL, no REDIS_URL.
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("XMEMO_", "DJANGO_")) and k not in ("DATABASE_URL", "REDIS_URL")
+    }
     clean.update(PYTHONPATH=str(ROOT), SECRET_KEY="test-only", **env)
     return subprocess.run(
         [sys.executable, "-c", _IMPORT],
