@@ -432,8 +432,7 @@ XMEMO_IMPORT_MAX_BYTES = env_int("XMEMO_IMPORT_MAX_BYTES", 16 * 1024 * 1024, min
 XMEMO_IMPORT_TIMEOUT_SECONDS = env_seconds("XMEMO_IMPORT_TIMEOUT_SECONDS", 20)
 XMEMO_IMPORT_DIR_ROOTS = env_list("XMEMO_IMPORT_DIR_ROOTS", "")
 # Webhooks (docs/contract.md §16): delivery attempts with exponential backoff (base * 2**(n-1)
-# seconds),
-# each POST bounded in time and in how much of the answer is read. Private and loopback
+# seconds), each POST bounded in time and in how much of the answer is read. Private and loopback
 # addresses are refused unless XMEMO_WEBHOOK_ALLOW_PRIVATE (tests only).
 XMEMO_WEBHOOK_ALLOW_PRIVATE = env_bool("XMEMO_WEBHOOK_ALLOW_PRIVATE", False)
 XMEMO_WEBHOOK_MAX_ATTEMPTS = env_int("XMEMO_WEBHOOK_MAX_ATTEMPTS", 6)
@@ -443,9 +442,9 @@ XMEMO_WEBHOOK_TIMEOUT_SECONDS = env_seconds("XMEMO_WEBHOOK_TIMEOUT_SECONDS", 10)
 XMEMO_BWRAP_PATH = env_str("XMEMO_BWRAP_PATH", "bwrap")
 XMEMO_SANDBOX_MAX_TIMEOUT = env_int("XMEMO_SANDBOX_MAX_TIMEOUT", 120)
 # Workspace secrets (docs/contract.md §2): Fernet keys, comma-separated; the first encrypts, all
-# decrypt (a
-# rotation prepends a new key, runs `manage.py rotate_workspace_secrets`, then drops the old).
-# Empty: a key derived from SECRET_KEY, which production should not rely on (see skills_app.crypto).
+# decrypt (a rotation prepends a new key, runs `manage.py rotate_workspace_secrets`, then drops the
+# old). Empty: a key derived from SECRET_KEY, which production should not rely on (see
+# skills_app.crypto).
 XMEMO_SECRETS_KEY = [k.strip() for k in env_secret("XMEMO_SECRETS_KEY").split(",") if k.strip()]
 
 # Request lines (xmemo.request) and the workers' job lines (skills_app.jobs) are JSON, one

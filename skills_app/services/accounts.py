@@ -303,8 +303,8 @@ def _require_within_parent(
     expires_at: datetime | None,
 ) -> None:
     """A token made with a token is bounded by it (docs/contract.md §2): scopes ⊆, the same
-    workspace
-    restriction, an expiry no later, and a client profile that exposes no more MCP tools."""
+    workspace restriction, an expiry no later, and a client profile that exposes no more MCP
+    tools."""
     if "workspace:admin" not in (parent.scopes or []):
         raise errors.PermissionDenied(
             "This token lacks the 'workspace:admin' scope.",
@@ -362,8 +362,7 @@ WORKSPACE_TOKEN_ROLES = ("member", "admin")
 
 def _workspace_token_check(actor: Actor, workspace: Workspace | None, role: str) -> Workspace:
     """A token owned by a team (docs/contract.md §16): made by its owners and admins, with the role
-    member
-    or admin there (never owner: a token cannot manage who owns the team)."""
+    member or admin there (never owner: a token cannot manage who owns the team)."""
     if workspace is None:
         raise errors.ValidationFailed(
             "A workspace token needs the workspace that owns it.", details={"field": "workspace"}
