@@ -7,7 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
+from django.contrib.auth import admin as auth_admin  # registers User before it is replaced below
+from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from .access import Actor
@@ -21,7 +24,14 @@ from .models import (
     SkillRevision,
     Workspace,
 )
-from .services.workspace_settings import WORKSPACE_SETTINGS, workspace_settings_update
+from .services.accounts import user_delete, user_store
+from .services.workspace_settings import (
+    WORKSPACE_SETTINGS,
+    workspace_feature_set,
+    workspace_settings_update,
+)
+
+User = get_user_model()
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -87,27 +97,69 @@ class WorkspaceAdmin(admin.ModelAdmin):
     readonly_fields = ("slug", "kind")
 
     def save_model(self, request: HttpRequest, obj: Workspace, form: Any, change: bool) -> None:
-        """Settings owners change over the API change here through the same audited service;
-        what only staff switch (``cloud_skills_enabled``) is saved as before."""
+        """Every change goes through an audited service: the settings owners change over the API
+        through theirs, the staff-only switch ``cloud_skills_enabled`` through
+        ``workspace_feature_set``."""
         if not change:
             super().save_model(request, obj, form, change)
             return
         changed = set(form.changed_data)
-        staff_only = sorted(changed.difference(WORKSPACE_SETTINGS))
+        staff = _staff(request)
         with transaction.atomic():
-            if staff_only:
-                obj.save(update_fields=staff_only)
-            staff = Actor(
-                user=request.user,  # type: ignore[arg-type]  # the admin requires a signed-in staff user
-                via="admin",
-                ip=request.META.get("REMOTE_ADDR"),
-                system=True,
-            )
-            workspace_settings_update(
-                actor=staff,
-                workspace=obj,
-                **{field: form.cleaned_data[field] for field in changed & set(WORKSPACE_SETTINGS)},
-            )
+            # Compared with the stored value by the service, not by ``changed_data``: the field's
+            # default is callable, so the form judges a change by a hidden initial value a
+            # client may leave out.
+            if "cloud_skills_enabled" in form.cleaned_data:
+                workspace_feature_set(
+                    actor=staff, workspace=obj, enabled=form.cleaned_data["cloud_skills_enabled"]
+                )
+            settings_changed = changed & set(WORKSPACE_SETTINGS)
+            if settings_changed:
+                workspace_settings_update(
+                    actor=staff,
+                    workspace=obj,
+                    **{field: form.cleaned_data[field] for field in settings_changed},
+                )
+
+
+def _staff(request: HttpRequest) -> Actor:
+    """Staff act as the system, recorded under their own username."""
+    return Actor(
+        user=request.user,  # type: ignore[arg-type]  # the admin requires a signed-in staff user
+        via="admin",
+        ip=request.META.get("REMOTE_ADDR"),
+        system=True,
+    )
+
+
+# Django's user admin, with the writes of this project: a user added here gets their personal
+# workspace, one deleted goes through the accounts service (docs/architecture.md, "Signals").
+admin.site.unregister(User)
+
+
+@admin.register(User)
+class AccountAdmin(auth_admin.UserAdmin):
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+        else:
+            user_store(user=obj)
+
+    def get_deleted_objects(self, objs: Any, request: HttpRequest) -> Any:
+        """Memberships and tokens, read-only in this admin, go with the account they belong to:
+        deleting it needs no right to delete them one by one."""
+        deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
+        own = {str(model._meta.verbose_name) for model in (Membership, ApiToken)}
+        return deleted, counts, perms_needed - own, protected
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        user_delete(actor=_staff(request), user=obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        staff = _staff(request)
+        with transaction.atomic():
+            for user in queryset:
+                user_delete(actor=staff, user=user)
 
 
 admin.site.register(Membership, ReadOnlyAdmin)

@@ -8,28 +8,19 @@ class SkillsAppConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from django.contrib.auth import get_user_model
-        from django.db.models.signals import post_save, pre_delete, pre_save
-        from oauth2_provider.models import get_application_model
+        from django.db.models.signals import pre_delete
 
         # The verified-token cache connects its invalidation signals on import: every process
         # that authenticates (REST, an MCP-only uvicorn worker, the stdio command) needs them.
+        # Plumbing, like infra/invalidation.py's: they forget cached copies, they decide nothing.
         from .gateway import auth  # noqa: F401
         from .models import SkillRevision
-        from .services.accounts import personal_workspace_on_user_save
-        from .services.oauth import public_client_without_secret
         from .services.skills import revision_purge_on_delete
 
-        post_save.connect(
-            personal_workspace_on_user_save,
-            sender=get_user_model(),
-            dispatch_uid="xmemo-personal-workspace",
-        )
+        # The one signal that carries a rule (docs/architecture.md, "Signals"): the ORM half of the
+        # database's component guard, which every cascade that deletes a revision must pass.
+        # Product behaviour is called explicitly by the services (personal workspaces:
+        # services/accounts.py; public OAuth clients: services/oauth.py).
         pre_delete.connect(
             revision_purge_on_delete, sender=SkillRevision, dispatch_uid="xmemo-revision-purge"
-        )
-        pre_save.connect(
-            public_client_without_secret,
-            sender=get_application_model(),
-            dispatch_uid="xmemo-public-client-secret",
         )

@@ -1,8 +1,7 @@
 """The one exception hierarchy of the product.
 
 Every failure a caller can act on is an ``XmemoError`` with a stable ``code`` (docs/contract.md §7)
-and an
-HTTP ``status``. The REST exception handler, the MCP tools and the console all map these the
+and an HTTP ``status``. The REST exception handler, the MCP tools and the console all map these the
 same way, so a rule raises once and every front door reports it alike.
 """
 

@@ -3,11 +3,14 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
 from django.conf import settings as django_settings
 from django.core.cache import cache
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 
 from skills_app.errors import SandboxUnavailable
 from skills_app.sandbox import selftest
@@ -25,6 +28,29 @@ django_settings.XMEMO_USAGE_FLUSH_SECONDS = 0
 # Nor does it settle its heap as requests fill it (skills_app/infra/heap.py): it is no server,
 # and freezing its objects would keep what tests drop. The servers it starts do (test_heap.py).
 django_settings.XMEMO_HEAP_SETTLE = False
+
+
+# Property tests: a fast default for a laptop, a thorough "ci" profile (.ci/run exports
+# HYPOTHESIS_PROFILE=ci). Tests that name their own max_examples keep it under both.
+hypothesis_settings.register_profile("fast", max_examples=25)
+hypothesis_settings.register_profile(
+    "ci",
+    max_examples=200,
+    deadline=None,  # a shared CI machine's pauses are no failure of the code
+    suppress_health_check=[HealthCheck.too_slow],
+    print_blob=True,
+)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
+
+E2E = Path(__file__).resolve().parent / "e2e"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test under tests/e2e is marked ``e2e`` (real server and worker processes), so that
+    ``pytest -m "not e2e"`` runs the fast part."""
+    for item in items:
+        if E2E in item.path.parents:
+            item.add_marker(pytest.mark.e2e)
 
 
 @pytest.fixture

@@ -10,9 +10,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
+
+T = TypeVar("T")
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -34,6 +39,28 @@ def require_service(name: str, available: bool, reason: str = "") -> None:
     if services_required(name):
         pytest.fail(f"XMEMO_REQUIRE_SERVICES requires {name}, but {message}")
     pytest.skip(message)
+
+
+def wait_until(
+    predicate: Callable[[], T | None],
+    timeout: float = 10.0,
+    *,
+    interval: float = 0.05,
+    message: str | Callable[[], str] = "",
+) -> T:
+    """Poll ``predicate`` until it answers something truthy, and answer that: the one way a test
+    waits for something to happen (a sleep of fixed length is either too short on a busy machine
+    or longer than needed). After ``timeout`` seconds an AssertionError says what never happened:
+    ``message``, or what it returns when it is callable (a log's tail, the last state seen)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        answer = predicate()
+        if answer:
+            return answer
+        if time.monotonic() >= deadline:
+            said = message() if callable(message) else message
+            raise AssertionError(f"not within {timeout:g} s: {said or 'the awaited condition'}")
+        time.sleep(interval)
 
 
 def run_on_fresh_sqlite(script: str, var_dir: Path, **env_extra: str) -> str:

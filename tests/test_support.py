@@ -1,10 +1,14 @@
-"""``XMEMO_REQUIRE_SERVICES``: 1 requires every service, a list of names only those."""
+"""The suite's own machinery: ``XMEMO_REQUIRE_SERVICES`` (1 requires every service, a list of
+names only those), ``wait_until`` and the ``e2e`` marker."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
-from tests.support import services_required
+from tests.support import ROOT, services_required, wait_until
 
 
 @pytest.mark.parametrize(
@@ -23,3 +27,36 @@ def test_which_missing_services_fail(
 ) -> None:
     monkeypatch.setenv("XMEMO_REQUIRE_SERVICES", value)
     assert services_required(name) is required
+
+
+def test_wait_until_answers_what_the_predicate_answered_once_true() -> None:
+    calls = iter([None, 0, "", "ready"])
+    assert wait_until(lambda: next(calls), timeout=5, interval=0) == "ready"
+
+
+def test_wait_until_fails_saying_what_never_happened() -> None:
+    with pytest.raises(AssertionError, match=r"not within 0\.1 s: the light never turned green"):
+        wait_until(
+            lambda: False, timeout=0.1, interval=0.01, message="the light never turned green"
+        )
+    with pytest.raises(AssertionError, match="state was red"):
+        wait_until(lambda: False, timeout=0, message=lambda: "state was red")
+
+
+def _collected(*args: str) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode in (0, 5), done.stdout + done.stderr  # 5: nothing collected
+    return [line for line in done.stdout.splitlines() if "::" in line]
+
+
+def test_every_e2e_test_is_marked_and_not_e2e_leaves_them_out() -> None:
+    files = ["tests/e2e/test_probes.py", "tests/test_support.py"]
+    e2e = {item.split("::")[0] for item in _collected("-m", "e2e", *files)}
+    fast = {item.split("::")[0] for item in _collected("-m", "not e2e", *files)}
+    assert (e2e, fast) == ({files[0]}, {files[1]})

@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from tests.support import wait_until
 
 
 @dataclass
@@ -40,11 +41,12 @@ class Receiver:
         return [r for r in self.requests if r.path == path]
 
     def wait_for(self, done: Callable[[], bool], timeout: float = 60) -> None:
-        deadline = time.monotonic() + timeout
-        while not done():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"receiver timed out; got {[r.path for r in self.requests]}")
-            time.sleep(0.1)
+        wait_until(
+            done,
+            timeout,
+            interval=0.1,
+            message=lambda: f"receiver timed out; got {[r.path for r in self.requests]}",
+        )
 
 
 @contextmanager

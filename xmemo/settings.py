@@ -3,50 +3,48 @@
 Embedded mode (no environment at all): SQLite under ./var, tasks run in-process, DEBUG on,
 local-memory cache. Production: set DATABASE_URL (PostgreSQL), REDIS_URL (Celery broker and
 cache), SECRET_KEY, ALLOWED_HOSTS and XMEMO_DEBUG=0.
+
+Every value is read through the typed helpers of xmemo/environment.py: one that cannot be read
+(``XMEMO_USAGE_FLUSH_SECONDS=abc``, a rate limit that is no rate, a boolean that is neither
+1/true/yes/on nor 0/false/no/off) stops the start with ImproperlyConfigured naming it.
 """
 
 from __future__ import annotations
 
-import os
 from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
-
-def env_bool(name: str, default: bool) -> bool:
-    value = os.environ.get(name)
-    if value is None or value == "":
-        return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
-
-
-def env_secret(name: str, default: str = "") -> str:
-    """A secret from the file named by NAME_FILE (Docker and Kubernetes secrets), else from NAME."""
-    path = os.environ.get(f"{name}_FILE")
-    if path:
-        return Path(path).read_text(encoding="utf-8").strip()
-    return os.environ.get(name, default)
-
-
-def env_list(name: str, default: str) -> list[str]:
-    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
-
+# Every value of the environment is read through these typed helpers: a bad one stops the start
+# with ImproperlyConfigured naming its variable (xmemo/environment.py).
+from xmemo.environment import (
+    env_bool,
+    env_float,
+    env_int,
+    env_list,
+    env_path,
+    env_rate,
+    env_seconds,
+    env_secret,
+    env_str,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = Path(os.environ.get("XMEMO_VAR_DIR", BASE_DIR / "var"))
+VAR_DIR = env_path("XMEMO_VAR_DIR", BASE_DIR / "var")
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 # --- Core -----------------------------------------------------------------------------------
-DATABASE_URL = os.environ.get("DATABASE_URL", "")
-REDIS_URL = os.environ.get("REDIS_URL", "")
+DATABASE_URL = env_str("DATABASE_URL", "")
+REDIS_URL = env_str("REDIS_URL", "")
 EMBEDDED = not DATABASE_URL
 
 DEBUG = env_bool("XMEMO_DEBUG", EMBEDDED)
 SECRET_KEY = env_secret("SECRET_KEY")
 if not SECRET_KEY:
     if not DEBUG:
-        raise RuntimeError("SECRET_KEY must be set when DEBUG is off.")
+        raise ImproperlyConfigured("SECRET_KEY (or SECRET_KEY_FILE) must be set when DEBUG is off.")
     SECRET_KEY = "embedded-mode-only-not-a-secret"
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
@@ -54,6 +52,8 @@ CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
 CSRF_FAILURE_VIEW = "xmemo.handlers.csrf_failure"
 
 INSTALLED_APPS = [
+    # First: its `createsuperuser` (the personal workspace) shadows django.contrib.auth's.
+    "skills_app",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -65,7 +65,6 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "oauth2_provider",
     "axes",
-    "skills_app",
 ]
 
 MIDDLEWARE = [
@@ -112,13 +111,13 @@ TEMPLATES = [
 # a psycopg pool of at most XMEMO_DB_POOL_MAX_SIZE (default 10), returned after each request.
 # A positive XMEMO_DB_POOL_MAX_SIZE turns the pool on for any server; 0 turns it off.
 ASGI_SERVED = env_bool("XMEMO_ASGI", False)
-XMEMO_DB_POOL_MAX_SIZE = int(os.environ.get("XMEMO_DB_POOL_MAX_SIZE", "10" if ASGI_SERVED else "0"))
+XMEMO_DB_POOL_MAX_SIZE = env_int("XMEMO_DB_POOL_MAX_SIZE", 10 if ASGI_SERVED else 0, minimum=0)
 DATABASES = {
     "default": dj_database_url.parse(
         DATABASE_URL or f"sqlite:///{VAR_DIR / 'xmemo.sqlite3'}",
         conn_max_age=0
         if XMEMO_DB_POOL_MAX_SIZE > 0
-        else int(os.environ.get("XMEMO_CONN_MAX_AGE", "60")),
+        else env_int("XMEMO_CONN_MAX_AGE", 60, minimum=0),
     )
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
@@ -134,17 +133,17 @@ elif XMEMO_DB_POOL_MAX_SIZE > 0:
         "min_size": 1,
         "max_size": XMEMO_DB_POOL_MAX_SIZE,
         # A request waits this long for a free connection before failing.
-        "timeout": float(os.environ.get("XMEMO_DB_POOL_TIMEOUT", "30")),
+        "timeout": env_seconds("XMEMO_DB_POOL_TIMEOUT", 30),
     }
 # Parallel local test runs (several checkouts, one server) may name their own test database.
-if os.environ.get("XMEMO_TEST_DB_NAME"):
-    DATABASES["default"]["TEST"] = {"NAME": os.environ["XMEMO_TEST_DB_NAME"]}
+if env_str("XMEMO_TEST_DB_NAME"):
+    DATABASES["default"]["TEST"] = {"NAME": env_str("XMEMO_TEST_DB_NAME")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Cache ----------------------------------------------------------------------------------
 # Redis is shared with whoever can reach it: its cache holds data only, never pickles.
 # The prefix of every key this deployment writes there (the cache's, the usage counts').
-XMEMO_CACHE_PREFIX = os.environ.get("XMEMO_CACHE_PREFIX", "xmemo")
+XMEMO_CACHE_PREFIX = env_str("XMEMO_CACHE_PREFIX", "xmemo")
 if REDIS_URL:
     CACHES = {
         "default": {
@@ -166,7 +165,7 @@ CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_TASK_DEFAULT_QUEUE = os.environ.get("XMEMO_TASK_QUEUE", "xmemo")
+CELERY_TASK_DEFAULT_QUEUE = env_str("XMEMO_TASK_QUEUE", "xmemo")
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 600}
 # Task messages are read back from Redis too: JSON only, never pickle.
 CELERY_ACCEPT_CONTENT = ["json"]
@@ -176,19 +175,17 @@ CELERY_TASK_SERIALIZER = "json"
 # one person across all their workspaces (the rest wait, re-queued every few seconds, without
 # holding a worker slot). Keep both below the execution workers' total concurrency, so that
 # one tenant never fills every slot.
-XMEMO_EXECUTE_QUEUE = os.environ.get("XMEMO_EXECUTE_QUEUE", f"{CELERY_TASK_DEFAULT_QUEUE}-execute")
+XMEMO_EXECUTE_QUEUE = env_str("XMEMO_EXECUTE_QUEUE", f"{CELERY_TASK_DEFAULT_QUEUE}-execute")
 # Import and restore jobs holding an upload (queued or running) one user may have at once;
 # more answers 429 UPLOADS_PENDING. A job's upload is dropped when it ends.
-XMEMO_MAX_PENDING_UPLOADS = int(os.environ.get("XMEMO_MAX_PENDING_UPLOADS", "3"))
-XMEMO_EXECUTE_WORKSPACE_CONCURRENCY = int(
-    os.environ.get("XMEMO_EXECUTE_WORKSPACE_CONCURRENCY", "2")
-)
-XMEMO_EXECUTE_USER_CONCURRENCY = int(os.environ.get("XMEMO_EXECUTE_USER_CONCURRENCY", "2"))
-XMEMO_EXECUTE_CAP_RETRY_SECONDS = float(os.environ.get("XMEMO_EXECUTE_CAP_RETRY_SECONDS", "2"))
+XMEMO_MAX_PENDING_UPLOADS = env_int("XMEMO_MAX_PENDING_UPLOADS", 3, minimum=0)
+XMEMO_EXECUTE_WORKSPACE_CONCURRENCY = env_int("XMEMO_EXECUTE_WORKSPACE_CONCURRENCY", 2, minimum=1)
+XMEMO_EXECUTE_USER_CONCURRENCY = env_int("XMEMO_EXECUTE_USER_CONCURRENCY", 2, minimum=1)
+XMEMO_EXECUTE_CAP_RETRY_SECONDS = env_seconds("XMEMO_EXECUTE_CAP_RETRY_SECONDS", 2)
 # Job outbox: a job is handed to the broker after its transaction commits; one the broker could
 # not take (Redis down) is handed over by the workers' periodic sweep once it is back.
-XMEMO_OUTBOX_SWEEP_SECONDS = float(os.environ.get("XMEMO_OUTBOX_SWEEP_SECONDS", "10"))
-XMEMO_OUTBOX_GRACE_SECONDS = float(os.environ.get("XMEMO_OUTBOX_GRACE_SECONDS", "5"))
+XMEMO_OUTBOX_SWEEP_SECONDS = env_seconds("XMEMO_OUTBOX_SWEEP_SECONDS", 10)
+XMEMO_OUTBOX_GRACE_SECONDS = env_seconds("XMEMO_OUTBOX_GRACE_SECONDS", 5)
 
 # --- Auth, sessions, security ---------------------------------------------------------------
 _VALIDATION = "django.contrib.auth.password_validation"
@@ -205,8 +202,8 @@ AUTHENTICATION_BACKENDS = [
     "skills_app.console.throttle.LoginThrottleBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
-AXES_FAILURE_LIMIT = int(os.environ.get("XMEMO_LOGIN_FAILURE_LIMIT", "10"))
-AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("XMEMO_LOGIN_LOCKOUT_MINUTES", "15")))
+AXES_FAILURE_LIMIT = env_int("XMEMO_LOGIN_FAILURE_LIMIT", 10)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("XMEMO_LOGIN_LOCKOUT_MINUTES", 15, minimum=0))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "skills_app.console.throttle.lockout_response"
@@ -222,8 +219,8 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 # HTTPS-only deployments (secure cookies on): HSTS and the redirect to HTTPS, each adjustable.
-SECURE_HSTS_SECONDS = int(
-    os.environ.get("XMEMO_HSTS_SECONDS", "31536000" if SESSION_COOKIE_SECURE else "0")
+SECURE_HSTS_SECONDS = env_int(
+    "XMEMO_HSTS_SECONDS", 31536000 if SESSION_COOKIE_SECURE else 0, minimum=0
 )
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("XMEMO_HSTS_INCLUDE_SUBDOMAINS", True)
 SECURE_HSTS_PRELOAD = env_bool("XMEMO_HSTS_PRELOAD", True)
@@ -232,28 +229,28 @@ SECURE_SSL_REDIRECT = env_bool("XMEMO_SSL_REDIRECT", SESSION_COOKIE_SECURE)
 # --- Accounts: sign-up, invitations, e-mail (docs/contract.md §16) --------------------------------
 # Open sign-up: anybody may create an account at /signup/ (on in the embedded default only).
 XMEMO_OPEN_SIGNUP = env_bool("XMEMO_OPEN_SIGNUP", EMBEDDED)
-XMEMO_INVITATION_DAYS = int(os.environ.get("XMEMO_INVITATION_DAYS", "7"))
+XMEMO_INVITATION_DAYS = env_int("XMEMO_INVITATION_DAYS", 7)
 # Links in e-mails: the console's public origin (e.g. https://skills.example.com); when empty,
 # the origin of the request that sent the mail, or the embedded default's address for mails sent
 # with no request at hand (review notifications).
-XMEMO_PUBLIC_URL = os.environ.get("XMEMO_PUBLIC_URL", "").rstrip("/")
+XMEMO_PUBLIC_URL = env_str("XMEMO_PUBLIC_URL", "").rstrip("/")
 # E-mail through Django's backends: printed to the console in the embedded default, SMTP by the
 # EMAIL_* variables otherwise.
-EMAIL_BACKEND = os.environ.get(
+EMAIL_BACKEND = env_str(
     "EMAIL_BACKEND",
     "django.core.mail.backends.console.EmailBackend"
     if EMBEDDED
     else "django.core.mail.backends.smtp.EmailBackend",
 )
-EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
-EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
-EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
 EMAIL_HOST_PASSWORD = env_secret("EMAIL_HOST_PASSWORD")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
 EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
-EMAIL_TIMEOUT = int(os.environ.get("EMAIL_TIMEOUT", "20"))
-EMAIL_FILE_PATH = os.environ.get("EMAIL_FILE_PATH", str(VAR_DIR / "mail"))
-DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "XMemo <noreply@localhost>")
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 20)
+EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH", str(VAR_DIR / "mail"))
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "XMemo <noreply@localhost>")
 
 # --- I18N, static ---------------------------------------------------------------------------
 LANGUAGE_CODE = "en-us"
@@ -275,17 +272,17 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
 # Request rates shared by REST and MCP tool calls (skills_app.gateway.ratelimit), per token, per
 # person (all their tokens and their console session together) and per workspace (the tokens
 # restricted to it or owned by it together); empty for no limit.
-XMEMO_RATE_LIMIT = os.environ.get("XMEMO_RATE_LIMIT", "6000/min")
-XMEMO_RATE_LIMIT_USER = os.environ.get("XMEMO_RATE_LIMIT_USER", "6000/min")
-XMEMO_RATE_LIMIT_WORKSPACE = os.environ.get("XMEMO_RATE_LIMIT_WORKSPACE", "30000/min")
+XMEMO_RATE_LIMIT = env_rate("XMEMO_RATE_LIMIT", "6000/min")
+XMEMO_RATE_LIMIT_USER = env_rate("XMEMO_RATE_LIMIT_USER", "6000/min")
+XMEMO_RATE_LIMIT_WORKSPACE = env_rate("XMEMO_RATE_LIMIT_WORKSPACE", "30000/min")
 # Unauthenticated endpoints that cost work, per client address (docs/contract.md §16b): OAuth
 # client registration and token endpoint, sign-in (over all accounts; django-axes locks one
 # account per address), sign-up and password reset. Only POSTs count.
-XMEMO_RATE_LIMIT_OAUTH_REGISTER = os.environ.get("XMEMO_RATE_LIMIT_OAUTH_REGISTER", "10/min")
-XMEMO_RATE_LIMIT_OAUTH_TOKEN = os.environ.get("XMEMO_RATE_LIMIT_OAUTH_TOKEN", "60/min")
-XMEMO_RATE_LIMIT_SIGNIN = os.environ.get("XMEMO_RATE_LIMIT_SIGNIN", "60/min")
-XMEMO_RATE_LIMIT_SIGNUP = os.environ.get("XMEMO_RATE_LIMIT_SIGNUP", "10/min")
-XMEMO_RATE_LIMIT_PASSWORD_RESET = os.environ.get("XMEMO_RATE_LIMIT_PASSWORD_RESET", "10/min")
+XMEMO_RATE_LIMIT_OAUTH_REGISTER = env_rate("XMEMO_RATE_LIMIT_OAUTH_REGISTER", "10/min")
+XMEMO_RATE_LIMIT_OAUTH_TOKEN = env_rate("XMEMO_RATE_LIMIT_OAUTH_TOKEN", "60/min")
+XMEMO_RATE_LIMIT_SIGNIN = env_rate("XMEMO_RATE_LIMIT_SIGNIN", "60/min")
+XMEMO_RATE_LIMIT_SIGNUP = env_rate("XMEMO_RATE_LIMIT_SIGNUP", "10/min")
+XMEMO_RATE_LIMIT_PASSWORD_RESET = env_rate("XMEMO_RATE_LIMIT_PASSWORD_RESET", "10/min")
 # The client address behind reverse proxies: REMOTE_ADDR, unless it is one of these addresses or
 # networks (comma-separated), whose X-Forwarded-For is then read from the right up to the first
 # hop that is not one of them. Empty (the default): no header is believed, nobody can spoof it.
@@ -328,11 +325,11 @@ SPECTACULAR_SETTINGS = {
 # prepared statements on PostgreSQL, caching of recall resolutions under LISTEN/NOTIFY
 # invalidation (turn both off behind a transaction-pooling PgBouncer), and the per-process cache
 # of immutable recall content.
-XMEMO_AUTH_CACHE_SECONDS = float(os.environ.get("XMEMO_AUTH_CACHE_SECONDS", "5"))
+XMEMO_AUTH_CACHE_SECONDS = env_seconds("XMEMO_AUTH_CACHE_SECONDS", 5)
 XMEMO_RECALL_CACHE = env_bool("XMEMO_RECALL_CACHE", True)
 XMEMO_PREPARED_STATEMENTS = env_bool("XMEMO_PREPARED_STATEMENTS", True)
-XMEMO_RECALL_LOCAL_CACHE_BYTES = int(
-    os.environ.get("XMEMO_RECALL_LOCAL_CACHE_BYTES", str(32 * 1024 * 1024))
+XMEMO_RECALL_LOCAL_CACHE_BYTES = env_int(
+    "XMEMO_RECALL_LOCAL_CACHE_BYTES", 32 * 1024 * 1024, minimum=0
 )
 
 # --- Operations (docs/operations.md) ----------------------------------------------------------
@@ -342,7 +339,7 @@ XMEMO_METRICS_TOKEN = env_secret("XMEMO_METRICS_TOKEN")
 # this often (to Redis, or to the database without Redis), and every worker moves what Redis
 # holds into the database as often; 0 = only when asked (tests). XMEMO_USAGE=0 counts nothing.
 XMEMO_USAGE = env_bool("XMEMO_USAGE", True)
-XMEMO_USAGE_FLUSH_SECONDS = float(os.environ.get("XMEMO_USAGE_FLUSH_SECONDS", "10"))
+XMEMO_USAGE_FLUSH_SECONDS = env_seconds("XMEMO_USAGE_FLUSH_SECONDS", 10)
 
 # --- Level 0 search ---------------------------------------------------------------------------
 # Semantic retrieval beside the lexical ranking (docs/search.md): on wherever the embedding model
@@ -358,8 +355,8 @@ XMEMO_HEAP_SETTLE = env_bool("XMEMO_HEAP_SETTLE", True)
 
 # --- Product knobs --------------------------------------------------------------------------
 XMEMO_SKILLS_DEFAULT_ENABLED = env_bool("XMEMO_SKILLS_DEFAULT_ENABLED", True)
-XMEMO_MCP_CONTRACT = Path(
-    os.environ.get("XMEMO_MCP_CONTRACT", BASE_DIR / "config" / "mcp-documentation-contract.json")
+XMEMO_MCP_CONTRACT = env_path(
+    "XMEMO_MCP_CONTRACT", BASE_DIR / "config" / "mcp-documentation-contract.json"
 )
 XMEMO_MCP_ALLOWED_HOSTS = env_list("XMEMO_MCP_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]")
 XMEMO_MCP_ALLOWED_ORIGINS = env_list("XMEMO_MCP_ALLOWED_ORIGINS", "")
@@ -397,9 +394,9 @@ OAUTH2_PROVIDER = {
         "client_secret_basic",
     ],
     "AUTHORIZATION_CODE_EXPIRE_SECONDS": 60,
-    "ACCESS_TOKEN_EXPIRE_SECONDS": int(os.environ.get("XMEMO_OAUTH_ACCESS_TOKEN_SECONDS", "3600")),
-    "REFRESH_TOKEN_EXPIRE_SECONDS": int(
-        os.environ.get("XMEMO_OAUTH_REFRESH_TOKEN_SECONDS", str(30 * 86400))
+    "ACCESS_TOKEN_EXPIRE_SECONDS": env_int("XMEMO_OAUTH_ACCESS_TOKEN_SECONDS", 3600),
+    "REFRESH_TOKEN_EXPIRE_SECONDS": env_int(
+        "XMEMO_OAUTH_REFRESH_TOKEN_SECONDS", 30 * 86400, minimum=1
     ),
     "ROTATE_REFRESH_TOKEN": True,
     "REFRESH_TOKEN_REUSE_PROTECTION": True,
@@ -412,7 +409,9 @@ OAUTH2_PROVIDER = {
 }
 # A registered client with no consent, grant or token this many hours after registering is
 # deleted by `manage.py expire_oauth_clients` (run it from cron; docs/oauth.md).
-XMEMO_OAUTH_UNUSED_CLIENT_HOURS = float(os.environ.get("XMEMO_OAUTH_UNUSED_CLIENT_HOURS", "24"))
+XMEMO_OAUTH_UNUSED_CLIENT_HOURS = env_float(
+    "XMEMO_OAUTH_UNUSED_CLIENT_HOURS", 24, what="a number of hours"
+)
 # oauth2_provider.W008 flags `http` in ALLOWED_REDIRECT_URI_SCHEMES (RFC 9700 §2.1). It is safe
 # here: plaintext redirects are accepted for loopback hosts only (127.0.0.1, ::1), enforced by
 # skills_app.oauth.redirects on registration, its RFC 7592 update and the admin, and by
@@ -421,34 +420,30 @@ XMEMO_OAUTH_UNUSED_CLIENT_HOURS = float(os.environ.get("XMEMO_OAUTH_UNUSED_CLIEN
 SILENCED_SYSTEM_CHECKS = ["oauth2_provider.W008"]
 # URL import (docs/contract.md §8): base URLs are settings so tests can point them at a local fake
 # server.
-XMEMO_GITHUB_API_URL = os.environ.get("XMEMO_GITHUB_API_URL", "https://api.github.com")
-XMEMO_GITHUB_CODELOAD_URL = os.environ.get(
-    "XMEMO_GITHUB_CODELOAD_URL", "https://codeload.github.com"
-)
-XMEMO_CLAWHUB_URL = os.environ.get("XMEMO_CLAWHUB_URL", "https://clawhub.ai")
+XMEMO_GITHUB_API_URL = env_str("XMEMO_GITHUB_API_URL", "https://api.github.com")
+XMEMO_GITHUB_CODELOAD_URL = env_str("XMEMO_GITHUB_CODELOAD_URL", "https://codeload.github.com")
+XMEMO_CLAWHUB_URL = env_str("XMEMO_CLAWHUB_URL", "https://clawhub.ai")
 XMEMO_IMPORT_ALLOWED_HOSTS = env_list(
     "XMEMO_IMPORT_ALLOWED_HOSTS",
     "github.com,api.github.com,codeload.github.com,raw.githubusercontent.com,clawhub.ai,www.clawhub.ai",
 )
 XMEMO_IMPORT_ALLOW_PRIVATE = env_bool("XMEMO_IMPORT_ALLOW_PRIVATE", False)
-XMEMO_IMPORT_MAX_BYTES = int(os.environ.get("XMEMO_IMPORT_MAX_BYTES", str(16 * 1024 * 1024)))
-XMEMO_IMPORT_TIMEOUT_SECONDS = float(os.environ.get("XMEMO_IMPORT_TIMEOUT_SECONDS", "20"))
+XMEMO_IMPORT_MAX_BYTES = env_int("XMEMO_IMPORT_MAX_BYTES", 16 * 1024 * 1024, minimum=1)
+XMEMO_IMPORT_TIMEOUT_SECONDS = env_seconds("XMEMO_IMPORT_TIMEOUT_SECONDS", 20)
 XMEMO_IMPORT_DIR_ROOTS = env_list("XMEMO_IMPORT_DIR_ROOTS", "")
 # Webhooks (docs/contract.md §16): delivery attempts with exponential backoff (base * 2**(n-1)
-# seconds),
-# each POST bounded in time and in how much of the answer is read. Private and loopback
+# seconds), each POST bounded in time and in how much of the answer is read. Private and loopback
 # addresses are refused unless XMEMO_WEBHOOK_ALLOW_PRIVATE (tests only).
 XMEMO_WEBHOOK_ALLOW_PRIVATE = env_bool("XMEMO_WEBHOOK_ALLOW_PRIVATE", False)
-XMEMO_WEBHOOK_MAX_ATTEMPTS = int(os.environ.get("XMEMO_WEBHOOK_MAX_ATTEMPTS", "6"))
-XMEMO_WEBHOOK_BACKOFF_SECONDS = float(os.environ.get("XMEMO_WEBHOOK_BACKOFF_SECONDS", "30"))
-XMEMO_WEBHOOK_TIMEOUT_SECONDS = float(os.environ.get("XMEMO_WEBHOOK_TIMEOUT_SECONDS", "10"))
+XMEMO_WEBHOOK_MAX_ATTEMPTS = env_int("XMEMO_WEBHOOK_MAX_ATTEMPTS", 6)
+XMEMO_WEBHOOK_BACKOFF_SECONDS = env_seconds("XMEMO_WEBHOOK_BACKOFF_SECONDS", 30)
+XMEMO_WEBHOOK_TIMEOUT_SECONDS = env_seconds("XMEMO_WEBHOOK_TIMEOUT_SECONDS", 10)
 # Sandbox (docs/contract.md §13).
-XMEMO_BWRAP_PATH = os.environ.get("XMEMO_BWRAP_PATH", "bwrap")
-XMEMO_SANDBOX_MAX_TIMEOUT = int(os.environ.get("XMEMO_SANDBOX_MAX_TIMEOUT", "120"))
+XMEMO_BWRAP_PATH = env_str("XMEMO_BWRAP_PATH", "bwrap")
+XMEMO_SANDBOX_MAX_TIMEOUT = env_int("XMEMO_SANDBOX_MAX_TIMEOUT", 120)
 # Workspace secrets (docs/contract.md §2): Fernet keys, comma-separated; the first encrypts, all
-# decrypt (a
-# rotation prepends a new key, runs `manage.py rotate_workspace_secrets`, then drops the old).
-# Empty: a key derived from SECRET_KEY, which production should not rely on (see
+# decrypt (a rotation prepends a new key, runs `manage.py rotate_workspace_secrets`, then drops the
+# old). Empty: a key derived from SECRET_KEY, which production should not rely on (see
 # skills_app.infra.crypto).
 XMEMO_SECRETS_KEY = [k.strip() for k in env_secret("XMEMO_SECRETS_KEY").split(",") if k.strip()]
 
@@ -478,5 +473,5 @@ LOGGING = {
         },
         "skills_app.jobs": {"handlers": ["json"], "level": "INFO", "propagate": False},
     },
-    "root": {"handlers": ["console"], "level": os.environ.get("XMEMO_LOG_LEVEL", "WARNING")},
+    "root": {"handlers": ["console"], "level": env_str("XMEMO_LOG_LEVEL", "WARNING")},
 }

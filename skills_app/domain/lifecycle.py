@@ -36,9 +36,8 @@ TEAM = "team"
 WORKSPACE_KINDS = (PERSONAL, TEAM)
 # Where agents may be served a revision nobody reviewed when a skill has no published one (the
 # latest fallback of docs/contract.md §5). A personal workspace's owner is its only author and
-# reader; a
-# team reviews so that unreviewed text never reaches agents by default — not through a first
-# draft, nor by deprecating the published revision. Level 1 and Level 0 both follow this.
+# reader; a team reviews so that unreviewed text never reaches agents by default — not through a
+# first draft, nor by deprecating the published revision. Level 1 and Level 0 both follow this.
 LATEST_FALLBACK_KINDS = frozenset({PERSONAL})
 
 OWNER = "owner"

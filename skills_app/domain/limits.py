@@ -55,8 +55,8 @@ NAME_MAX = 200
 DESCRIPTION_MAX = 1024
 SLUG_MAX = 64
 # A decision of docs/contract.md §3: without it the body limit could be dodged by moving text into
-# frontmatter,
-# which Level 1 returns in full. Measured as compact UTF-8 JSON, like the canonical document.
+# frontmatter, which Level 1 returns in full. Measured as compact UTF-8 JSON, like the canonical
+# document.
 MAX_FRONTMATTER_BYTES = 65_536
 
 _SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")

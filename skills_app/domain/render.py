@@ -19,9 +19,9 @@ Tokens, as written in the body:
 =========================  =====================================================================
 
 The output is capped at ``MAX_RENDERED_BYTES`` of UTF-8 (docs/contract.md §5): arguments substituted
-many
-times over could otherwise multiply a 64 KiB body into hundreds of megabytes. The renderer counts
-as it goes and stops at the first piece past the cap, so it never holds much more than the cap.
+many times over could otherwise multiply a 64 KiB body into hundreds of megabytes. The renderer
+counts as it goes and stops at the first piece past the cap, so it never holds much more than the
+cap.
 
 A ``$`` word is the whole identifier after it, so ``$ARGUMENTSX`` or an undeclared ``$HOME`` is
 left as written, and the digits after ``$`` are one number (``$10`` is the tenth argument).

@@ -36,6 +36,7 @@ from django.core.cache import cache
 from django.http import HttpRequest
 
 from .. import errors
+from ..domain.rates import rate_parse
 from ..models import ApiToken
 from .auth import client_ip
 
@@ -43,16 +44,12 @@ SYNC_SECONDS = 0.5
 RETRY_SECONDS = 1.0
 logger = logging.getLogger(__name__)
 BATCH_DIVISOR = 100
-_PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 @functools.lru_cache(maxsize=16)  # read from settings on every request; parsed once
 def parse_rate(rate: str | None) -> tuple[int, int] | None:
-    """``"6000/min"`` → (6000, 60); None or empty → no limit."""
-    if not rate:
-        return None
-    count, _, period = rate.partition("/")
-    return int(count), _PERIODS[period.strip()[0].lower()]
+    """``"6000/min"`` → (6000, 60); None or empty → no limit (``domain/rates.py``)."""
+    return rate_parse(rate)
 
 
 @dataclass

@@ -2,10 +2,9 @@
 
 Only content that can never change goes here — a revision's Level 1 content and its
 components are immutable (docs/contract.md §3), and revision ids are random and never reused, so
-entries
-need no invalidation. What *can* change (which revision is published, who may read it, whether
-the revision still exists) is resolved by one database query on every request before the cache
-is consulted, so a deleted skill or a removed member never reads from here.
+entries need no invalidation. What *can* change (which revision is published, who may read it,
+whether the revision still exists) is resolved by one database query on every request before the
+cache is consulted, so a deleted skill or a removed member never reads from here.
 
 The shared tier is Redis in production, which whoever holds its URL can write. So it holds only
 bytes (``xmemo.cache`` never unpickles), each entry signed with an HMAC of its key and bytes

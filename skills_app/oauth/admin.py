@@ -3,10 +3,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
+from django.http import HttpRequest
 from oauth2_provider.admin import ApplicationAdmin
 from oauth2_provider.forms import ApplicationForm
 
+from ..services.oauth import public_client_prepare
 from .redirects import plaintext_off_loopback
 
 
@@ -25,3 +29,8 @@ class LoopbackOnlyApplicationForm(ApplicationForm):
 
 class LoopbackOnlyApplicationAdmin(ApplicationAdmin):
     form = LoopbackOnlyApplicationForm
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        """A public client added here is stored without a secret, as registration stores it."""
+        public_client_prepare(application=obj)
+        super().save_model(request, obj, form, change)

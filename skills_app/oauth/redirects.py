@@ -15,12 +15,16 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.views import (
     DynamicClientRegistrationManagementView,
     DynamicClientRegistrationView,
 )
+from oauth2_provider.views import dynamic_client_registration as dcr
+
+from ..services.oauth import oauth_client_register
 
 # Registration is open (docs/contract.md §16b): one client holds at most this many.
 MAX_REDIRECT_URIS = 10
@@ -82,9 +86,36 @@ def _invalid_redirect_uri(description: str) -> HttpResponse:
 # The rule hooks the handlers, not ``dispatch``: the library marks its ``dispatch`` CSRF-exempt
 # (a registration is an API call without cookies), which an override would lose.
 class RegistrationView(DynamicClientRegistrationView):
+    """The library's registration, its parsing and answer unchanged, storing the client through
+    :func:`skills_app.services.oauth.oauth_client_register` (the public-client rule)."""
+
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        response: HttpResponse = _refusal(request) or super().post(request, *args, **kwargs)
-        return response
+        refusal = _refusal(request)
+        if refusal is not None:
+            return refusal
+        if not dcr._check_permissions(request):
+            return dcr._error_response(
+                "access_denied", "Authentication required to register a client", status=401
+            )
+        data, error = dcr._parse_metadata(request.body)
+        if error:
+            return error
+        fields, error = dcr._build_application_kwargs(data)
+        if error:
+            return error
+        user = request.user if request.user.is_authenticated else None
+        try:
+            registered = oauth_client_register(user=user, fields=fields)
+        except ValidationError as exc:
+            return dcr._error_response(
+                "invalid_client_metadata", dcr._validation_error_description(exc)
+            )
+        body = dcr._application_to_response(
+            registered.application, registered.registration_token, request
+        )
+        if registered.client_secret:
+            body["client_secret"] = registered.client_secret
+        return JsonResponse(body, status=201)
 
 
 class RegistrationManagementView(DynamicClientRegistrationManagementView):

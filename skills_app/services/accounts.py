@@ -67,7 +67,6 @@ def user_create(
                 f"A workspace named '{username}' already exists; choose another username.",
                 details={"username": username},
             )
-        # The post_save hook gives the new user their personal workspace.
         user = user_model.objects.create_user(username=username, email=email, password=password)
     elif password:
         user.set_password(password)
@@ -106,8 +105,7 @@ def _free_personal_slug(username: str) -> str:
 @transaction.atomic
 def personal_workspace_ensure(*, user: User) -> Workspace:
     """Give ``user`` their personal workspace unless they have one (docs/contract.md §2: one per
-    user,
-    however the user comes to exist). Idempotent; the slug is the username when it can be."""
+    user, however the user comes to exist). Idempotent; the slug is the username when it can be."""
     existing = personal_workspace(user)
     if existing is not None:
         return existing
@@ -130,13 +128,38 @@ def personal_workspace_ensure(*, user: User) -> Workspace:
     return workspace
 
 
-def personal_workspace_on_user_save(
-    sender: type[User], instance: User, created: bool, raw: bool = False, **kwargs: object
-) -> None:
-    """``post_save`` hook on the user model: users made by the Django admin, ``createsuperuser``
-    or any other path get their personal workspace in the same transaction."""
-    if created and not raw:
-        personal_workspace_ensure(user=instance)
+@transaction.atomic
+def user_store(*, user: User) -> User:
+    """Save a new user built elsewhere (the Django admin's add form) with their personal
+    workspace, in one transaction (docs/contract.md §2: however the user comes to exist)."""
+    user.save()
+    personal_workspace_ensure(user=user)
+    return user
+
+
+@transaction.atomic
+def personal_workspaces_ensure_since(*, after_pk: int) -> list[Workspace]:
+    """The personal workspace of every user whose primary key is above ``after_pk``: for users
+    made by code this project does not own (Django's ``createsuperuser``, run through
+    ``management/commands/createsuperuser.py``). Idempotent."""
+    users = get_user_model().objects.filter(pk__gt=after_pk).order_by("pk")
+    return [personal_workspace_ensure(user=user) for user in users]
+
+
+def user_last_pk() -> int:
+    """The highest user primary key so far (0 with no user), the mark for
+    :func:`personal_workspaces_ensure_since`."""
+    last = get_user_model().objects.order_by("-pk").values_list("pk", flat=True).first()
+    return int(last or 0)
+
+
+@transaction.atomic
+def user_delete(*, actor: Actor, user: User) -> None:
+    """Delete an account (staff, in the Django admin): its memberships, tokens and OAuth
+    consents go with it; the workspaces, their skills and the audit log stay."""
+    if not actor.system:
+        raise errors.PermissionDenied("Only staff delete accounts.")
+    user.delete()
 
 
 def workspace_create(*, actor: Actor, slug: str, name: str) -> Workspace:
@@ -280,8 +303,8 @@ def _require_within_parent(
     expires_at: datetime | None,
 ) -> None:
     """A token made with a token is bounded by it (docs/contract.md §2): scopes ⊆, the same
-    workspace
-    restriction, an expiry no later, and a client profile that exposes no more MCP tools."""
+    workspace restriction, an expiry no later, and a client profile that exposes no more MCP
+    tools."""
     if "workspace:admin" not in (parent.scopes or []):
         raise errors.PermissionDenied(
             "This token lacks the 'workspace:admin' scope.",
@@ -339,8 +362,7 @@ WORKSPACE_TOKEN_ROLES = ("member", "admin")
 
 def _workspace_token_check(actor: Actor, workspace: Workspace | None, role: str) -> Workspace:
     """A token owned by a team (docs/contract.md §16): made by its owners and admins, with the role
-    member
-    or admin there (never owner: a token cannot manage who owns the team)."""
+    member or admin there (never owner: a token cannot manage who owns the team)."""
     if workspace is None:
         raise errors.ValidationFailed(
             "A workspace token needs the workspace that owns it.", details={"field": "workspace"}

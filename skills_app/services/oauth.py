@@ -9,11 +9,13 @@ tokens deleted, so they can never pick up the new limits.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
@@ -25,6 +27,10 @@ from oauth2_provider.models import (
     RefreshToken,
 )
 from oauth2_provider.settings import oauth2_settings
+
+# The library's own issuing of the RFC 7592 registration token (hashed at rest, its expiry
+# setting), reused rather than copied; tests/oauth fail if it goes.
+from oauth2_provider.views.dynamic_client_registration import _issue_registration_token
 
 from .. import errors
 from ..access import ADMIN_ROLES, Actor, require_role
@@ -147,13 +153,47 @@ def refresh_replay_record(*, application: AbstractApplication, user_id: int) -> 
     )
 
 
-def public_client_without_secret(sender: Any, instance: AbstractApplication, **kwargs: Any) -> None:
-    """``pre_save`` hook on the library's Application: a public client
-    (``token_endpoint_auth_method`` none, as MCP clients register) never authenticates with a
-    secret, so it is given none: no slow password hash on open registration, no secret at rest."""
-    if instance._state.adding and instance.client_type == AbstractApplication.CLIENT_PUBLIC:
-        instance.client_secret = ""
-        instance.hash_client_secret = False
+def public_client_prepare(*, application: AbstractApplication) -> None:
+    """The public-client rule, applied by whatever stores a new client (registration here, the
+    admin's add form): a public client (``token_endpoint_auth_method`` none, as MCP clients
+    register) never authenticates with a secret, so it is given none: no slow password hash on
+    open registration, no secret at rest."""
+    if application._state.adding and application.client_type == AbstractApplication.CLIENT_PUBLIC:
+        application.client_secret = ""
+        application.hash_client_secret = False
+
+
+@dataclass(frozen=True)
+class ClientRegistration:
+    """A client stored by dynamic registration (RFC 7591): the row, the secret of a
+    confidential client (shown once, in the answer) and the RFC 7592 registration token."""
+
+    application: AbstractApplication
+    client_secret: str | None
+    registration_token: str
+
+
+def oauth_client_register(*, user: User | None, fields: dict[str, Any]) -> ClientRegistration:
+    """Store a dynamically registered client from the library's RFC 7591 fields (the metadata
+    already parsed by it); raises Django's ``ValidationError`` for metadata the model refuses,
+    which the registration view answers as ``invalid_client_metadata``."""
+    application = Application(
+        user=user, registration_source=Application.RegistrationSource.DCR, **fields
+    )
+    # A confidential client's secret is shown once, before saving hashes it.
+    secret = (
+        application.client_secret
+        if application.client_type == AbstractApplication.CLIENT_CONFIDENTIAL
+        else None
+    )
+    application.full_clean()
+    public_client_prepare(application=application)
+    with transaction.atomic():
+        application.save()
+        token: str = _issue_registration_token(application, user)
+    return ClientRegistration(
+        application=application, client_secret=secret, registration_token=token
+    )
 
 
 @transaction.atomic

@@ -1,7 +1,6 @@
 """The save of docs/contract.md §6 from its JSON payload, shared by ``POST /v1/skills/save`` and the
-MCP tool
-``save_cloud_skill`` so both front doors check, store and answer alike; and its dry run, the
-lint of §17 (``POST /v1/skills/lint``), which reads the same payload and runs the same rules.
+MCP tool ``save_cloud_skill`` so both front doors check, store and answer alike; and its dry run,
+the lint of §17 (``POST /v1/skills/lint``), which reads the same payload and runs the same rules.
 
 The payload is untrusted JSON: every field is checked for its type here (a wrong type is a
 ``ValidationFailed`` naming the field, never a 500); the product rules (limits, paths, slug,

@@ -91,6 +91,30 @@ def workspace_settings_update(
 
 
 @transaction.atomic
+def workspace_feature_set(*, actor: Actor, workspace: Workspace, enabled: bool) -> Workspace:
+    """Switch Cloud Skills on or off for a workspace (``cloud_skills_enabled``): staff only (the
+    Django admin acts as the system), one audit entry ``workspace.feature.change`` when it
+    changes."""
+    if not actor.system:
+        raise errors.PermissionDenied("Only staff switch Cloud Skills for a workspace.")
+    enabled = _flag("cloud_skills_enabled", enabled)
+    locked = Workspace.objects.select_for_update().get(pk=workspace.pk)
+    if locked.cloud_skills_enabled != enabled:
+        change = {"from": locked.cloud_skills_enabled, "to": enabled}
+        locked.cloud_skills_enabled = enabled
+        locked.save(update_fields=["cloud_skills_enabled"])
+        audit_record(
+            actor=actor,
+            workspace=locked,
+            action="workspace.feature.change",
+            target_type="workspace",
+            target_id=locked.slug,
+            data={"cloud_skills_enabled": change},
+        )
+    return locked
+
+
+@transaction.atomic
 def workspace_secret_set(
     *, actor: Actor, workspace: Workspace, name: str, value: str
 ) -> WorkspaceSecret:

@@ -33,8 +33,7 @@ with hard caps where they do not (headers can lie):
   total that was already bounded.
 
 Each refusal names the offending entry: UnsafeArchive, or the limit's own error (docs/contract.md
-§3)
-(ComponentTooLarge, TooManyComponents, BodyTooLarge), ValidationFailed for a missing SKILL.md,
+§3) (ComponentTooLarge, TooManyComponents, BodyTooLarge), ValidationFailed for a missing SKILL.md,
 invalid UTF-8 or malformed YAML, UnsupportedFormat for what is not a ZIP.
 """
 

@@ -16,7 +16,7 @@ import httpx
 import redis
 from django.db import connection
 
-from tests.support import require_service
+from tests.support import require_service, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -173,24 +173,29 @@ def redis_server(port: int) -> list[str]:
 
 def wait_redis(port: int) -> None:
     """Wait until a test's own ``redis_server`` answers."""
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
+
+    def answers() -> bool:
         try:
-            if redis.Redis(port=port, socket_timeout=0.5).ping():
-                return
+            return bool(redis.Redis(port=port, socket_timeout=0.5).ping())
         except redis.RedisError:
-            time.sleep(0.1)
-    raise AssertionError("the test's own Redis did not start")
+            return False
+
+    wait_until(answers, 10, interval=0.1, message="the test's own Redis did not start")
 
 
 def poll_job(client: httpx.Client, job_id: str, timeout: float = 60) -> dict:
-    deadline = time.monotonic() + timeout
-    seen_states = []
-    while time.monotonic() < deadline:
+    seen_states: list[str] = []
+
+    def finished() -> dict | None:
         body = client.get(f"/v1/jobs/{job_id}").json()
         seen_states.append(body["state"])
-        if body["state"] in ("succeeded", "failed"):
-            body["seen_states"] = seen_states
-            return body
-        time.sleep(0.2)
-    raise AssertionError(f"job {job_id} did not finish: states {seen_states}")
+        return body if body["state"] in ("succeeded", "failed") else None
+
+    body: dict = wait_until(
+        finished,
+        timeout,
+        interval=0.2,
+        message=lambda: f"job {job_id} did not finish: states {seen_states}",
+    )
+    body["seen_states"] = seen_states
+    return body

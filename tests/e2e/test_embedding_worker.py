@@ -25,6 +25,7 @@ from tests.e2e.processes import (
     unique_queue,
 )
 from tests.factories import make_token, make_user, personal_ws, save
+from tests.support import wait_until
 
 SKILL = {
     "slug": "kiln-firing-log",
@@ -40,15 +41,13 @@ OTHER_WORDS = "journal for ceramics baked in a furnace"
 
 def wait_for_vector(revision_id: str, *, timeout: float, log: Path) -> RevisionEmbedding:
     """The revision's stored vector, once a worker has written it (polled)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        row = RevisionEmbedding.objects.filter(revision__revision_id=revision_id).first()
-        if row is not None:
-            return row
-        time.sleep(0.2)
-    raise AssertionError(
-        f"no vector for {revision_id} after {timeout}s:\n{log.read_text(errors='replace')[-3000:]}"
+    row: RevisionEmbedding = wait_until(
+        RevisionEmbedding.objects.filter(revision__revision_id=revision_id).first,
+        timeout,
+        interval=0.2,
+        message=lambda: f"no vector for {revision_id}:\n{log.read_text(errors='replace')[-3000:]}",
     )
+    return row
 
 
 def assert_vector_of(row: RevisionEmbedding, revision: SkillRevision) -> None:
@@ -103,10 +102,12 @@ def test_a_save_is_found_at_once_and_embedded_by_a_worker_started_later(tmp_path
             row = wait_for_vector(revision_id, timeout=120, log=worker_log)
             assert_vector_of(row, SkillRevision.objects.get(revision_id=revision_id))
         # The web processes see the new vector within a second or two (docs/search.md).
-        deadline = time.monotonic() + 30
-        while level0(OTHER_WORDS) != [SKILL["slug"]]:
-            assert time.monotonic() < deadline, "the stored vector never reached Level 0"
-            time.sleep(0.5)
+        wait_until(
+            lambda: level0(OTHER_WORDS) == [SKILL["slug"]],
+            30,
+            interval=0.5,
+            message="the stored vector never reached Level 0",
+        )
     assert RevisionEmbedding.objects.count() == 1
 
 

@@ -4,7 +4,6 @@ worker's job lines carrying the request id that enqueued the job."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import httpx
@@ -21,6 +20,7 @@ from tests.e2e.processes import (
     unique_queue,
 )
 from tests.factories import make_token, make_user, personal_ws, publish
+from tests.support import wait_until
 
 
 def _lines(log: Path, key: str, value: str) -> list[dict]:
@@ -35,13 +35,17 @@ def _lines(log: Path, key: str, value: str) -> list[dict]:
 
 
 def _wait_lines(log: Path, key: str, value: str, count: int) -> list[dict]:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+    def enough() -> list[dict] | None:
         found = _lines(log, key, value)
-        if len(found) >= count:
-            return found
-        time.sleep(0.2)
-    raise AssertionError(f"fewer than {count} lines with {key}={value}:\n{log.read_text()[-3000:]}")
+        return found if len(found) >= count else None
+
+    found: list[dict] = wait_until(
+        enough,
+        30,
+        interval=0.2,
+        message=lambda: f"fewer than {count} lines with {key}={value}:\n{log.read_text()[-3000:]}",
+    )
+    return found
 
 
 @pytest.mark.django_db(transaction=True)

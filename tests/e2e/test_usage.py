@@ -4,7 +4,6 @@ shown exactly per revision, day and client within a minute; another tenant hears
 
 from __future__ import annotations
 
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -25,20 +24,26 @@ from tests.e2e.processes import (
 )
 from tests.factories import make_token, make_user, personal_ws, publish
 from tests.mcp.conftest import with_mcp
+from tests.support import wait_until
 
 N_REST, M_REST, N_MCP, M_MCP = 4, 3, 2, 5
 
 
 def _usage_when(api: httpx.Client, path: str, level1: int, level2: int) -> dict[str, Any]:
-    deadline = time.monotonic() + 60
-    body: dict[str, Any] = {}
-    while time.monotonic() < deadline:
-        body = api.get(path, params={"days": "2"}).json()
+    last: list[dict[str, Any]] = [{}]
+
+    def reached() -> dict[str, Any] | None:
+        last[0] = body = api.get(path, params={"days": "2"}).json()
         today = body["days"][-1]
-        if (today["level1"], today["level2"]) == (level1, level2):
-            return body
-        time.sleep(0.5)
-    raise AssertionError(f"usage did not reach {level1}/{level2} in 60 s: {body}")
+        return body if (today["level1"], today["level2"]) == (level1, level2) else None
+
+    found: dict[str, Any] = wait_until(
+        reached,
+        60,
+        interval=0.5,
+        message=lambda: f"usage did not reach {level1}/{level2}: {last[0]}",
+    )
+    return found
 
 
 @pytest.mark.django_db(transaction=True)

@@ -20,7 +20,7 @@ from skills_app.infra import invalidation
 from skills_app.infra.cache import clear_local
 from skills_app.selectors.recall import clear_resolutions, recall
 from tests.factories import build_env, make_token, publish
-from tests.support import require_service
+from tests.support import require_service, wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -47,12 +47,10 @@ def _elsewhere(sql: str, params: list[Any]) -> None:
 
 
 def _eventually(check: Callable[[], bool], seconds: float = 2.0) -> float:
+    """How long ``check`` took to hold."""
     started = time.monotonic()
-    while time.monotonic() - started < seconds:
-        if check():
-            return time.monotonic() - started
-        time.sleep(0.005)
-    raise AssertionError("the change never showed")
+    wait_until(check, seconds, interval=0.005, message="the change never showed")
+    return time.monotonic() - started
 
 
 def test_resolutions_are_cached_and_follow_commits_elsewhere() -> None:

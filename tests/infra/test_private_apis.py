@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import inspect
 import logging
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -22,7 +21,7 @@ from django.db import DatabaseError, connection
 from django.db.backends.postgresql import base as postgresql_base
 
 from skills_app.infra import db, invalidation
-from tests.support import require_service
+from tests.support import require_service, wait_until
 
 # ``transaction=True``: a session inside a transaction receives no notifications, so
 # ``invalidation.current()`` answers None in an ordinary (rolled back) test.
@@ -51,12 +50,7 @@ def _notify_elsewhere() -> None:
 
 
 def _eventually(check: Callable[[], bool], seconds: float = 2.0) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.005)
-    raise AssertionError("never happened")
+    wait_until(check, seconds, interval=0.005, message="never happened")
 
 
 # --- db.py: prepared statements -------------------------------------------------------------------

@@ -5,7 +5,6 @@ deterministic with a hook between the export's reads and its finalizing."""
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,7 +17,7 @@ from skills_app.services.jobs import run, start
 from skills_app.services.skills import skill_delete, skill_set_status
 from skills_app.sources import backup, capsule
 from tests.factories import Env, actor_for, build_env, let_authors_approve, make_team, publish
-from tests.support import require_service
+from tests.support import require_service, wait_until
 
 
 @pytest.fixture
@@ -117,16 +116,15 @@ def test_a_delete_arriving_while_the_export_finalizes_waits_and_then_erases_it(
 
 def _wait_until_blocked_on_a_lock() -> None:
     """Until another session of this database waits for a row lock (the delete's)."""
-    deadline = time.monotonic() + 20
     with connections["default"].cursor() as cursor:
-        while time.monotonic() < deadline:
+
+        def waiting() -> bool:
             # Inside a transaction the statistics views keep their first snapshot.
             cursor.execute("SELECT pg_stat_clear_snapshot()")
             cursor.execute(
                 "SELECT count(*) FROM pg_stat_activity "
                 "WHERE datname = current_database() AND wait_event_type = 'Lock'"
             )
-            if cursor.fetchone()[0]:
-                return
-            time.sleep(0.05)
-    raise AssertionError("the delete never waited for the export's lock")
+            return bool(cursor.fetchone()[0])
+
+        wait_until(waiting, 20, message="the delete never waited for the export's lock")

@@ -11,7 +11,6 @@ import asyncio
 import gc
 import socket
 import threading
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
@@ -29,6 +28,7 @@ from mcp.client.streamable_http import streamable_http_client
 # The API's autouse fixture: cached tokens, recalled content and rate counts of one test must
 # not reach the next.
 from tests.api.conftest import _fresh_caches  # noqa: F401
+from tests.support import wait_until
 
 T = TypeVar("T")
 
@@ -43,11 +43,14 @@ def live_url() -> Iterator[str]:
     server = uvicorn.Server(uvicorn.Config(application, lifespan="on", log_level="warning"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 15
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            pytest.fail("uvicorn did not start (see the log above)")
-        time.sleep(0.02)
+    wait_until(
+        lambda: server.started or not thread.is_alive(),
+        15,
+        interval=0.02,
+        message="uvicorn did not start (see the log above)",
+    )
+    if not server.started:
+        pytest.fail("uvicorn did not start (see the log above)")
     try:
         yield f"http://127.0.0.1:{sock.getsockname()[1]}"
     finally:

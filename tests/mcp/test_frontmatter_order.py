@@ -1,6 +1,5 @@
 """Frontmatter keys keep the order their author wrote them in (docs/contract.md §3), on PostgreSQL:
-saved
-over MCP, recalled over REST and MCP, exported as a capsule and imported again. (SQLite: see
+saved over MCP, recalled over REST and MCP, exported as a capsule and imported again. (SQLite: see
 tests/services/test_sqlite_frontmatter_order.py.)"""
 
 from __future__ import annotations

@@ -8,6 +8,8 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import check_password
 from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
@@ -106,6 +108,52 @@ def test_a_public_client_costs_no_slow_secret_hash(client: Client, settings: Any
     application = Application.objects.get(client_id=client_id)
     assert application.client_type == "public"
     assert application.client_secret == ""  # nothing hashed, nothing to leak: it never sends one
+
+
+def test_a_public_client_added_in_the_admin_has_no_secret_either(client: Client) -> None:
+    admin = get_user_model().objects.create_superuser("root", "root@example.com", "pw")
+    client.force_login(admin)
+    response = client.post(
+        "/admin/oauth2_provider/application/add/",
+        {
+            "client_id": "admin-made",
+            "redirect_uris": "http://127.0.0.1/callback",
+            "post_logout_redirect_uris": "",
+            "allowed_origins": "",
+            "client_type": "public",
+            "authorization_grant_type": "authorization-code",
+            "client_secret": "typed-in-by-staff",
+            "hash_client_secret": "on",
+            "name": "Admin made",
+            "algorithm": "",
+            "registration_source": "manual",
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[-2000:]
+    application = Application.objects.get(client_id="admin-made")
+    assert (application.client_secret, application.hash_client_secret) == ("", False)
+
+
+def test_a_confidential_client_is_answered_its_secret_once_and_stores_only_a_hash(
+    client: Client,
+) -> None:
+    answer = client.post(
+        "/oauth/register/",
+        {
+            "client_name": "Server agent",
+            "redirect_uris": [CALLBACK],
+            "token_endpoint_auth_method": "client_secret_basic",
+        },
+        content_type="application/json",
+    )
+    assert answer.status_code == 201, answer.content
+    body = answer.json()
+    application = Application.objects.get(client_id=body["client_id"])
+    assert application.client_type == "confidential"
+    assert body["client_secret"]
+    assert body["registration_access_token"]
+    assert application.client_secret != body["client_secret"]
+    assert check_password(body["client_secret"], application.client_secret)
 
 
 def test_expiry_removes_unused_clients_and_keeps_used_and_fresh_ones(

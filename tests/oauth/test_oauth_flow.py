@@ -1,8 +1,7 @@
 """OAuth 2.1 for MCP clients (docs/contract.md §12) through Django's test client: discovery,
-registration,
-the consent page, the token endpoint, and what the tokens may do on ``/v1/`` — including every
-bad input the OAuth RFCs name an error for, each storing nothing (but an audit entry where a
-workspace is concerned)."""
+registration, the consent page, the token endpoint, and what the tokens may do on ``/v1/`` —
+including every bad input the OAuth RFCs name an error for, each storing nothing (but an audit entry
+where a workspace is concerned)."""
 
 from __future__ import annotations
 

@@ -22,6 +22,7 @@ from skills_app.selectors.search import semantic
 from skills_app.selectors.search.gate import gate_for
 from skills_app.services.skills import skill_set_status
 from tests.factories import Env, actor_for, make_token, personal_ws, publish, save
+from tests.support import wait_until
 
 QUERY = "my spreadsheet totals broke after I moved some columns around"
 SKILL = {
@@ -194,7 +195,6 @@ def test_a_large_workspace_builds_its_index_in_the_background(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """No search waits for a large index: words answer until the vectors are ready."""
-    import time
 
     from tests.factories import build_env
 
@@ -205,10 +205,12 @@ def test_a_large_workspace_builds_its_index_in_the_background(
     _publish_embedded(env.owner, env.personal, "excel-refs")
     agent = _agent(env)
     assert _slugs(agent) == []  # the index is being built; no shared word
-    deadline = time.monotonic() + 30
-    while _slugs(agent) != ["excel-refs"]:
-        assert time.monotonic() < deadline, "the background build never finished"
-        time.sleep(0.2)
+    wait_until(
+        lambda: _slugs(agent) == ["excel-refs"],
+        30,
+        interval=0.2,
+        message="the background build never finished",
+    )
 
 
 def test_an_inverted_file_index_trains_on_a_bounded_sample() -> None:

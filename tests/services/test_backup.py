@@ -1,8 +1,7 @@
 """Workspace backup and restore (docs/contract.md §9) on the real database: a workspace with every
-kind of
-history is backed up, restored into a new team and compared field by field; a second backup of
-the restored team is byte-identical apart from the workspace's identity; what cannot be
-restored is refused with nothing stored."""
+kind of history is backed up, restored into a new team and compared field by field; a second backup
+of the restored team is byte-identical apart from the workspace's identity; what cannot be restored
+is refused with nothing stored."""
 
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ from skills_app.services.jobs import import_start
 from skills_app.services.skills import revision_transition, skill_delete, skill_set_status
 from skills_app.tasks import embed_revisions
 from tests.factories import Env, actor_for, make_team, make_token, publish, save
-from tests.support import require_service
+from tests.support import require_service, wait_until
 
 Capture = Callable[..., Any]
 
@@ -567,10 +567,11 @@ def test_embedded_default_embeds_in_a_background_thread_after_the_save_answers(
     assert time.monotonic() - started < 10
     assert not RevisionEmbedding.objects.exists()  # the encoder is held: the save did not wait
     release.set()
-    deadline = time.monotonic() + 30
-    while not RevisionEmbedding.objects.exists():
-        assert time.monotonic() < deadline, "the background thread never stored the vector"
-        time.sleep(0.05)
+    wait_until(
+        RevisionEmbedding.objects.exists,
+        30,
+        message="the background thread never stored the vector",
+    )
     assert set(_vectors()) == {response.json()["revision_id"]}
     assert ran_in
     assert request_thread not in ran_in
@@ -590,10 +591,7 @@ def test_embedded_default_also_catches_up_what_another_process_saved(
     embeddings.embeddings_in_process_start()
     try:
         rev = save(env.owner, env.personal, slug="elsewhere").revision
-        deadline = time.monotonic() + 30
-        while not RevisionEmbedding.objects.exists():
-            assert time.monotonic() < deadline, "the periodic catch-up never came"
-            time.sleep(0.05)
+        wait_until(RevisionEmbedding.objects.exists, 30, message="the periodic catch-up never came")
     finally:
         embeddings.embeddings_in_process_stop()
     assert set(_vectors()) == {rev.revision_id}

@@ -1,6 +1,5 @@
 """Review e-mails (docs/contract.md §16): who is told, after commit only, per-user opt-out, and a
-mail
-server that is down never fails the action."""
+mail server that is down never fails the action."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """The review conversation (docs/contract.md §16) on the real database: comments, request changes,
-the
-author's answer, and N distinct approvals — concurrency-safe, audited, nothing half-stored."""
+the author's answer, and N distinct approvals — concurrency-safe, audited, nothing half-stored."""
 
 from __future__ import annotations
 
