@@ -14,9 +14,8 @@ from django.urls import path
 from oauth2_provider import urls as dot_urls
 from oauth2_provider import views as dot_views
 
-from ..oauth.redirects import RegistrationManagementView, RegistrationView
 from .throttle import address_limited
-from .views.oauth import ConsentView
+from .views.oauth import ConsentView, RegistrationManagementView, RegistrationView
 
 app_name = "oauth2_provider"
 

@@ -12,19 +12,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
 from urllib.parse import urlsplit
 
-from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from oauth2_provider.settings import oauth2_settings
-from oauth2_provider.views import (
-    DynamicClientRegistrationManagementView,
-    DynamicClientRegistrationView,
-)
-from oauth2_provider.views import dynamic_client_registration as dcr
-
-from ..services.oauth import oauth_client_register
 
 # Registration is open (docs/contract.md §16b): one client holds at most this many.
 MAX_REDIRECT_URIS = 10
@@ -59,7 +50,7 @@ def _requested_redirect_uris(request: HttpRequest) -> list[str]:
     return [uri for uri in uris if isinstance(uri, str)] if isinstance(uris, list) else []
 
 
-def _refusal(request: HttpRequest) -> HttpResponse | None:
+def registration_refusal(request: HttpRequest) -> HttpResponse | None:
     """The RFC 7591 §3.2.2 error for a registration (or its update) naming more than
     ``MAX_REDIRECT_URIS`` redirect URIs or a plaintext non-loopback one, answered before the
     library stores anything."""
@@ -81,44 +72,3 @@ def _invalid_redirect_uri(description: str) -> HttpResponse:
     return JsonResponse(
         {"error": "invalid_redirect_uri", "error_description": description}, status=400
     )
-
-
-# The rule hooks the handlers, not ``dispatch``: the library marks its ``dispatch`` CSRF-exempt
-# (a registration is an API call without cookies), which an override would lose.
-class RegistrationView(DynamicClientRegistrationView):
-    """The library's registration, its parsing and answer unchanged, storing the client through
-    :func:`skills_app.services.oauth.oauth_client_register` (the public-client rule)."""
-
-    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        refusal = _refusal(request)
-        if refusal is not None:
-            return refusal
-        if not dcr._check_permissions(request):
-            return dcr._error_response(
-                "access_denied", "Authentication required to register a client", status=401
-            )
-        data, error = dcr._parse_metadata(request.body)
-        if error:
-            return error
-        fields, error = dcr._build_application_kwargs(data)
-        if error:
-            return error
-        user = request.user if request.user.is_authenticated else None
-        try:
-            registered = oauth_client_register(user=user, fields=fields)
-        except ValidationError as exc:
-            return dcr._error_response(
-                "invalid_client_metadata", dcr._validation_error_description(exc)
-            )
-        body = dcr._application_to_response(
-            registered.application, registered.registration_token, request
-        )
-        if registered.client_secret:
-            body["client_secret"] = registered.client_secret
-        return JsonResponse(body, status=201)
-
-
-class RegistrationManagementView(DynamicClientRegistrationManagementView):
-    def put(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        response: HttpResponse = _refusal(request) or super().put(request, *args, **kwargs)
-        return response

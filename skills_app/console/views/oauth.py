@@ -13,17 +13,24 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django import forms
+from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from oauth2_provider.exceptions import OAuthToolkitError
 from oauth2_provider.forms import AllowForm
 from oauth2_provider.models import get_application_model
-from oauth2_provider.views import AuthorizationView
+from oauth2_provider.views import (
+    AuthorizationView,
+    DynamicClientRegistrationManagementView,
+    DynamicClientRegistrationView,
+)
+from oauth2_provider.views import dynamic_client_registration as dcr
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
 from ... import errors
 from ...access import SCOPES, Actor, readable_workspaces
 from ...models import Workspace
+from ...oauth.redirects import registration_refusal
 from ...oauth.resource import mcp_resource, request_origin, resource_allowed
 from ...profiles import DEFAULT_PROFILE, profile_choices
 from ...services import oauth as oauth_services
@@ -189,3 +196,45 @@ class ConsentView(AuthorizationView):
             record_refusal("invalid_scope", exc.message)
             credentials = {key: data.get(key) for key in ("client_id", "redirect_uri", "state")}
             return self._refuse("invalid_scope", exc.message, credentials)
+
+
+# The rule hooks the handlers, not ``dispatch``: the library marks its ``dispatch`` CSRF-exempt
+# (a registration is an API call without cookies), which an override would lose.
+class RegistrationView(DynamicClientRegistrationView):
+    """The library's registration, its parsing and answer unchanged, storing the client through
+    :func:`skills_app.services.oauth.oauth_client_register` (the public-client rule)."""
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        refusal = registration_refusal(request)
+        if refusal is not None:
+            return refusal
+        if not dcr._check_permissions(request):
+            return dcr._error_response(
+                "access_denied", "Authentication required to register a client", status=401
+            )
+        data, error = dcr._parse_metadata(request.body)
+        if error:
+            return error
+        fields, error = dcr._build_application_kwargs(data)
+        if error:
+            return error
+        user = request.user if request.user.is_authenticated else None
+        try:
+            registered = oauth_services.oauth_client_register(user=user, fields=fields)
+        except ValidationError as exc:
+            return dcr._error_response(
+                "invalid_client_metadata", dcr._validation_error_description(exc)
+            )
+        body = dcr._application_to_response(
+            registered.application, registered.registration_token, request
+        )
+        if registered.client_secret:
+            body["client_secret"] = registered.client_secret
+        return JsonResponse(body, status=201)
+
+
+class RegistrationManagementView(DynamicClientRegistrationManagementView):
+    def put(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        refusal = registration_refusal(request)
+        response: HttpResponse = refusal or super().put(request, *args, **kwargs)
+        return response
