@@ -159,7 +159,9 @@ def test_the_mcp_service_on_uvicorns_own_workers_answers_the_same(tmp_path: Path
         with running(mcp_service(port), env=env, log=log) as service:
             # Two workers importing Django, the SDK and ONNX Runtime on a shared machine.
             wait_http(f"http://127.0.0.1:{port}/v1/schema", service, log, timeout=120)
-            reply = httpx.post(f"http://127.0.0.1:{port}/mcp", content=body, headers=headers)
+            reply = httpx.post(
+                f"http://127.0.0.1:{port}/mcp", content=body, headers=headers, timeout=60
+            )
             answers.append((reply.status_code, reply.headers["content-type"], reply.content))
     dealt, plain = answers
     assert dealt[0] == 200, dealt
