@@ -35,6 +35,10 @@ TEAM_SLUG = "bench-team"
 USERNAME = "bench"
 REVISIONS_PER_SKILL = 3
 COMPONENTS_PER_REVISION = 4
+# The labels on the published revision of every labelled skill (the odd-numbered half): Level 1
+# of those skills beside Level 1 of the other half, otherwise the same content, is what labels
+# cost recall (docs/contract.md §18).
+LABELS = ("canary", "production", "staging")
 
 
 def _vocabulary() -> list[str]:
@@ -286,6 +290,33 @@ def _seed_batch(team: Any, indexes: range, revisions: int) -> None:
         # Django writes one CASE of batch_size branches per column: small batches keep it linear.
         batch_size=100,
     )
+
+
+def labelled(slug: str) -> bool:
+    """Whether the bench skill ``slug`` is one of the labelled half (``seed_labels``)."""
+    return int(slug.rsplit("-", 1)[1]) % 2 == 1
+
+
+def seed_labels() -> int:
+    """``LABELS`` on the published revision of every labelled bench skill, where missing, as
+    ``services.labels.label_move`` would leave them; answers how many were added."""
+    from skills_app.models import Skill, SkillLabel, Workspace
+
+    team = Workspace.objects.get(slug=TEAM_SLUG)
+    owner = team.created_by
+    skills = Skill.objects.filter(workspace=team, published_revision__isnull=False).values_list(
+        "pk", "slug", "published_revision_id"
+    )
+    have = set(SkillLabel.objects.filter(workspace=team).values_list("skill_id", "name"))
+    rows = [
+        SkillLabel(skill_id=pk, workspace=team, name=name, revision_id=revision, moved_by=owner)
+        for pk, slug, revision in skills
+        if labelled(slug)
+        for name in LABELS
+        if (pk, name) not in have
+    ]
+    SkillLabel.objects.bulk_create(rows, batch_size=5000)
+    return len(rows)
 
 
 def oauth_access_token(origin: str) -> str:

@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from . import errors
 from .domain import lifecycle
-from .models import ApiToken, Job, Membership, Skill, SkillRevision, Workspace
+from .models import ApiToken, Invitation, Job, Membership, Skill, SkillRevision, Workspace
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -180,8 +180,10 @@ def require_role(actor: Actor, workspace: Workspace, roles: tuple[str, ...] = RO
     return role
 
 
-def skills_for(actor: Actor) -> QuerySet[Skill]:
-    return Skill.objects.filter(workspace__in=readable_workspaces(actor))
+def skills_for(actor: Actor, *, workspace: Workspace | None = None) -> QuerySet[Skill]:
+    """The skills the actor reads (in enabled workspaces); with ``workspace``, of that one."""
+    qs = Skill.objects.filter(workspace__in=readable_workspaces(actor))
+    return qs.filter(workspace=workspace) if workspace is not None else qs
 
 
 def skill_for(actor: Actor, skill_id: str) -> Skill:
@@ -197,8 +199,10 @@ def skill_for(actor: Actor, skill_id: str) -> Skill:
     return skill
 
 
-def revisions_for(actor: Actor) -> QuerySet[SkillRevision]:
-    return SkillRevision.objects.filter(workspace__in=readable_workspaces(actor))
+def revisions_for(actor: Actor, *, workspace: Workspace | None = None) -> QuerySet[SkillRevision]:
+    """The revisions the actor reads (in enabled workspaces); with ``workspace``, of that one."""
+    qs = SkillRevision.objects.filter(workspace__in=readable_workspaces(actor))
+    return qs.filter(workspace=workspace) if workspace is not None else qs
 
 
 def revision_for(actor: Actor, revision_id: str) -> SkillRevision:
@@ -246,6 +250,44 @@ def job_for(actor: Actor, job_id: str) -> Job:
         raise errors.NotFound(f"Job '{job_id}' was not found.", details={"job_id": job_id})
     _ensure_enabled(job.workspace)
     return job
+
+
+def token_for(actor: Actor, token_id: str) -> ApiToken:
+    """One of the caller's own tokens, or a token of a team the caller owns or administers;
+    anyone else's answers 404 like a missing one."""
+    not_found = errors.NotFound(
+        f"Token '{token_id}' was not found.", details={"token_id": token_id}
+    )
+    if actor.user is None:
+        raise not_found
+    token = (
+        ApiToken.objects.filter(token_id=token_id)
+        .filter(
+            Q(user=actor.user, role="")
+            | (
+                ~Q(role="")
+                & Q(
+                    workspace__memberships__user=actor.user,
+                    workspace__memberships__role__in=ADMIN_ROLES,
+                )
+            )
+        )
+        .select_related("workspace")
+        .first()
+    )
+    if token is None:
+        raise not_found
+    return token
+
+
+def invitation_for(*, actor: Actor, workspace: Workspace, invitation_id: str) -> Invitation:
+    """One invitation of a team, for its owners and admins; anything else is NotFound."""
+    require_scope(actor, "workspace:admin")
+    require_role(actor, workspace, ADMIN_ROLES)
+    invitation = Invitation.objects.filter(workspace=workspace, invitation_id=invitation_id).first()
+    if invitation is None:
+        raise errors.NotFound("Invitation not found.", details={"id": invitation_id})
+    return invitation
 
 
 def require_workspace_admin(actor: Actor, workspace: Workspace) -> str:

@@ -31,7 +31,9 @@ from django.urls import reverse
 
 from .. import access, errors
 from ..gateway.auth import client_ip
-from ..models import Job, Membership, Skill, SkillRevision, Workspace
+from ..models import Job, Skill, SkillRevision, Workspace
+from ..selectors.accounts import user_memberships
+from ..selectors.reviews import awaiting_review_count
 
 P = ParamSpec("P")
 
@@ -96,10 +98,10 @@ class Console:
         return self.role in access.ADMIN_ROLES
 
     def skills(self) -> QuerySet[Skill]:
-        return access.skills_for(self.actor).filter(workspace=self.ws)
+        return access.skills_for(self.actor, workspace=self.ws)
 
     def revisions(self) -> QuerySet[SkillRevision]:
-        return access.revisions_for(self.actor).filter(workspace=self.ws)
+        return access.revisions_for(self.actor, workspace=self.ws)
 
     def skill(self, skill_id: str) -> Skill:
         """A skill of this workspace (through ``access``); any other answers NotFound."""
@@ -129,27 +131,17 @@ class Console:
 
     def page_context(self) -> dict[str, Any]:
         """Layout data: the workspace switcher, the review count, the current workspace."""
-        memberships = list(
-            Membership.objects.filter(
-                user=self.request.user,  # type: ignore[misc]
-                workspace__in=access.readable_workspaces(self.actor, include_disabled=True),
-            )
-            .select_related("workspace")
-            .order_by("workspace__kind", "workspace__slug")  # "personal" sorts before "team"
+        review_count = (
+            awaiting_review_count(actor=self.actor, workspace=self.workspace)
+            if self.workspace is not None
+            else 0
         )
-        review_count = 0
-        if self.workspace is not None and self.workspace.cloud_skills_enabled:
-            review_count = (
-                access.revisions_for(self.actor)
-                .filter(workspace=self.workspace, state=SkillRevision.State.PROPOSED)
-                .count()
-            )
         return {
             "console": self,
             "workspace": self.workspace,
             "role": self.role,
             "is_admin": self.is_admin,
-            "memberships": memberships,
+            "memberships": user_memberships(actor=self.actor),
             "review_count": review_count,
         }
 

@@ -31,6 +31,7 @@ from django.utils.datastructures import MultiValueDict
 from ..domain.bundle import ComponentData
 from ..domain.paths import guess_media_type, is_text
 from ..models import Skill, SkillComponent, SkillRevision
+from ..selectors.revisions import revision_component_rows, skill_stored_component
 
 _ROW_KEY = re.compile(r"^c-(\d+)-path$")
 
@@ -98,9 +99,7 @@ def rows_from_revision(revision: SkillRevision | None) -> list[ComponentRow]:
             original_path=component.logical_path,
             media_type=component.media_type,
         )
-        for index, component in enumerate(
-            revision.components.select_related("blob").order_by("logical_path")
-        )
+        for index, component in enumerate(revision_component_rows(revision=revision))
     ]
 
 
@@ -108,11 +107,7 @@ def _stored(skill: Skill | None, content_hash: str) -> SkillComponent | None:
     """Bytes one of this skill's revisions already holds (never another skill's)."""
     if skill is None or not content_hash:
         return None
-    return (
-        SkillComponent.objects.filter(revision__skill=skill, content_hash=content_hash)
-        .select_related("blob")
-        .first()
-    )
+    return skill_stored_component(skill=skill, content_hash=content_hash)
 
 
 def rows_from_post(

@@ -15,6 +15,7 @@ from .. import access, errors
 from ..domain.skillmd import parse_skill_md
 from ..models import Membership
 from ..profiles import DEFAULT_PROFILE, profile_choices
+from ..selectors.accounts import AuditFilter
 from ..services.events import EVENT_TYPES
 
 
@@ -160,29 +161,33 @@ class TokenForm(forms.Form):
         self.fields["profile"].initial = DEFAULT_PROFILE
 
 
+AUDIT_ACTION_HELP = "An action (skills.revision.approve) or a dotted prefix (skills.revision)."
+
+
 class AuditFilterForm(forms.Form):
-    action = forms.CharField(required=False, label="Action starts with")
+    action = forms.CharField(
+        required=False,
+        label="Action",
+        help_text=AUDIT_ACTION_HELP,
+        widget=forms.TextInput(attrs={"title": AUDIT_ACTION_HELP}),
+    )
     actor = forms.CharField(required=False, label="Who")
     target = forms.CharField(required=False, label="Target id")
     since = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
     until = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
 
-    def apply(self, entries: Any) -> Any:
-        """Narrow an audit queryset by the valid filters."""
+    def filters(self) -> AuditFilter:
+        """The valid filters (none while the form is invalid), for ``audit_entries``."""
         if not self.is_valid():
-            return entries
+            return AuditFilter()
         data = self.cleaned_data
-        if data["action"]:
-            entries = entries.filter(action__startswith=data["action"].strip())
-        if data["actor"]:
-            entries = entries.filter(actor_label__iexact=data["actor"].strip())
-        if data["target"]:
-            entries = entries.filter(target_id=data["target"].strip())
-        if data["since"]:
-            entries = entries.filter(created_at__date__gte=data["since"])
-        if data["until"]:
-            entries = entries.filter(created_at__date__lte=data["until"])
-        return entries
+        return AuditFilter(
+            action=data["action"],
+            actor=data["actor"],
+            target=data["target"],
+            since=data["since"],
+            until=data["until"],
+        )
 
 
 class WorkspaceSettingsForm(forms.Form):

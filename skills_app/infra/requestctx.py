@@ -1,17 +1,59 @@
 """What the request log line says about the request being served (docs/contract.md §19).
 
-The middleware (``xmemo/observe.py``) opens a context per request; the token check
-(``gateway.auth``) and the recall answer note who asked and in which workspace. The value kept
-in the context variable is one mutable dict, so notes written in a copied context (a thread
-an ASGI server runs the view in) reach the middleware that logs it.
+Each door that serves HTTP opens a context per request — Django's middleware
+(``xmemo/observe.py``) and the MCP mount (``mcp/http.py``, served outside Django) — and the
+token check (``gateway.auth``) and the recall answer note who asked and in which workspace. The
+value kept in the context variable is one mutable dict, so notes written in a copied context (a
+thread an ASGI server runs the view in) reach the door that logs it. ``finished`` counts and
+logs the request the same way for both.
+
+The request id is the client's (or proxy's) ``X-Request-ID`` when it is sane — 1 to 64
+characters of letters, digits and ``._:-`` — else a new one; the door sends it back in the same
+header and it is handed to the jobs the request enqueues (``infra/queue.py``). Nothing of a
+header, a token secret or a body is logged.
 """
 
 from __future__ import annotations
 
+import logging
+import re
+import uuid
 from contextvars import ContextVar
 from typing import Any
 
+from .metrics import REQUESTS
+
+HEADER = "X-Request-ID"
+_SANE = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+logger = logging.getLogger("xmemo.request")
+# Methods as metric labels: any other a client invents counts as "other" (bounded labels).
+METHODS = frozenset(("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"))
+
 _current: ContextVar[dict[str, Any] | None] = ContextVar("xmemo_request", default=None)
+
+
+def request_id_from(given: str) -> str:
+    """The request's id: ``given`` (the ``X-Request-ID`` header's value) when sane, else new."""
+    return given if _SANE.fullmatch(given) else uuid.uuid4().hex
+
+
+def finished(
+    fields: dict[str, Any], *, method: str, route: str, status: int, seconds: float
+) -> None:
+    """One request answered: its observation in ``metrics.REQUESTS`` and its JSON line.
+    ``route`` is bounded (a URL pattern, never the path a client sent)."""
+    label = method if method in METHODS else "other"
+    REQUESTS.labels(route, label, str(status)).observe(seconds)
+    logger.info(
+        "request",
+        extra={
+            **fields,
+            "method": method,
+            "route": route,
+            "status": status,
+            "duration_ms": round(seconds * 1000, 3),
+        },
+    )
 
 
 def begin(request_id: str) -> dict[str, Any]:

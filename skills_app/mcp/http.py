@@ -22,11 +22,17 @@ token is still looked up before anything is done, and a bad one is answered the 
 
 The authenticated ``Actor`` travels to the tool handlers in the ASGI scope, which the SDK hands
 them as ``ctx.request``.
+
+Every request to ``/mcp``, whichever path answers it (the SDK, ``fast``, a refusal), is logged
+and counted as Django's are (``infra/requestctx.py``, docs/contract.md §19): one JSON line with
+route ``mcp``, its ``X-Request-ID`` honoured or made and sent back, and an observation of
+``xmemo_http_request_duration_seconds``.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from functools import partial
@@ -39,7 +45,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..access import Actor
 from ..domain.tokens import bearer_secret
@@ -47,7 +53,7 @@ from ..domain.wire import encode_json
 from ..errors import AuthenticationRequired, XmemoError
 from ..gateway.auth import actor_for_secret
 from ..gateway.errors import describe, envelope
-from ..infra import heap
+from ..infra import heap, requestctx
 from ..oauth.resource import bearer_challenge
 from . import fast
 from .server import build_server, in_db_thread
@@ -55,6 +61,11 @@ from .server import build_server, in_db_thread
 MCP_PATHS = ("/mcp", "/mcp/")
 JSON = "application/json"
 ACTOR_SCOPE_KEY = "xmemo.actor"
+# The route /mcp and /mcp/ are logged and counted under (Django's are URL patterns: "v1/recall").
+ROUTE = "mcp"
+# Logged when no answer was sent at all: the client went away first (as nginx logs it).
+CLIENT_GONE = 499
+_REQUEST_ID_HEADER = requestctx.HEADER.lower().encode()
 _HAS_PORT = re.compile(r":(\d+|\*)$")
 
 # Django's ASGIHandler types its scope as a dict, narrower than Starlette's ASGIApp.
@@ -197,14 +208,48 @@ class McpMount:
         elif scope["type"] == "http" and scope["path"] in MCP_PATHS:
             heap.request_begins()  # MCP's requests do not pass through Django's signals
             try:
-                if self.mcp is None:
-                    await _unavailable(scope, receive, send)
-                else:
-                    await self.mcp(scope, receive, send)
+                await self._logged(scope, receive, send)
             finally:
                 heap.request_ends()
         else:
             await self.app(scope, receive, send)
+
+    async def _logged(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The request served, then logged and counted (``infra/requestctx.py``)."""
+        started = time.perf_counter()
+        given = next((v for k, v in scope["headers"] if k == _REQUEST_ID_HEADER), b"")
+        fields = requestctx.begin(requestctx.request_id_from(given.decode("latin-1")))
+        status = CLIENT_GONE
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                headers = [
+                    *message.get("headers", []),
+                    (_REQUEST_ID_HEADER, fields["request_id"].encode()),
+                ]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        try:
+            if self.mcp is None:
+                await _unavailable(scope, receive, send_with_id)
+            else:
+                await self.mcp(scope, receive, send_with_id)
+        except BaseException:
+            if status == CLIENT_GONE:  # unanswered: the server answers an exception with a 500
+                status = 500
+            raise
+        finally:
+            requestctx.finished(
+                fields,
+                method=scope["method"],
+                route=ROUTE,
+                status=status,
+                seconds=time.perf_counter() - started,
+            )
+            requestctx.end()
 
     @asynccontextmanager
     async def _serving(self) -> AsyncIterator[None]:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
-from django.db.models import OuterRef, Q, Subquery, Value
+from django.db.models import OuterRef, Q, QuerySet, Subquery, Value
 
 from .. import errors
 from ..access import (
@@ -78,18 +80,53 @@ def member_as_dict(membership: Membership) -> dict[str, Any]:
     }
 
 
+def workspace_members(*, actor: Actor, workspace: Workspace) -> QuerySet[Membership]:
+    """The workspace's memberships with their users, by username (its members only)."""
+    require_any_scope(actor, "skills:read", "workspace:admin")
+    require_role(actor, workspace)
+    return (
+        Membership.objects.filter(workspace=workspace)
+        .select_related("user")
+        .order_by("user__username")
+    )
+
+
 def member_list(
     *, actor: Actor, workspace: Workspace, cursor: str | None = None, limit: int = 50
 ) -> Page:
-    require_any_scope(actor, "skills:read", "workspace:admin")
-    require_role(actor, workspace)
     return paginate(
-        Membership.objects.filter(workspace=workspace).select_related("user"),
+        workspace_members(actor=actor, workspace=workspace),
         kind=f"members:{workspace.slug}",
         order=[("user__username", False)],
         cursor=cursor,
         limit=limit,
         serialize=member_as_dict,
+    )
+
+
+def user_memberships(*, actor: Actor) -> list[Membership]:
+    """The actor's own memberships of the workspaces it reads (disabled ones too), with their
+    workspaces: personal first, then teams by slug (the console's workspace switcher)."""
+    if actor.user is None:
+        return []
+    return list(
+        Membership.objects.filter(
+            user=actor.user,
+            workspace__in=readable_workspaces(actor, include_disabled=True),
+        )
+        .select_related("workspace")
+        .order_by("workspace__kind", "workspace__slug")  # "personal" sorts before "team"
+    )
+
+
+def home_workspace(*, actor: Actor, last_slug: str | None = None) -> Workspace | None:
+    """Where a signed-in person lands: the workspace used last (``last_slug``, if still
+    readable), else their personal one, else the first readable one; None without any."""
+    workspaces = readable_workspaces(actor, include_disabled=True)
+    return (
+        (workspaces.filter(slug=last_slug).first() if last_slug else None)
+        or workspaces.filter(kind=Workspace.Kind.PERSONAL).first()
+        or workspaces.first()
     )
 
 
@@ -114,13 +151,7 @@ def token_as_dict(token: ApiToken) -> dict[str, Any]:
     }
 
 
-def token_list(
-    *,
-    actor: Actor,
-    workspace: Workspace | None = None,
-    cursor: str | None = None,
-    limit: int = 50,
-) -> Page:
+def tokens_listed(*, actor: Actor, workspace: Workspace | None = None) -> QuerySet[ApiToken]:
     """The caller's own tokens, or with ``workspace`` the tokens that team owns (its owners
     and admins), newest first; secrets are never retrievable."""
     if workspace is not None:
@@ -132,41 +163,27 @@ def token_list(
         if actor.user is None:
             raise errors.PermissionDenied("Only a user has tokens.")
         tokens = ApiToken.objects.filter(user=actor.user, role="")
+    return tokens.select_related("workspace", "user", "oauth_connection__application").order_by(
+        "-created_at", "-id"
+    )
+
+
+def token_list(
+    *,
+    actor: Actor,
+    workspace: Workspace | None = None,
+    cursor: str | None = None,
+    limit: int = 50,
+) -> Page:
+    """``tokens_listed`` as a page of the API."""
     return paginate(
-        tokens.select_related("workspace", "user"),
+        tokens_listed(actor=actor, workspace=workspace),
         kind="tokens",
         order=[("created_at", True), ("id", True)],
         cursor=cursor,
         limit=limit,
         serialize=token_as_dict,
     )
-
-
-def token_for(actor: Actor, token_id: str) -> ApiToken:
-    """One of the caller's own tokens; anyone else's answers 404 like a missing one."""
-    not_found = errors.NotFound(
-        f"Token '{token_id}' was not found.", details={"token_id": token_id}
-    )
-    if actor.user is None:
-        raise not_found
-    token = (
-        ApiToken.objects.filter(token_id=token_id)
-        .filter(
-            Q(user=actor.user, role="")
-            | (
-                ~Q(role="")
-                & Q(
-                    workspace__memberships__user=actor.user,
-                    workspace__memberships__role__in=ADMIN_ROLES,
-                )
-            )
-        )
-        .select_related("workspace")
-        .first()
-    )
-    if token is None:
-        raise not_found
-    return token
 
 
 # --- audit --------------------------------------------------------------------------------------
@@ -185,26 +202,61 @@ def audit_as_dict(entry: AuditEntry) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class AuditFilter:
+    """What the audit log is narrowed by, the same through every door (REST, console).
+
+    ``action``: an exact action or a dotted prefix — ``skills.revision`` (or ``skills.revision.``)
+    matches ``skills.revision`` and ``skills.revision.approve``, never ``skills.revisions.bulk``;
+    ``skills.rev`` matches nothing. ``actor``: the actor's label, case-insensitively.
+    ``target``: a target id, exactly. ``since`` / ``until``: days (inclusive, in TIME_ZONE).
+    Empty strings and None filter nothing; text is stripped."""
+
+    action: str = ""
+    actor: str = ""
+    target: str = ""
+    since: date | None = None
+    until: date | None = None
+
+
+def audit_entries(
+    *, actor: Actor, workspace: Workspace, filters: AuditFilter | None = None
+) -> QuerySet[AuditEntry]:
+    """The workspace's audit log narrowed by ``filters``, newest first (admins and owners)."""
+    require_scope(actor, "workspace:admin")
+    require_role(actor, workspace, ADMIN_ROLES)
+    filters = filters or AuditFilter()
+    qs = AuditEntry.objects.filter(workspace=workspace)
+    action = filters.action.strip()
+    if len(action) > ACTION_MAX_LENGTH:
+        raise errors.ValidationFailed(
+            f"action is limited to {ACTION_MAX_LENGTH} characters.", details={"field": "action"}
+        )
+    action = action.rstrip(".")
+    if action:
+        qs = qs.filter(Q(action=action) | Q(action__startswith=action + "."))
+    if who := filters.actor.strip():
+        qs = qs.filter(actor_label__iexact=who)
+    if target := filters.target.strip():
+        qs = qs.filter(target_id=target)
+    if filters.since is not None:
+        qs = qs.filter(created_at__date__gte=filters.since)
+    if filters.until is not None:
+        qs = qs.filter(created_at__date__lte=filters.until)
+    return qs.order_by("-created_at", "-id")
+
+
 def audit_list(
     *,
     actor: Actor,
     workspace: Workspace,
-    action: str | None = None,
+    filters: AuditFilter | None = None,
     cursor: str | None = None,
     limit: int = 50,
 ) -> Page:
-    """Newest first. ``action`` matches exactly or as a dotted prefix (``skills.revision``)."""
-    require_scope(actor, "workspace:admin")
-    require_role(actor, workspace, ADMIN_ROLES)
-    qs = AuditEntry.objects.filter(workspace=workspace)
-    if action:
-        if len(action) > ACTION_MAX_LENGTH:
-            raise errors.ValidationFailed(
-                f"action is limited to {ACTION_MAX_LENGTH} characters.", details={"field": "action"}
-            )
-        qs = qs.filter(Q(action=action) | Q(action__startswith=action.rstrip(".") + "."))
+    """``audit_entries`` as a page of the API."""
     return paginate(
-        qs,
+        audit_entries(actor=actor, workspace=workspace, filters=filters),
         kind=f"audit:{workspace.slug}",
         order=[("created_at", True), ("id", True)],
         cursor=cursor,

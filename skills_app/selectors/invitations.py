@@ -46,30 +46,25 @@ def invitation_as_dict(invitation: Invitation) -> dict[str, Any]:
     }
 
 
+def invitations_pending(*, actor: Actor, workspace: Workspace) -> QuerySet[Invitation]:
+    """A team's pending invitations, newest first (owners and admins)."""
+    require_scope(actor, "workspace:admin")
+    require_role(actor, workspace, ADMIN_ROLES)
+    return pending_invitations(workspace).order_by("-created_at", "-id")
+
+
 def invitation_list(
     *, actor: Actor, workspace: Workspace, cursor: str | None = None, limit: int = 50
 ) -> Page:
-    """A team's pending invitations (owners and admins)."""
-    require_scope(actor, "workspace:admin")
-    require_role(actor, workspace, ADMIN_ROLES)
+    """``invitations_pending`` as a page of the API."""
     return paginate(
-        pending_invitations(workspace),
+        invitations_pending(actor=actor, workspace=workspace),
         kind=f"invitations:{workspace.slug}",
         order=[("created_at", True), ("id", True)],
         cursor=cursor,
         limit=limit,
         serialize=invitation_as_dict,
     )
-
-
-def invitation_for(*, actor: Actor, workspace: Workspace, invitation_id: str) -> Invitation:
-    """One invitation of a team, for its owners and admins; anything else is NotFound."""
-    require_scope(actor, "workspace:admin")
-    require_role(actor, workspace, ADMIN_ROLES)
-    invitation = Invitation.objects.filter(workspace=workspace, invitation_id=invitation_id).first()
-    if invitation is None:
-        raise errors.NotFound("Invitation not found.", details={"id": invitation_id})
-    return invitation
 
 
 _UNUSABLE = {

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..access import Actor, require_scope, revision_for
-from ..markdown import render_markdown
-from ..models import RevisionApproval, RevisionComment, SkillRevision
+from django.db.models import QuerySet
+
+from ..access import Actor, require_scope, revision_for, revisions_for
+from ..domain.markdown import render_markdown
+from ..models import RevisionApproval, RevisionComment, SkillRevision, Workspace
 from .pagination import Page, paginate
 
 
@@ -52,3 +54,33 @@ def revision_approvals(revision: SkillRevision) -> list[dict[str, Any]]:
         }
         for approval in RevisionApproval.objects.filter(revision=revision).select_related("user")
     ]
+
+
+def revision_thread(*, revision: SkillRevision) -> list[RevisionComment]:
+    """The comments of a revision fetched through ``access``, oldest first, with authors."""
+    return list(
+        RevisionComment.objects.filter(revision=revision)
+        .select_related("author")
+        .order_by("created_at", "pk")
+    )
+
+
+def _proposed(actor: Actor, workspace: Workspace) -> QuerySet[SkillRevision]:
+    return revisions_for(actor, workspace=workspace).filter(state=SkillRevision.State.PROPOSED)
+
+
+def awaiting_review(*, actor: Actor, workspace: Workspace) -> list[SkillRevision]:
+    """The workspace's proposed revisions, oldest first, with skill, author and the published
+    revision each would replace."""
+    return list(
+        _proposed(actor, workspace)
+        .select_related("skill", "author", "skill__published_revision")
+        .order_by("created_at")
+    )
+
+
+def awaiting_review_count(*, actor: Actor, workspace: Workspace) -> int:
+    """How many revisions of the workspace wait for review (none where Cloud Skills is off)."""
+    if not workspace.cloud_skills_enabled:
+        return 0
+    return _proposed(actor, workspace).count()

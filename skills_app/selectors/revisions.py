@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..domain.bundle import ComponentData, SkillBundle
-from ..models import SkillComponent, SkillRevision
+from ..models import Skill, SkillComponent, SkillRevision
 
 
 def revision_bundle(revision: SkillRevision, *, with_components: bool = True) -> SkillBundle:
@@ -26,4 +26,23 @@ def revision_bundle(revision: SkillRevision, *, with_components: bool = True) ->
         instruction_body=revision.instruction_body,
         frontmatter=revision.frontmatter,
         components=components,
+    )
+
+
+def revision_component_rows(*, revision: SkillRevision) -> list[SkillComponent]:
+    """``revision``'s components in path order with their bytes (the editor's rows)."""
+    return list(
+        SkillComponent.objects.filter(revision=revision)
+        .select_related("blob")
+        .order_by("logical_path")
+    )
+
+
+def skill_stored_component(*, skill: Skill, content_hash: str) -> SkillComponent | None:
+    """A component, with its bytes, of one of ``skill``'s revisions holding ``content_hash``
+    (never another skill's)."""
+    return (
+        SkillComponent.objects.filter(revision__skill=skill, content_hash=content_hash)
+        .select_related("blob")
+        .first()
     )

@@ -2,25 +2,27 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from ... import errors
-from ...access import workspace_for
+from ...access import invitation_for, token_for, workspace_for
 from ...models import Membership
 from ...selectors.accounts import (
+    AuditFilter,
     audit_list,
     member_as_dict,
     member_list,
     token_as_dict,
-    token_for,
     token_list,
     workspace_as_dict,
     workspace_list,
 )
-from ...selectors.invitations import invitation_as_dict, invitation_for, invitation_list
+from ...selectors.invitations import invitation_as_dict, invitation_list
 from ...services.accounts import (
     membership_add,
     membership_change,
@@ -149,7 +151,17 @@ class AuditListView(ApiView):
                 "action",
                 OpenApiTypes.STR,
                 description="An action (skills.revision.approve) or a dotted prefix "
-                "(skills.revision).",
+                "(skills.revision); skills.rev matches nothing.",
+            ),
+            OpenApiParameter(
+                "actor", OpenApiTypes.STR, description="Who acted (case-insensitive)."
+            ),
+            OpenApiParameter("target", OpenApiTypes.STR, description="A target id, exactly."),
+            OpenApiParameter(
+                "since", OpenApiTypes.DATE, description="From this day on (YYYY-MM-DD)."
+            ),
+            OpenApiParameter(
+                "until", OpenApiTypes.DATE, description="Up to this day, inclusive (YYYY-MM-DD)."
             ),
             *PAGE_PARAMS,
         ],
@@ -162,11 +174,28 @@ class AuditListView(ApiView):
             audit_list(
                 actor=actor,
                 workspace=workspace_for(actor, ws, require_enabled=False),
-                action=self.param("action"),
+                filters=AuditFilter(
+                    action=self.param("action") or "",
+                    actor=self.param("actor") or "",
+                    target=self.param("target") or "",
+                    since=self._day("since"),
+                    until=self._day("until"),
+                ),
                 cursor=self.param("cursor"),
                 limit=self.limit(),
             )
         )
+
+    def _day(self, name: str) -> date | None:
+        value = self.param(name)
+        if value is None:
+            return None
+        try:
+            return date.fromisoformat(value)
+        except ValueError:
+            raise errors.ValidationFailed(
+                f"{name} must be a day as YYYY-MM-DD.", details={"field": name}
+            ) from None
 
 
 class TokenListView(ApiView):

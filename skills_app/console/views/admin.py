@@ -6,14 +6,16 @@ from datetime import timedelta
 
 from django.contrib import messages
 from django.core.paginator import Paginator
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils import timezone
 
-from ... import access, errors
-from ...models import ApiToken, AuditEntry, Invitation, Membership
-from ...selectors.accounts import token_for
-from ...selectors.invitations import pending_invitations
+from ... import errors
+from ...access import token_for
+from ...models import AuditEntry
+from ...selectors.accounts import audit_entries, tokens_listed, workspace_members
+from ...selectors.invitations import invitations_pending
 from ...services import accounts
 from ..base import Console, console_view, page_query
 from ..forms import (
@@ -54,16 +56,17 @@ def _members_page(
     *,
     invite_form: InviteForm | None = None,
 ) -> HttpResponse:
-    members = Membership.objects.filter(workspace=console.ws).select_related("user")
-    pending = pending_invitations(console.ws) if console.is_admin else Invitation.objects.none()
+    actor, workspace = console.actor, console.ws
     return console.render(
         "console/admin/members.html",
         {
-            "members": members.order_by("user__username"),
+            "members": workspace_members(actor=actor, workspace=workspace),
             "form": form,
             "role_form": MemberRoleForm(),
             "invite_form": invite_form or InviteForm(),
-            "invitations": pending.order_by("-created_at"),
+            "invitations": (
+                invitations_pending(actor=actor, workspace=workspace) if console.is_admin else []
+            ),
         },
         status=status,
     )
@@ -142,14 +145,10 @@ def tokens(request: HttpRequest, console: Console) -> HttpResponse:
         {
             "form": form,
             "secret": secret,
-            "tokens": ApiToken.objects.filter(user=request.user, role="").select_related(  # type: ignore[misc]
-                "workspace", "oauth_connection__application"
+            "tokens": tokens_listed(actor=console.actor),
+            "workspace_tokens": (
+                tokens_listed(actor=console.actor, workspace=console.ws) if console.is_admin else []
             ),
-            "workspace_tokens": ApiToken.objects.filter(workspace=console.ws)
-            .exclude(role="")
-            .select_related("user", "workspace")
-            if console.role in access.ADMIN_ROLES
-            else [],
             "now": timezone.now(),
         },
         status=status,
@@ -168,10 +167,17 @@ def token_revoke(request: HttpRequest, console: Console, token_id: str) -> HttpR
 
 @console_view(skills=False)
 def audit(request: HttpRequest, console: Console) -> HttpResponse:
-    access.require_role(console.actor, console.ws, access.ADMIN_ROLES)
     form = AuditFilterForm(request.GET or None)
-    entries = form.apply(AuditEntry.objects.filter(workspace=console.ws))
+    status = 200
+    entries: QuerySet[AuditEntry] | list[AuditEntry]
+    try:
+        entries = audit_entries(actor=console.actor, workspace=console.ws, filters=form.filters())
+    except errors.ValidationFailed as exc:
+        add_service_error(form, exc)
+        entries, status = [], exc.status
     page = Paginator(entries, AUDIT_PAGE_SIZE).get_page(request.GET.get("page"))
     return console.render(
-        "console/admin/audit.html", {"form": form, "page": page, "page_query": page_query(request)}
+        "console/admin/audit.html",
+        {"form": form, "page": page, "page_query": page_query(request)},
+        status=status,
     )

@@ -11,19 +11,15 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.http.response import HttpResponseBase
 from django.urls import reverse, reverse_lazy
 
-from ... import access
+from ...selectors.accounts import home_workspace
 from ..base import SESSION_WORKSPACE_KEY, console_actor, with_security_headers
 
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
     """To the workspace used last, else the personal one, else the first readable one."""
-    workspaces = access.readable_workspaces(console_actor(request), include_disabled=True)
-    last = request.session.get(SESSION_WORKSPACE_KEY)
-    workspace = (
-        (workspaces.filter(slug=last).first() if last else None)
-        or workspaces.filter(kind="personal").first()
-        or workspaces.first()
+    workspace = home_workspace(
+        actor=console_actor(request), last_slug=request.session.get(SESSION_WORKSPACE_KEY)
     )
     if workspace is None:
         return HttpResponseRedirect(reverse("console:workspace_new"))

@@ -12,7 +12,8 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from ... import errors
-from ...selectors.invitations import invitation_by_link, invitation_for
+from ...access import invitation_for
+from ...selectors.invitations import invitation_by_link
 from ...services import invitations
 from ..base import Console, client_ip, console_view, error_page, with_security_headers
 from ..forms import InvitedSignupForm, InviteForm, MemberAddForm, SignupForm, add_service_error

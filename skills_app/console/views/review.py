@@ -8,11 +8,11 @@ from django.utils.http import url_has_allowed_host_and_scheme
 
 from ... import errors
 from ...domain import lifecycle
+from ...domain.markdown import render_markdown
 from ...domain.skillmd import frontmatter_yaml
-from ...markdown import render_markdown
 from ...models import SkillRevision
 from ...selectors.diff import bundle_diff
-from ...selectors.reviews import revision_approvals
+from ...selectors.reviews import awaiting_review, revision_approvals, revision_thread
 from ...selectors.revisions import revision_bundle
 from ...selectors.skills import skill_diff
 from ...services.reviews import revision_comment_add
@@ -33,12 +33,7 @@ DONE = {
 
 @console_view()
 def review_queue(request: HttpRequest, console: Console) -> HttpResponse:
-    proposals = (
-        console.revisions()
-        .filter(state=SkillRevision.State.PROPOSED)
-        .select_related("skill", "author", "skill__published_revision")
-        .order_by("created_at")
-    )
+    proposals = awaiting_review(actor=console.actor, workspace=console.ws)
     return console.render("console/review/queue.html", {"proposals": proposals})
 
 
@@ -73,9 +68,7 @@ def review(request: HttpRequest, console: Console, revision_id: str) -> HttpResp
             "actions": actions,
             "comments": [
                 (comment, render_markdown(comment.body))
-                for comment in revision.comments.select_related("author").order_by(
-                    "created_at", "pk"
-                )
+                for comment in revision_thread(revision=revision)
             ],
             "body_lines": list(enumerate(revision.instruction_body.splitlines(), start=1)),
             "approvals": revision_approvals(revision),
