@@ -6,16 +6,41 @@ STAMP := $(VENV)/.installed-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8000
 MCP_PORT ?= 8001
+# The locked environment (docs/operations.md, "Pinned builds"): every runtime and dev dependency
+# at one version with its hashes, resolved for CPython 3.11 on Linux x86_64 (the CI machine and
+# the docker image). `make lock` writes both files from pyproject.toml; `make install`, CI and
+# docker/Dockerfile install from them and nothing else.
+LOCK := requirements/lock.txt
+RUNTIME_LOCK := requirements/runtime.txt
+UV_VERSION := 0.13.9
+LOCK_VENV := .venv-lock
+# Extra arguments for `make lock`: LOCK_ARGS=--upgrade moves every pin to the newest release the
+# ranges allow, LOCK_ARGS='--upgrade-package mcp' only one; without them every pin already in
+# the lock is kept (uv prefers the versions of the file it rewrites).
+LOCK_ARGS ?=
+UV_COMPILE = $(LOCK_VENV)/bin/uv pip compile pyproject.toml --quiet --generate-hashes \
+	--python-version 3.11 --python-platform x86_64-manylinux_2_28 \
+	--custom-compile-command 'make lock' $(LOCK_ARGS)
 
-.PHONY: install run test test-node lint typecheck deploy-check migrations-check unit bench serve-prod serve-mcp worker clean screenshots
+.PHONY: install lock run test test-node lint typecheck deploy-check migrations-check unit bench serve-prod serve-mcp worker clean screenshots
 
-$(STAMP): pyproject.toml
+# Exactly the locked versions (--require-hashes also fails on a dependency the lock lacks), then
+# the project itself without resolving anything again.
+$(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet --require-hashes -r $(LOCK)
+	$(PY) -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
 install: $(STAMP)
+
+## Re-resolve the lock files from pyproject.toml after a dependency changed (one command, same
+## answer for the same pyproject.toml and lock); tests/test_packaging.py fails until it is run.
+lock:
+	test -x $(LOCK_VENV)/bin/python || $(PYTHON) -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/python -m pip install --quiet 'uv==$(UV_VERSION)'
+	$(UV_COMPILE) --extra dev -o $(LOCK)
+	$(UV_COMPILE) -c $(LOCK) -o $(RUNTIME_LOCK)
 
 ## Embedded default: SQLite, in-process tasks, demo data; console + API + MCP on one origin.
 run: install
@@ -80,7 +105,7 @@ bench: install
 	BENCH_DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) -m bench.search_quality
 
 clean:
-	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(LOCK_VENV) var .pytest_cache .mypy_cache .ruff_cache
 
 ## Refresh the console tour's screenshots (docs/screenshots) from the browser tests.
 screenshots: install

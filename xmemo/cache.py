@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import redis
+from django.conf import settings
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 from redis.exceptions import ResponseError
 
@@ -69,7 +70,9 @@ _Key = str | bytes | memoryview
 # cache object per thread and, under ASGI, per request (its cache handler is context-local and
 # every ASGI request has a context of its own); with a pool per object, an ASGI worker opened a
 # new connection to Redis for every request it served. redis-py's pools are thread-safe and
-# start afresh in a forked child.
+# start afresh in a forked child. This replaces ``RedisCacheClient._pools``, the dict Django
+# keeps its pools in (not a public API: tests/infra/test_private_apis_servers.py checks it);
+# ``XMEMO_REDIS_SHARED_POOLS=0`` (settings) leaves Django's own pool per cache object instead.
 _POOLS: dict[tuple[tuple[str, ...], str], dict[int, Any]] = {}
 
 
@@ -78,8 +81,9 @@ class DataRedisCacheClient(RedisCacheClient):
         # No OPTIONS can bring a pickling serializer back.
         self._data = DataSerializer()
         super().__init__(servers, **{**options, "serializer": self._data})
-        pool_options = repr(sorted((k, v) for k, v in options.items() if k != "serializer"))
-        self._pools = _POOLS.setdefault((tuple(servers), pool_options), {})
+        if getattr(settings, "XMEMO_REDIS_SHARED_POOLS", True):
+            pool_options = repr(sorted((k, v) for k, v in options.items() if k != "serializer"))
+            self._pools = _POOLS.setdefault((tuple(servers), pool_options), {})
 
     def _load(self, key: _Key, raw: Any) -> Any:
         try:

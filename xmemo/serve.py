@@ -14,6 +14,13 @@ default, and never touches a byte of the traffic. Each worker is a uvicorn serve
 httptools that serves the connections it is handed. A worker that dies is started again; SIGTERM
 or SIGINT stops accepting and lets the workers finish what they hold (uvicorn's graceful
 shutdown). Linux only (``pidfd_open``, ``SOCK_SEQPACKET``), like the rest of the deployment.
+
+What it leans on that uvicorn does not promise: a ``uvicorn.Server`` started with no sockets
+(``startup(sockets=[])``), and what that startup leaves for each connection of a listener
+(``config.http_protocol_class``, ``server_state``, ``lifespan.state``), used to serve sockets
+accepted elsewhere. ``tests/infra/test_private_apis_servers.py`` names each one. The plain
+fallback is uvicorn's own ``--workers`` (every worker accepting from the shared socket, split as
+it falls): ``XMEMO_SERVE_DEALER=0`` (settings) runs the service that way, same flags, same app.
 """
 
 from __future__ import annotations
@@ -276,6 +283,32 @@ class _Dealer:
         self.stopping = True
 
 
+def _dealing() -> bool:
+    """``XMEMO_SERVE_DEALER`` (settings): off, uvicorn's own workers serve (``_serve_plain``)."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "xmemo.settings")
+    from django.conf import settings
+
+    return bool(settings.XMEMO_SERVE_DEALER)
+
+
+def _serve_plain(args: argparse.Namespace) -> int:
+    """The fallback: ``uvicorn --workers N``, the same application, loop, parser and flags."""
+    config = _config(args)
+    uvicorn.run(
+        APP,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        backlog=args.backlog,
+        loop=config.loop,
+        http=config.http,
+        log_level=args.log_level,
+        proxy_headers=args.proxy_headers,
+        forwarded_allow_ips=args.forwarded_allow_ips,
+    )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.worker_fd is not None:
@@ -284,6 +317,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=args.log_level.upper(), format="%(message)s")
     # The workers count into one fresh directory that /metrics adds up (xmemo/multiproc.py).
     prepare_metrics_dir()
+    if not _dealing():
+        return _serve_plain(args)
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
     listener = socket.create_server(
         (args.host, args.port), family=family, backlog=args.backlog, reuse_port=False

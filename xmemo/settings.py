@@ -144,6 +144,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Redis is shared with whoever can reach it: its cache holds data only, never pickles.
 # The prefix of every key this deployment writes there (the cache's, the usage counts').
 XMEMO_CACHE_PREFIX = env_str("XMEMO_CACHE_PREFIX", "xmemo")
+# One set of Redis connection pools per process (xmemo/cache.py); 0: Django's, one per cache object.
+XMEMO_REDIS_SHARED_POOLS = env_bool("XMEMO_REDIS_SHARED_POOLS", True)
 if REDIS_URL:
     CACHES = {
         "default": {
@@ -352,6 +354,8 @@ XMEMO_EMBED_IN_PROCESS = env_bool("XMEMO_EMBED_IN_PROCESS", True)
 # (skills_app/infra/heap.py); the test suite's own process, which imports the ASGI application
 # without being a server, turns it off.
 XMEMO_HEAP_SETTLE = env_bool("XMEMO_HEAP_SETTLE", True)
+# The MCP service's launcher deals connections to its workers (xmemo/serve.py); 0: uvicorn's own.
+XMEMO_SERVE_DEALER = env_bool("XMEMO_SERVE_DEALER", True)
 
 # --- Product knobs --------------------------------------------------------------------------
 XMEMO_SKILLS_DEFAULT_ENABLED = env_bool("XMEMO_SKILLS_DEFAULT_ENABLED", True)

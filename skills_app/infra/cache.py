@@ -10,6 +10,10 @@ The shared tier is Redis in production, which whoever holds its URL can write. S
 bytes (``xmemo.cache`` never unpickles), each entry signed with an HMAC of its key and bytes
 under SECRET_KEY: a value forged, or copied from another key, fails the check and is a miss —
 the answer is loaded from the database as if nothing were cached.
+
+No private API (Django's public cache; the Redis client's own is ``xmemo/cache.py``). The plain
+fallback of the in-process tier is no such tier: ``XMEMO_RECALL_LOCAL_CACHE_BYTES=0`` (settings)
+keeps nothing in process, and every read goes to the shared cache.
 """
 
 from __future__ import annotations

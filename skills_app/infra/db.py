@@ -8,8 +8,11 @@ runs on a server-binding cursor that prepares it, so each connection plans it on
 The cursor is still wrapped by Django, so query counting, logging and error translation work
 as for any other query.
 
-``XMEMO_PREPARED_STATEMENTS=0`` (settings) turns this off, e.g. behind a transaction-pooling
-PgBouncer that cannot hold prepared statements.
+Private API: Django's ``ServerBindingCursor`` and ``connection._prepare_cursor``, psycopg's
+``prepare=`` and ``prepare_threshold`` (``tests/infra/test_private_apis.py`` checks each). The
+plain fallback is Django's own client-binding cursor, planned on every run:
+``XMEMO_PREPARED_STATEMENTS=0`` (settings) runs on it, e.g. behind a transaction-pooling
+PgBouncer that cannot hold prepared statements (``tests/infra/test_fallbacks.py``).
 """
 
 from __future__ import annotations

@@ -18,6 +18,11 @@ collection that leaves more than SETTLE_SURVIVORS objects outside the frozen hea
 settles again — when the next request starts and no other is in flight, so that no request's
 own objects (which may form cycles that only the collector frees) are frozen with it. What
 requests allocate and drop is collected as before.
+
+No private API: CPython's ``gc.freeze``/``gc.callbacks`` and Django's request signals (the MCP
+door calls ``request_begins``/``request_ends`` itself). The plain fallback is the collector as
+CPython runs it after the start-up freeze: ``XMEMO_HEAP_SETTLE=0`` (settings) settles nothing
+later (``tests/infra/test_heap.py`` runs both).
 """
 
 from __future__ import annotations

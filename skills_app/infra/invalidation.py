@@ -18,7 +18,10 @@ The generation moves on
   not in force ``current()`` answers None and callers do not use the caches at all.
 
 Off PostgreSQL (the embedded SQLite default) there is no LISTEN: ``current()`` is always None
-and these caches are simply not used. ``XMEMO_RECALL_CACHE=0`` turns them off everywhere.
+and these caches are simply not used. ``XMEMO_RECALL_CACHE=0`` turns them off everywhere: the
+plain fallback, every recall resolved and every token verified by the database (what an upgrade
+that breaks the psycopg surface below gets anyway, with a warning: ``pgconn``, notify handlers,
+the private ``_notifies_backlog``; ``tests/infra/test_private_apis.py`` checks each).
 """
 
 from __future__ import annotations

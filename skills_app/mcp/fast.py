@@ -29,6 +29,11 @@ result dumped and passed through the version's result surface; for 2026-07-28, `
 and the ``serverInfo`` stamp added. It is encoded as that era's transport encodes it.
 ``tests/mcp/test_fast.py`` compares this path's answers with the SDK's in both eras, byte for
 byte, with the path switched off (``XMEMO_MCP_FAST_PATH``).
+
+Private API: the SDK functions imported below (its request checks, ``serialize_server_result``,
+``Server.get_tool_input_schema``/``server_info_stamp``) and the wire shapes of its runner and
+transports named above; ``tests/infra/test_private_apis_servers.py`` checks the calls still fit.
+The plain fallback is the SDK's own dispatch of every request: ``XMEMO_MCP_FAST_PATH=0``.
 """
 
 from __future__ import annotations

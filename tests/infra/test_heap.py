@@ -23,10 +23,10 @@ print(frozen, len(views), int(runtime))
 """
 
 
-def _probe(script: str, module: str) -> str:
+def _probe(script: str, module: str, **settings: str) -> str:
     """What ``script`` prints, run in a fresh process that imports the server entry ``module``
-    with the product's own settings."""
-    env = {**os.environ, "XMEMO_EMBED_IN_PROCESS": "0"}
+    with the product's own settings (and ``settings``, as environment variables)."""
+    env = {**os.environ, "XMEMO_EMBED_IN_PROCESS": "0", **settings}
     env.pop("DJANGO_SETTINGS_MODULE", None)
     done = subprocess.run(
         [sys.executable, "-c", script.format(module=module)],
@@ -70,11 +70,15 @@ import {module} as entry
 from django.core.signals import request_finished, request_started
 from skills_app.infra import heap
 
+statuses = []
+
 def wsgi():
     environ = {{"REQUEST_METHOD": "GET", "PATH_INFO": "/heap-probe-404", "QUERY_STRING": "",
                "SERVER_NAME": "127.0.0.1", "SERVER_PORT": "80", "HTTP_HOST": "127.0.0.1",
                "wsgi.input": io.BytesIO(), "wsgi.url_scheme": "http", "wsgi.errors": sys.stderr}}
-    response = entry.application(environ, lambda status, headers, exc_info=None: None)
+    response = entry.application(
+        environ, lambda status, headers, exc_info=None: statuses.append(status.split()[0])
+    )
     b"".join(response)
     response.close()  # as every WSGI server does: Django's request_finished
 
@@ -82,7 +86,8 @@ async def mcp():
     async def receive():
         return {{"type": "http.request", "body": b"", "more_body": False}}
     async def send(message):
-        pass
+        if message["type"] == "http.response.start":
+            statuses.append(str(message["status"]))
     scope = {{"type": "http", "method": "POST", "path": "/mcp", "headers": [],
              "query_string": b"", "scheme": "http", "server": ("127.0.0.1", 80)}}
     await entry.application(scope, receive, send)
@@ -108,6 +113,7 @@ few = [[i] for i in range(100)]  # a full collection that finds few: no settle
 gc.collect()
 serve()
 print(int(tracked(few)))
+print(" ".join(statuses))
 """
 
 
@@ -124,3 +130,16 @@ def test_what_requests_leave_behind_is_settled_when_nothing_is_in_flight(module:
     assert waited == 1  # another request was in flight: not yet
     assert settled == 0  # frozen when the next request started alone
     assert int(second) == 1  # a full collection that found little leaves the heap alone
+
+
+@pytest.mark.parametrize("module", ["xmemo.wsgi", "xmemo.asgi"])
+def test_with_settling_off_requests_are_answered_the_same_and_nothing_is_settled(
+    module: str,
+) -> None:
+    """The plain fallback (``XMEMO_HEAP_SETTLE=0``): after the start-up freeze the collector
+    runs as CPython runs it; what requests keep stays in its scans, and answers do not change."""
+    settled = _probe(SETTLE_PROBE, module).split("\n")
+    plain = _probe(SETTLE_PROBE, module, XMEMO_HEAP_SETTLE="0").split("\n")
+    assert plain[:2] == ["1 1", "1"]  # never settled, in flight or alone
+    assert plain[2] == settled[2]  # the same statuses, request by request
+    assert len(plain[2].split()) == 4

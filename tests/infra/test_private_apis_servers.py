@@ -1,0 +1,155 @@
+"""The private uvicorn, MCP SDK and Django cache surface the fast paths stand on, checked by name.
+
+``xmemo/serve.py`` serves sockets accepted elsewhere on a uvicorn server started without any;
+``skills_app/mcp/fast.py`` runs the SDK's own request checks and result shaping outside its
+dispatch; ``xmemo/cache.py`` shares Redis pools through ``RedisCacheClient._pools`` and swaps
+the client class through ``RedisCache._class``. None of it is a promised API, and some of it
+would degrade quietly (the dealer's workers would serve nothing, the fast path would hand every
+call to the SDK, each cache object would open its own pool). Each test here names what an
+upgrade took away (docs/operations.md, "Fast paths on private APIs", says the switch to run on
+the plain fallback meanwhile). None needs a service.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import socket
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pytest
+import uvicorn
+from django.core.cache.backends.redis import RedisCache, RedisCacheClient
+
+from xmemo import cache as xmemo_cache
+from xmemo import serve
+
+
+def _fits(function: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+    """``function`` can still be called the way the fast path calls it."""
+    try:
+        inspect.signature(function).bind(*args, **kwargs)
+    except TypeError as exc:
+        name = getattr(function, "__qualname__", repr(function))
+        pytest.fail(f"{function.__module__}.{name} no longer takes {args!r}, {kwargs!r}: {exc}")
+
+
+# --- xmemo/serve.py: a uvicorn server fed accepted sockets -------------------------------------
+
+
+def test_uvicorn_server_still_starts_and_stops_on_a_given_socket_list() -> None:
+    _fits(uvicorn.Server.startup, object(), sockets=[])
+    _fits(uvicorn.Server.shutdown, object(), sockets=[])
+    for attribute in ("should_exit", "started", "server_state", "config"):
+        server = uvicorn.Server(uvicorn.Config(lambda *_: None))
+        assert hasattr(server, attribute), f"uvicorn.Server has no {attribute} any more"
+
+
+async def _hello(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    assert scope["type"] == "http"
+    await send({"type": "http.response.start", "status": 200, "headers": []})
+    await send({"type": "http.response.body", "body": b"handed"})
+
+
+def test_a_handed_server_serves_a_connection_accepted_elsewhere() -> None:
+    """The dealer's worker end to end on the real loop and parser: uvicorn's startup without
+    sockets leaves the protocol class, server state and lifespan state the worker builds each
+    connection's protocol from; a socket passed over the channel is served."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    config = uvicorn.Config(_hello, loop="uvloop", http="httptools", lifespan="off")
+    config.load()
+    server = serve._HandedServer(config, theirs)
+    failures: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            asyncio.run(server.serve(sockets=[]))
+        except BaseException as exc:  # reported below, with what broke
+            failures.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    ours.settimeout(10)
+    try:
+        said = ours.recv(16)
+        assert not failures, f"uvicorn's startup without sockets broke: {failures[0]!r}"
+        assert said == serve.READY, "the handed server never started"
+        with socket.create_server(("127.0.0.1", 0)) as listener:
+            client = socket.create_connection(listener.getsockname(), timeout=10)
+            accepted, _ = listener.accept()
+            with accepted:  # the worker holds its own copy now, as from the dealer
+                socket.send_fds(ours, [b"c"], [accepted.fileno()])
+            with client:
+                client.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                answer = b""
+                while chunk := client.recv(65536):
+                    answer += chunk
+        assert answer.startswith(b"HTTP/1.1 200 "), answer[:200]
+        assert b"\r\nhanded\r\n" in answer, answer[-200:]
+    finally:
+        ours.close()  # the accepting process gone: the worker stops
+        thread.join(timeout=15)
+    assert not thread.is_alive(), "the handed server did not stop when its channel closed"
+    assert not failures, f"the handed server failed: {failures[0]!r}"
+
+
+# --- skills_app/mcp/fast.py: the SDK's checks and shaping, called outside its dispatch ---------
+
+
+def test_the_sdk_functions_the_fast_path_calls_still_take_its_arguments() -> None:
+    from mcp.server.streamable_http import check_accept_headers
+    from mcp.server.transport_security import TransportSecurityMiddleware
+    from mcp.shared.inbound import (
+        ERROR_CODE_HTTP_STATUS,
+        classify_inbound_request,
+        find_duplicated_routing_header,
+        validate_mcp_param_headers,
+        x_mcp_header_map,
+    )
+    from mcp_types import methods
+
+    _fits(check_accept_headers, object())
+    _fits(TransportSecurityMiddleware.validate_request, object(), object(), is_post=True)
+    _fits(classify_inbound_request, {}, headers={})
+    _fits(find_duplicated_routing_header, [])
+    _fits(validate_mcp_param_headers, {}, {}, {})
+    _fits(x_mcp_header_map, {})
+    _fits(methods.serialize_server_result, "tools/call", "v", {})
+    _fits(methods.validate_client_request, "tools/call", "v", None)
+    assert isinstance(ERROR_CODE_HTTP_STATUS, Mapping), "ERROR_CODE_HTTP_STATUS is no mapping"
+    assert ERROR_CODE_HTTP_STATUS.get(-32601) == 404, "method-not-found is no longer a 404"
+
+
+def test_the_sdk_server_still_exposes_what_the_fast_path_reads() -> None:
+    from skills_app.access import Actor
+    from skills_app.mcp.server import build_server
+
+    async def nobody(ctx: Any) -> Actor:
+        raise AssertionError("not called")
+
+    server = build_server(nobody)
+    assert callable(server.get_tool_input_schema), "Server.get_tool_input_schema is gone"
+    assert server.get_tool_input_schema("recall_cloud_skill") is not None
+    assert server.server_info_stamp, "Server.server_info_stamp is gone"
+
+
+# --- xmemo/cache.py: Django's Redis client, pools shared per process ----------------------------
+
+
+def test_django_redis_cache_still_builds_its_client_from_class_and_keeps_pools_in_a_dict() -> None:
+    location = "redis://127.0.0.1:6379/15"
+    # Private attributes, so typed as what they are to the checker: unknown.
+    backend: Any = RedisCache(location, {})
+    assert backend._class is RedisCacheClient, "RedisCache._class no longer names its client"
+    tolerant: Any = xmemo_cache.TolerantRedisCache(location, {})
+    client = tolerant._cache
+    assert isinstance(client, xmemo_cache.DataRedisCacheClient), "RedisCache._cache ignores _class"
+    plain: Any = RedisCacheClient([location])
+    assert plain._pools == {}, "RedisCacheClient no longer keeps its pools in _pools"
+    pool = tolerant._cache._get_connection_pool(write=True)  # connects on first command only
+    assert pool in tolerant._cache._pools.values(), "the pool was not kept in _pools"
+    another: Any = xmemo_cache.TolerantRedisCache(location, {})
+    other = another._cache
+    assert other._get_connection_pool(write=True) is pool, "pools are no longer shared"
