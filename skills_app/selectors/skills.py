@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
@@ -15,6 +16,7 @@ from ..access import (
     require_enabled_workspace,
     require_scope,
     revision_for,
+    revisions_for,
     skill_for,
     skills_for,
     workspace_for,
@@ -23,7 +25,7 @@ from ..domain import lifecycle
 from ..domain.diff import RevisionSnapshot, diff_snapshots, snapshot_of
 from ..domain.wire import encode_json
 from ..infra.cache import cached_immutable
-from ..models import Skill, SkillComponent, SkillRevision, UsageDay
+from ..models import Skill, SkillComponent, SkillRevision, UsageDay, Workspace
 from .pagination import Page, paginate
 from .recall.content import ComponentContent, component_content
 from .reviews import revision_approvals
@@ -165,6 +167,13 @@ def revisions_proposed(*, actor: Actor, skill: Skill) -> list[SkillRevision]:
     )
 
 
+def skill_choices(*, actor: Actor, workspace: Workspace) -> list[tuple[str, str]]:
+    """(skill_id, slug) of every skill of ``workspace`` the actor reads, by slug (a picker)."""
+    require_scope(actor, "skills:read")
+    skills = skills_for(actor).filter(workspace=workspace).order_by("slug")
+    return list(skills.values_list("skill_id", "slug"))
+
+
 def skill_list(
     *,
     actor: Actor,
@@ -251,6 +260,44 @@ def revision_as_dict(rev: SkillRevision) -> dict[str, Any]:
     }
 
 
+def revision_timeline(*, actor: Actor, skill: Skill) -> list[SkillRevision]:
+    """Every revision of ``skill`` (fetched through ``access``), newest first, with author and
+    reviewer loaded: a skill's timeline and the diff's pickers."""
+    require_scope(actor, "skills:read")
+    return list(
+        revisions_for(actor)
+        .filter(skill=skill)
+        .select_related("author", "reviewed_by")
+        .order_by("-revision_number")
+    )
+
+
+@dataclass(frozen=True)
+class ComponentEntry:
+    """One line of a revision's component manifest (no bytes)."""
+
+    logical_path: str
+    type: str
+    content_hash: str
+    size: int
+    media_type: str
+
+
+def _manifest(revision: SkillRevision) -> list[ComponentEntry]:
+    return [
+        ComponentEntry(*row)
+        for row in SkillComponent.objects.filter(revision=revision)
+        .order_by("logical_path")
+        .values_list("logical_path", "type", "content_hash", "size", "media_type")
+    ]
+
+
+def revision_components(*, actor: Actor, revision: SkillRevision) -> list[ComponentEntry]:
+    """The manifest of a revision fetched through ``access``, by path."""
+    require_scope(actor, "skills:read")
+    return _manifest(revision)
+
+
 def revision_list(
     *,
     actor: Actor,
@@ -294,15 +341,13 @@ def revision_dict_for(revision: SkillRevision) -> dict[str, Any]:
     data["approvals"] = revision_approvals(rev)
     data["components"] = [
         {
-            "logical_path": path,
-            "type": ctype,
-            "content_hash": sha,
-            "size": size,
-            "media_type": media_type,
+            "logical_path": entry.logical_path,
+            "type": entry.type,
+            "content_hash": entry.content_hash,
+            "size": entry.size,
+            "media_type": entry.media_type,
         }
-        for path, ctype, sha, size, media_type in SkillComponent.objects.filter(revision=rev)
-        .order_by("logical_path")
-        .values_list("logical_path", "type", "content_hash", "size", "media_type")
+        for entry in _manifest(rev)
     ]
     return data
 
@@ -315,12 +360,21 @@ def revision_detail(*, actor: Actor, revision_id: str) -> dict[str, Any]:
 def component_file(*, actor: Actor, revision_id: str, logical_path: str) -> ComponentContent:
     """One component's bytes and metadata (``GET …/components/{path}``)."""
     require_scope(actor, "skills:read")
-    revision = revision_for(actor, revision_id)
+    return revision_component(
+        actor=actor, revision=revision_for(actor, revision_id), logical_path=logical_path
+    )
+
+
+def revision_component(
+    *, actor: Actor, revision: SkillRevision, logical_path: str
+) -> ComponentContent:
+    """One component's bytes and metadata, of a revision fetched through ``access``."""
+    require_scope(actor, "skills:read")
     component = component_content(revision.revision_id, revision.pk, logical_path)
     if component is None:
         raise errors.NotFound(
-            f"Revision '{revision_id}' has no component '{logical_path}'.",
-            details={"revision_id": revision_id, "logical_path": logical_path},
+            f"Revision '{revision.revision_id}' has no component '{logical_path}'.",
+            details={"revision_id": revision.revision_id, "logical_path": logical_path},
         )
     return component
 

@@ -4,15 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import errors
-from ..access import ADMIN_ROLES, Actor, require_role, require_scope
+from ..access import Actor, require_workspace_admin
 from ..models import Webhook, WebhookDelivery, Workspace
 from .pagination import Page, paginate
-
-
-def _admin(actor: Actor, workspace: Workspace) -> None:
-    require_scope(actor, "workspace:admin")
-    require_role(actor, workspace, ADMIN_ROLES)
 
 
 def webhook_as_dict(webhook: Webhook) -> dict[str, Any]:
@@ -48,7 +42,7 @@ def delivery_as_dict(delivery: WebhookDelivery) -> dict[str, Any]:
 def webhook_list(
     *, actor: Actor, workspace: Workspace, cursor: str | None = None, limit: int = 50
 ) -> Page:
-    _admin(actor, workspace)
+    require_workspace_admin(actor, workspace)
     return paginate(
         Webhook.objects.filter(workspace=workspace),
         kind=f"webhooks:{workspace.slug}",
@@ -59,18 +53,16 @@ def webhook_list(
     )
 
 
-def webhook_for(*, actor: Actor, workspace: Workspace, webhook_id: str) -> Webhook:
-    _admin(actor, workspace)
-    webhook = Webhook.objects.filter(workspace=workspace, webhook_id=webhook_id).first()
-    if webhook is None:
-        raise errors.NotFound("Webhook not found.", details={"id": webhook_id})
-    return webhook
+def webhook_rows(*, actor: Actor, workspace: Workspace) -> list[Webhook]:
+    """Every webhook of ``workspace``, newest first (the console's webhooks page)."""
+    require_workspace_admin(actor, workspace)
+    return list(Webhook.objects.filter(workspace=workspace).order_by("-created_at", "-id"))
 
 
 def delivery_list(
     *, actor: Actor, webhook: Webhook, cursor: str | None = None, limit: int = 50
 ) -> Page:
-    _admin(actor, webhook.workspace)
+    require_workspace_admin(actor, webhook.workspace)
     return paginate(
         WebhookDelivery.objects.filter(webhook=webhook).prefetch_related("attempt_log"),
         kind=f"deliveries:{webhook.webhook_id}",
@@ -81,13 +73,11 @@ def delivery_list(
     )
 
 
-def delivery_for(*, actor: Actor, webhook: Webhook, delivery_id: str) -> WebhookDelivery:
-    _admin(actor, webhook.workspace)
-    delivery = (
-        WebhookDelivery.objects.select_related("webhook__workspace")
-        .filter(webhook=webhook, delivery_id=delivery_id)
-        .first()
+def delivery_rows(*, actor: Actor, webhook: Webhook, limit: int) -> list[WebhookDelivery]:
+    """The ``limit`` newest deliveries of ``webhook`` with their attempts (the console's log)."""
+    require_workspace_admin(actor, webhook.workspace)
+    return list(
+        WebhookDelivery.objects.filter(webhook=webhook)
+        .order_by("-created_at", "-id")
+        .prefetch_related("attempt_log")[:limit]
     )
-    if delivery is None:
-        raise errors.NotFound("Delivery not found.", details={"id": delivery_id})
-    return delivery

@@ -6,16 +6,9 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from ...access import workspace_for
+from ...access import delivery_for, webhook_for, workspace_for
 from ...models import Webhook
-from ...selectors.webhooks import (
-    delivery_as_dict,
-    delivery_for,
-    delivery_list,
-    webhook_as_dict,
-    webhook_for,
-    webhook_list,
-)
+from ...selectors.webhooks import delivery_as_dict, delivery_list, webhook_as_dict, webhook_list
 from ...services.webhooks import delivery_redeliver, webhook_create, webhook_delete
 from ..serializers import WebhookCreatedOut, WebhookDeliveryOut, WebhookIn, WebhookOut, page_of
 from .base import ApiView, page_response
