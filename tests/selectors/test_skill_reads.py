@@ -9,8 +9,8 @@ import pytest
 
 from skills_app import errors
 from skills_app.access import revision_for, skill_for
+from skills_app.domain.bundle import ComponentEntry
 from skills_app.selectors.skills import (
-    ComponentEntry,
     revision_component,
     revision_components,
     revision_timeline,

@@ -7,8 +7,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from ...access import delivery_for, webhook_for, workspace_for
+from ...gateway.wire import delivery_as_dict, webhook_as_dict
 from ...models import Webhook
-from ...selectors.webhooks import delivery_as_dict, delivery_list, webhook_as_dict, webhook_list
+from ...selectors.webhooks import delivery_list, webhook_list
 from ...services.webhooks import delivery_redeliver, webhook_create, webhook_delete
 from ..serializers import WebhookCreatedOut, WebhookDeliveryOut, WebhookIn, WebhookOut, page_of
 from .base import ApiView, page_response
@@ -37,7 +38,7 @@ class WebhookListView(ApiView):
                 workspace=workspace_for(actor, ws, require_enabled=False),
                 cursor=self.param("cursor"),
                 limit=self.limit(),
-            )
+            ).page(webhook_as_dict)
         )
 
     @extend_schema(
@@ -83,7 +84,7 @@ class DeliveryListView(_WebhookView):
                 webhook=self.webhook(ws, webhook_id),
                 cursor=self.param("cursor"),
                 limit=self.limit(),
-            )
+            ).page(delivery_as_dict)
         )
 
 
