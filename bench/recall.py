@@ -3,6 +3,7 @@
     make bench                 # N=10,000 skills (3 revisions x 4 components each)
     make bench N=2000          # a quicker run
     python -m bench --level0-scale 100000   # also Level 0 at 100,000 skills
+    python -m bench --level0-only --n 100000  # the bare view and Level 0 only
 
 What it does, all on this machine and on loopback only:
 
@@ -23,7 +24,9 @@ What it does, all on this machine and on loopback only:
 4. prints throughput and latency (median, p95, p99), the ratios to the bare view, and the
    targets: Level 1 and 2 throughput >= 50% of bare with p99 <= 10 ms, Level 0 p95 <= 20 ms
    (query embedding included; its time alone is printed on its own line), for three-word
-   searches and, on a line of their own, searches of one or two common words;
+   searches and, on lines of their own, searches of one or two common words and the
+   three-word searches sent by one client, each when the last has answered (how an agent
+   calls it);
 5. measures Level 1 again with an OAuth access token (docs/contract.md §12) and prints its cost per
    request
    as a ratio to the API token's (target: at most 1.10), and on a second gunicorn that counts
@@ -79,6 +82,7 @@ MCP_WARMUP_SECONDS = 6.0
 WINDOW_PAUSE_SECONDS = 1.0
 WINDOW_WARMUP_SECONDS = 1.0
 SHORT = "common words"
+SEQUENTIAL = "one client, sequential"
 MCP_LEVEL1 = ("MCP Level 1 (2026-07-28)", "MCP Level 1 (handshake era)")
 
 
@@ -345,6 +349,12 @@ def _embedding_time(rng: random.Random) -> tuple[float, float]:
     return times[len(times) // 2], times[int(len(times) * 0.95)]
 
 
+def _model_name() -> str:
+    from skills_app.infra import embedding
+
+    return f"all-MiniLM-L6-v2 from {embedding.model_version()}, int8 products"
+
+
 def _check(base: str, requests: loadgen.Requests, auth: str) -> None:
     """The scenario's first request answers 200 with a recall (REST, or an MCP tool result)."""
     headers = dict(requests.with_auth(auth).headers)
@@ -401,6 +411,12 @@ def main() -> None:
         help="connections for Level 0 (default: one per worker, so latency is the search's "
         "own, not queueing behind 16 connections)",
     )
+    parser.add_argument(
+        "--level0-only",
+        action="store_true",
+        help="measure the bare view and Level 0 only (concurrent and one sequential client), "
+        "not Level 1, Level 2 nor the MCP door",
+    )
     parser.add_argument("--tool", choices=["auto", "wrk", "python"], default="auto")
     parser.add_argument("--db", default=os.environ.get("BENCH_DATABASE_URL", DEFAULT_DB))
     args = parser.parse_args()
@@ -443,18 +459,25 @@ def main() -> None:
     try:
         for name in ("level0", "level1", "level2"):
             _check(base, scenarios[name], auth)
-        for name in MCP_LEVEL1:
-            _check(mcp_base, scenarios[name], auth)
-        oauth_auth = f"Bearer {oauth_access_token(base)}"
-        _check(base, scenarios["level1"], oauth_auth)
+        if not args.level0_only:
+            for name in MCP_LEVEL1:
+                _check(mcp_base, scenarios[name], auth)
+            oauth_auth = f"Bearer {oauth_access_token(base)}"
+            _check(base, scenarios["level1"], oauth_auth)
 
         level0_connections = args.level0_connections or args.workers
 
         def measure(
-            label: str, key: str, seconds: float, token: str | None = None, at: str = ""
+            label: str,
+            key: str,
+            seconds: float,
+            token: str | None = None,
+            at: str = "",
+            connections: int = 0,
         ) -> loadgen.Result:
             requests = scenarios[key].with_auth(None if key == "bare" else (token or auth))
-            connections = level0_connections if key.startswith("level0") else args.connections
+            if not connections:
+                connections = level0_connections if key.startswith("level0") else args.connections
             return loadgen.run(
                 label,
                 at or base,
@@ -464,63 +487,75 @@ def main() -> None:
                 tool=tool,
             )
 
-        def timed(label: str, key: str) -> loadgen.Result:
-            measure(label, key, args.warmup)  # warm-up: caches, prepared statements
-            return measure(label, key, args.seconds)
+        def timed(label: str, key: str, connections: int = 0) -> loadgen.Result:
+            # warm-up: caches, prepared statements
+            measure(label, key, args.warmup, connections=connections)
+            return measure(label, key, args.seconds, connections=connections)
+
+        def level0(at: int) -> None:
+            """Level 0 at ``at`` skills: concurrent (one connection per worker), then as an agent
+            calls it — one client, each search sent when the last one has answered (the
+            query's embedding included: the bench's queries are distinct, so the per-process
+            cache of recent query embeddings seldom answers)."""
+            results.append(timed(f"Level 0 @ {at:,}", "level0"))
+            results.append(timed(f"Level 0 @ {at:,}, {SHORT}", "level0-short"))
+            results.append(timed(f"Level 0 @ {at:,}, {SEQUENTIAL}", "level0", connections=1))
 
         # The first searches of each worker build its vector index, on a thread of its own
         # (a few seconds at 100,000 skills; docs/search.md): let that happen before anything is
         # measured, or it competes with every scenario for the cores.
         measure("(vector index warm-up)", "level0", INDEX_WARMUP_SECONDS)
-        # The MCP workers have served nothing yet, where gunicorn's have just served the warm-up
-        # above: give them as much before either door is timed (their per-process caches, and
-        # what the first calls of each era build), or the first era measured pays it.
-        for name in MCP_LEVEL1:
-            measure("(MCP warm-up)", name, MCP_WARMUP_SECONDS, at=mcp_base)
-        # The scenarios compared with one another (bare view, Level 1 by both doors and both
-        # kinds of token, Level 2) are measured in interleaved rounds and each one's windows
-        # pooled: this machine's speed drifts by tens of percent within a minute, and one
-        # window after another would compare the machine's moments, not the code paths.
-        api_level1: Scenario = (API_LEVEL1, "level1", None, "")
-        oauth_level1: Scenario = (OAUTH_LEVEL1, "level1", oauth_auth, "")
-        uncounted_level1: Scenario = (UNCOUNTED_LEVEL1, "level1", None, uncounted_base)
-        # The two kinds of token on one Level 1 path are compared with each other only: their
-        # windows run back to back, each first in every other round, so that their ratio is
-        # the tokens' cost and not the machine's drift between two moments of a round.
-        by_mcp: list[list[Scenario]] = [[(name, name, None, mcp_base)] for name in MCP_LEVEL1]
-        units: list[list[Scenario]] = [
-            [("bare view", "bare", None, "")],
-            # Usage counting off, on, and the OAuth token: each beside the API token's windows.
-            [uncounted_level1, api_level1, oauth_level1],
-            *by_mcp,
-            [("Level 2 resource", "level2", None, "")],
-        ]
-        compared = [scenario for unit in units for scenario in unit]
-        for label, key, token, at in compared:  # warm-up: caches, prepared statements
-            measure(label, key, args.warmup, token, at)
-        windows: dict[str, list[loadgen.Result]] = {label: [] for label, *_ in compared}
-        order = random.Random(3)
-        for round_number in range(args.rounds):
-            # Each round in an order of its own, so that no scenario always follows the same one
-            # (the MCP server's windows, say) into a machine that one left behind; a pause
-            # before each window, for the last one's connections to close and its server to
-            # quiet down; then a second of the same load, not counted, before the window. After
-            # a second idle, this machine runs a large working set many times slower for its
-            # first milliseconds (a loop over 300,000 objects: 1.6 ms warm, 17-117 ms after
-            # 0.2-2.1 s idle), and the first requests of every window paid it: counted, they
-            # made the p99 of MCP recall 28 ms where it is 12 ms under steady load, of Level 1
-            # 24 ms where it is 12, of the bare view 13 where it is 10 (windows of each kind
-            # alternating in one run).
-            for unit in order.sample(units, len(units)):
-                for label, key, token, at in unit[:: -1 if round_number % 2 else 1]:
-                    time.sleep(WINDOW_PAUSE_SECONDS)
-                    measure(label, key, WINDOW_WARMUP_SECONDS, token, at)
-                    result = measure(label, key, args.seconds / args.rounds, token, at)
-                    windows[label].append(result)
-        results.extend(loadgen.merge(label, windows[label]) for label, *_ in compared)
+        if args.level0_only:
+            results.append(timed("bare view", "bare"))
+        else:
+            # The MCP workers have served nothing yet, where gunicorn's have just served the warm-up
+            # above: give them as much before either door is timed (their per-process caches, and
+            # what the first calls of each era build), or the first era measured pays it.
+            for name in MCP_LEVEL1:
+                measure("(MCP warm-up)", name, MCP_WARMUP_SECONDS, at=mcp_base)
+            # The scenarios compared with one another (bare view, Level 1 by both doors and both
+            # kinds of token, Level 2) are measured in interleaved rounds and each one's windows
+            # pooled: this machine's speed drifts by tens of percent within a minute, and one
+            # window after another would compare the machine's moments, not the code paths.
+            api_level1: Scenario = (API_LEVEL1, "level1", None, "")
+            oauth_level1: Scenario = (OAUTH_LEVEL1, "level1", oauth_auth, "")
+            uncounted_level1: Scenario = (UNCOUNTED_LEVEL1, "level1", None, uncounted_base)
+            # The two kinds of token on one Level 1 path are compared with each other only: their
+            # windows run back to back, each first in every other round, so that their ratio is
+            # the tokens' cost and not the machine's drift between two moments of a round.
+            by_mcp: list[list[Scenario]] = [[(name, name, None, mcp_base)] for name in MCP_LEVEL1]
+            units: list[list[Scenario]] = [
+                [("bare view", "bare", None, "")],
+                # Usage counting off, on, and the OAuth token: each beside the API token's windows.
+                [uncounted_level1, api_level1, oauth_level1],
+                *by_mcp,
+                [("Level 2 resource", "level2", None, "")],
+            ]
+            compared = [scenario for unit in units for scenario in unit]
+            for label, key, token, at in compared:  # warm-up: caches, prepared statements
+                measure(label, key, args.warmup, token, at)
+            windows: dict[str, list[loadgen.Result]] = {label: [] for label, *_ in compared}
+            order = random.Random(3)
+            for round_number in range(args.rounds):
+                # Each round in an order of its own, so that no scenario always follows the same one
+                # (the MCP server's windows, say) into a machine that one left behind; a pause
+                # before each window, for the last one's connections to close and its server to
+                # quiet down; then a second of the same load, not counted, before the window. After
+                # a second idle, this machine runs a large working set many times slower for its
+                # first milliseconds (a loop over 300,000 objects: 1.6 ms warm, 17-117 ms after
+                # 0.2-2.1 s idle), and the first requests of every window paid it: counted, they
+                # made the p99 of MCP recall 28 ms where it is 12 ms under steady load, of Level 1
+                # 24 ms where it is 12, of the bare view 13 where it is 10 (windows of each kind
+                # alternating in one run).
+                for unit in order.sample(units, len(units)):
+                    for label, key, token, at in unit[:: -1 if round_number % 2 else 1]:
+                        time.sleep(WINDOW_PAUSE_SECONDS)
+                        measure(label, key, WINDOW_WARMUP_SECONDS, token, at)
+                        result = measure(label, key, args.seconds / args.rounds, token, at)
+                        windows[label].append(result)
+            results.extend(loadgen.merge(label, windows[label]) for label, *_ in compared)
         bare = results[0]
-        results.append(timed(f"Level 0 @ {in_db:,}", "level0"))
-        results.append(timed(f"Level 0 @ {in_db:,}, {SHORT}", "level0-short"))
+        level0(in_db)
         if args.level0_scale > args.n:
             _stop(server)
             _stop(mcp_server)
@@ -530,8 +565,7 @@ def main() -> None:
             _analyze()
             server, base = _start_server(env, args.workers)
             measure("(vector index warm-up)", "level0", INDEX_WARMUP_SECONDS)  # new workers
-            results.append(timed(f"Level 0 @ {args.level0_scale:,}", "level0"))
-            results.append(timed(f"Level 0 @ {args.level0_scale:,}, {SHORT}", "level0-short"))
+            level0(args.level0_scale)
     finally:
         _stop(server)
         _stop(mcp_server)
@@ -549,52 +583,54 @@ def main() -> None:
     by_name = {r.name: r for r in results}
     print()
     verdicts = []
-    for label in (API_LEVEL1, "Level 2 resource"):
-        r = by_name[label]
-        ok = r.rps >= 0.5 * bare.rps and r.p99_ms <= 10
+    if not args.level0_only:
+        for label in (API_LEVEL1, "Level 2 resource"):
+            r = by_name[label]
+            ok = r.rps >= 0.5 * bare.rps and r.p99_ms <= 10
+            verdicts.append(ok)
+            print(
+                f"{'PASS' if ok else 'FAIL'}  {label}: {r.rps / bare.rps:.0%} of bare throughput "
+                f"(target >= 50%), p99 {r.p99_ms:.2f} ms (target <= 10 ms)"
+            )
+        level1 = by_name[API_LEVEL1]
+        tail = level1.p99_ms / bare.p99_ms
+        ok = tail <= LEVEL1_TAIL_RATIO
         verdicts.append(ok)
         print(
-            f"{'PASS' if ok else 'FAIL'}  {label}: {r.rps / bare.rps:.0%} of bare throughput "
-            f"(target >= 50%), p99 {r.p99_ms:.2f} ms (target <= 10 ms)"
+            f"{'PASS' if ok else 'FAIL'}  Level 1 tail: p99 {level1.p99_ms:.2f} ms vs the bare "
+            f"view's {bare.p99_ms:.2f} ms, {tail:.2f}x (target <= {LEVEL1_TAIL_RATIO}x)"
         )
-    level1 = by_name[API_LEVEL1]
-    tail = level1.p99_ms / bare.p99_ms
-    ok = tail <= LEVEL1_TAIL_RATIO
-    verdicts.append(ok)
-    print(
-        f"{'PASS' if ok else 'FAIL'}  Level 1 tail: p99 {level1.p99_ms:.2f} ms vs the bare "
-        f"view's {bare.p99_ms:.2f} ms, {tail:.2f}x (target <= {LEVEL1_TAIL_RATIO}x)"
-    )
-    for label in MCP_LEVEL1:
-        r = by_name[label]
-        share = r.rps / level1.rps
-        ok = share >= MCP_MIN_SHARE and r.p99_ms <= MCP_P99_MS and r.errors == 0
-        verdicts.append(ok)
+        for label in MCP_LEVEL1:
+            r = by_name[label]
+            share = r.rps / level1.rps
+            ok = share >= MCP_MIN_SHARE and r.p99_ms <= MCP_P99_MS and r.errors == 0
+            verdicts.append(ok)
+            print(
+                f"{'PASS' if ok else 'FAIL'}  {label}: {r.rps:,.0f} calls/s, {share:.0%} of REST's "
+                f"{level1.rps:,.0f} (target >= {MCP_MIN_SHARE:.0%}), p99 {r.p99_ms:.2f} ms "
+                f"(target <= {MCP_P99_MS:.0f} ms)"
+            )
+        api, oauth = by_name[API_LEVEL1], by_name[OAUTH_LEVEL1]
+        ratio = api.rps / oauth.rps  # cost per request, OAuth over API token
+        verdicts.append(ratio <= OAUTH_MAX_RATIO)
         print(
-            f"{'PASS' if ok else 'FAIL'}  {label}: {r.rps:,.0f} calls/s, {share:.0%} of REST's "
-            f"{level1.rps:,.0f} (target >= {MCP_MIN_SHARE:.0%}), p99 {r.p99_ms:.2f} ms "
-            f"(target <= {MCP_P99_MS:.0f} ms)"
+            f"{'PASS' if ratio <= OAUTH_MAX_RATIO else 'FAIL'}  Level 1 with an OAuth access "
+            f"token: {oauth.rps:,.0f} req/s vs {api.rps:,.0f} with an API token, cost ratio "
+            f"{ratio:.3f} (target <= {OAUTH_MAX_RATIO:.2f}); p50 {oauth.p50_ms:.2f} vs "
+            f"{api.p50_ms:.2f} ms"
         )
-    api, oauth = by_name[API_LEVEL1], by_name[OAUTH_LEVEL1]
-    ratio = api.rps / oauth.rps  # cost per request, OAuth over API token
-    verdicts.append(ratio <= OAUTH_MAX_RATIO)
-    print(
-        f"{'PASS' if ratio <= OAUTH_MAX_RATIO else 'FAIL'}  Level 1 with an OAuth access token: "
-        f"{oauth.rps:,.0f} req/s vs {api.rps:,.0f} with an API token, cost ratio {ratio:.3f} "
-        f"(target <= {OAUTH_MAX_RATIO:.2f}); p50 {oauth.p50_ms:.2f} vs {api.p50_ms:.2f} ms"
-    )
-    uncounted = by_name[UNCOUNTED_LEVEL1]
-    usage_ratio = uncounted.rps / api.rps  # cost per request, counting on over off
-    verdicts.append(usage_ratio <= USAGE_MAX_RATIO)
-    print(
-        f"{'PASS' if usage_ratio <= USAGE_MAX_RATIO else 'FAIL'}  Level 1 with usage counting: "
-        f"{api.rps:,.0f} req/s vs {uncounted.rps:,.0f} without, cost ratio {usage_ratio:.3f} "
-        f"(target <= {USAGE_MAX_RATIO:.2f}); p50 {api.p50_ms:.2f} vs {uncounted.p50_ms:.2f} ms"
-    )
+        uncounted = by_name[UNCOUNTED_LEVEL1]
+        usage_ratio = uncounted.rps / api.rps  # cost per request, counting on over off
+        verdicts.append(usage_ratio <= USAGE_MAX_RATIO)
+        print(
+            f"{'PASS' if usage_ratio <= USAGE_MAX_RATIO else 'FAIL'}  Level 1 with usage counting: "
+            f"{api.rps:,.0f} req/s vs {uncounted.rps:,.0f} without, cost ratio {usage_ratio:.3f} "
+            f"(target <= {USAGE_MAX_RATIO:.2f}); p50 {api.p50_ms:.2f} vs {uncounted.p50_ms:.2f} ms"
+        )
     embed_p50, embed_p95 = _embedding_time(random.Random(2))
     print(
-        f"      query embedding alone (all-MiniLM-L6-v2 int8, ONNX Runtime, in process): "
-        f"p50 {embed_p50:.2f} ms, p95 {embed_p95:.2f} ms"
+        f"      query embedding alone ({_model_name()}, in process, one thread, distinct "
+        f"queries): p50 {embed_p50:.2f} ms, p95 {embed_p95:.2f} ms"
     )
     for r in results:
         if r.name.startswith("Level 0"):

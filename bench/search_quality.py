@@ -1,25 +1,34 @@
-"""Level 0 search quality on PostgreSQL, beside a plain BM25 baseline.
+"""Level 0 search quality, on a tuning part and a held-out part, beside BM25 and an RRF baseline.
 
-    python -m bench.search_quality
+    python -m bench.search_quality            # PostgreSQL
+    python -m bench.search_quality --sqlite   # the embedded default
+    python -m bench.search_quality --sweep    # fusion weights, on the tuning part only
 
-The evaluation set in ``bench/search_eval``: skills written for this benchmark, and natural
-tasks each naming the one skill that should answer it (kinds: ``other`` words than the skill's
-own, ``keyword``, ``short`` and ``misspelled``). The skills are published through
-``services.skills.skill_save`` into a personal workspace of a fresh database
-(``BENCH_SEARCH_DATABASE_URL``, default: the ``BENCH_DATABASE_URL`` server with the database
-``xmemo_search_eval``, dropped and recreated on every run), and every task is searched through
-the public Level 0 selector (``recall_search``) with an agent's read token. A plain BM25
-(``bm25s``, English stop words, no stemming) over name + description + body of the same skills
-is computed in the same run. Prints hit@1, hit@3, hit@10 and MRR over all tasks and over the
-other-words subset; ``BENCH_SEARCH_MISSES=1`` also lists the tasks Level 0 misses in its top 3.
+The evaluation set in ``bench/search_eval``: skills (the team's own, and real public SKILL.md
+files, each with its source), and natural tasks each naming the one skill that should answer it
+(kinds: ``other`` words than the skill's own — the paraphrases —, ``keyword``, ``short`` and
+``typo``), each in a ``split`` fixed in the files: ``tune`` (what weights are chosen on) or
+``held_out`` (only ever reported). The skills are published through ``services.skills.skill_save``
+into a personal workspace of a fresh database (``BENCH_SEARCH_DATABASE_URL``, default: the
+``BENCH_DATABASE_URL`` server with the database ``xmemo_search_eval``, dropped and recreated on
+every run; ``--sqlite``: a fresh SQLite file), embedded as the workers would, and every task is
+searched with an agent's read token, top 10, by three systems in the same run: Level 0 (the
+public selector, ``recall_search``), the RRF baseline (the same two rankings through the same
+gate, fused by reciprocal rank instead), and a plain BM25 (``bm25s``, English stop words, no
+stemming) over name + description + body. Prints hit@1, hit@3, hit@10, MRR and the paraphrase
+tasks' hit@3 per split. ``BENCH_SEARCH_MISSES=1`` also lists the tuning tasks Level 0 misses in
+its top 3 (never the held-out ones: looking at them is tuning on them).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import os
+import tempfile
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +41,11 @@ from bench.recall import _django, _env
 EVAL = Path(__file__).resolve().parent / "search_eval"
 DATABASE_NAME = "xmemo_search_eval"
 USERNAME = "search-eval"
-METRICS = ("hit@1", "hit@3", "hit@10", "MRR")
+METRICS = ("hit@1", "hit@3", "hit@10", "MRR", "para@3")
+SPLITS = ("tune", "held_out")
+# What --sweep tries, on the tuning part only: the word ranking's weight, per normalization.
+SWEEP_WEIGHTS = (0.0, 0.1, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6)
+SWEEP_NORMALIZE = ("minmax", "z")
 
 
 @dataclass(frozen=True)
@@ -40,6 +53,7 @@ class Task:
     query: str
     expect: str
     kind: str
+    split: str
 
 
 def load_skills() -> list[dict[str, str]]:
@@ -50,26 +64,38 @@ def load_skills() -> list[dict[str, str]]:
 
 
 def load_tasks() -> list[Task]:
-    rows = yaml.safe_load((EVAL / "tasks.yaml").read_text(encoding="utf-8"))
-    return [Task(query=r["q"], expect=r["expect"], kind=r["kind"]) for r in rows]
+    rows: list[dict[str, str]] = []
+    for path in sorted(EVAL.glob("tasks*.yaml")):
+        rows += yaml.safe_load(path.read_text(encoding="utf-8"))
+    tasks = [Task(query=r["q"], expect=r["expect"], kind=r["kind"], split=r["split"]) for r in rows]
+    unknown = {t.split for t in tasks} - set(SPLITS)
+    if unknown:
+        raise SystemExit(f"Unknown split(s) in {EVAL}: {sorted(unknown)}")
+    return tasks
 
 
 def metrics(ranked: list[list[str]], tasks: list[Task]) -> dict[str, float]:
-    """hit@k: the expected skill is among the first k; MRR: mean of 1/rank (0 beyond 10)."""
+    """hit@k: the expected skill is among the first k; MRR: mean of 1/rank (0 beyond 10);
+    para@3: hit@3 over the tasks phrased in other words than the skill's (kind ``other``)."""
     hits = {1: 0, 3: 0, 10: 0}
     reciprocal = 0.0
+    paraphrases = paraphrase_hits = 0
     for slugs, task in zip(ranked, tasks, strict=True):
-        if task.expect in slugs[:10]:
-            rank = slugs.index(task.expect) + 1
+        rank = slugs.index(task.expect) + 1 if task.expect in slugs[:10] else 0
+        if rank:
             reciprocal += 1 / rank
             for k in hits:
                 hits[k] += rank <= k
+        if task.kind == "other":
+            paraphrases += 1
+            paraphrase_hits += 0 < rank <= 3
     n = len(tasks) or 1
     return {
         "hit@1": hits[1] / n,
         "hit@3": hits[3] / n,
         "hit@10": hits[10] / n,
         "MRR": reciprocal / n,
+        "para@3": paraphrase_hits / (paraphrases or 1),
     }
 
 
@@ -85,6 +111,9 @@ def _database_url() -> str:
 def _fresh_database(db_url: str) -> None:
     import psycopg
 
+    if db_url.startswith("sqlite:"):
+        Path(urllib.parse.urlparse(db_url).path).unlink(missing_ok=True)
+        return
     parsed = urllib.parse.urlparse(db_url)
     name = parsed.path.lstrip("/")
     admin = parsed._replace(path="/postgres").geturl()
@@ -155,12 +184,28 @@ def _bm25(skills: list[dict[str, str]], tasks: list[Task]) -> list[list[str]]:
 
 
 def _level0(actor: Any, tasks: list[Task]) -> list[list[str]]:
+    """Level 0 as served: the public selector."""
     from skills_app.selectors.recall import recall_search
 
     return [
         [
             hit["slug"]
             for hit in recall_search(actor=actor, query=t.query, limit=10)["data"]["results"]
+        ]
+        for t in tasks
+    ]
+
+
+def _fused(actor: Any, tasks: list[Task], fusion: Callable[..., Any]) -> list[list[str]]:
+    """The same two rankings and the same gate as Level 0, fused by ``fusion``."""
+    from skills_app.selectors.search import search_skills
+
+    return [
+        [
+            hit["slug"]
+            for hit in search_skills(
+                actor=actor, text=t.query, workspace=None, limit=10, fusion=fusion
+            )
         ]
         for t in tasks
     ]
@@ -173,10 +218,51 @@ def _table(rows: dict[str, dict[str, float]]) -> str:
     return "\n".join(lines)
 
 
+def _sweep(actor: Any, tasks: list[Task]) -> None:
+    """Score fusion's weight and normalization against the tuning tasks only."""
+    from skills_app.selectors.search import fuse_by_rank, fuse_by_score
+
+    tune = [t for t in tasks if t.split == "tune"]
+    rows = {"RRF k=60": metrics(_fused(actor, tune, fuse_by_rank), tune)}
+    for normalize in SWEEP_NORMALIZE:
+        for weight in SWEEP_WEIGHTS:
+            fusion = functools.partial(fuse_by_score, lexical_weight=weight, normalize=normalize)
+            rows[f"{normalize} lexical {weight:.2f}"] = metrics(_fused(actor, tune, fusion), tune)
+    print(f"Tuning part only ({len(tune)} tasks):")
+    print(_table(rows))
+
+
+def _report(actor: Any, skills: list[dict[str, str]], tasks: list[Task]) -> None:
+    from skills_app.selectors.search import fuse_by_rank
+
+    systems = {
+        "BM25": _bm25(skills, tasks),
+        "RRF baseline (same rankings)": _fused(actor, tasks, fuse_by_rank),
+        "Level 0": _level0(actor, tasks),
+    }
+    for split in SPLITS:
+        chosen = [i for i, t in enumerate(tasks) if t.split == split]
+        part = [tasks[i] for i in chosen]
+        paraphrases = sum(t.kind == "other" for t in part)
+        print(f"\n{split} ({len(part)} tasks, {paraphrases} in other words):")
+        print(_table({name: metrics([r[i] for i in chosen], part) for name, r in systems.items()}))
+    if os.environ.get("BENCH_SEARCH_MISSES"):
+        for slugs, task in zip(systems["Level 0"], tasks, strict=True):
+            if task.split == "tune" and task.expect not in slugs[:3]:
+                print(f"  miss [{task.kind}] {task.query!r} -> {slugs[:3]} (want {task.expect})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.parse_args()
-    db_url = _database_url()
+    parser.add_argument("--sqlite", action="store_true", help="the embedded default's SQLite")
+    parser.add_argument(
+        "--sweep", action="store_true", help="fusion weights on the tuning part (nothing held out)"
+    )
+    args = parser.parse_args()
+    if args.sqlite:
+        db_url = f"sqlite:///{Path(tempfile.gettempdir()) / 'xmemo_search_eval.sqlite3'}"
+    else:
+        db_url = _database_url()
     _fresh_database(db_url)
     _django(_env(db_url, None))  # no Redis: local-memory cache, tasks run in process
     from django.core.management import call_command
@@ -186,25 +272,10 @@ def main() -> None:
     print(f"{len(skills)} skills, {len(tasks)} tasks")
     actor = _publish_all(skills)
     _embed_all()
-    level0, bm25 = _level0(actor, tasks), _bm25(skills, tasks)
-    other = [i for i, t in enumerate(tasks) if t.kind == "other"]
-    other_tasks = [tasks[i] for i in other]
-    print(
-        _table(
-            {
-                "Level 0 (all tasks)": metrics(level0, tasks),
-                "BM25 (all tasks)": metrics(bm25, tasks),
-                f"Level 0 (other words, {len(other)})": metrics(
-                    [level0[i] for i in other], other_tasks
-                ),
-                f"BM25 (other words, {len(other)})": metrics([bm25[i] for i in other], other_tasks),
-            }
-        )
-    )
-    if os.environ.get("BENCH_SEARCH_MISSES"):
-        for slugs, task in zip(level0, tasks, strict=True):
-            if task.expect not in slugs[:3]:
-                print(f"  miss [{task.kind}] {task.query!r} -> {slugs[:3]} (want {task.expect})")
+    if args.sweep:
+        _sweep(actor, tasks)
+    else:
+        _report(actor, skills, tasks)
 
 
 if __name__ == "__main__":

@@ -9,8 +9,8 @@ from typing import Any
 from django.contrib.auth.models import User
 
 from skills_app.access import Actor
-from skills_app.crypto import secret_encrypt
 from skills_app.domain.bundle import ComponentData, SkillBundle
+from skills_app.infra.crypto import secret_encrypt
 from skills_app.models import (
     ApiToken,
     Invitation,

@@ -448,7 +448,8 @@ XMEMO_SANDBOX_MAX_TIMEOUT = int(os.environ.get("XMEMO_SANDBOX_MAX_TIMEOUT", "120
 # Workspace secrets (docs/contract.md §2): Fernet keys, comma-separated; the first encrypts, all
 # decrypt (a
 # rotation prepends a new key, runs `manage.py rotate_workspace_secrets`, then drops the old).
-# Empty: a key derived from SECRET_KEY, which production should not rely on (see skills_app.crypto).
+# Empty: a key derived from SECRET_KEY, which production should not rely on (see
+# skills_app.infra.crypto).
 XMEMO_SECRETS_KEY = [k.strip() for k in env_secret("XMEMO_SECRETS_KEY").split(",") if k.strip()]
 
 # Request lines (xmemo.request) and the workers' job lines (skills_app.jobs) are JSON, one

@@ -77,3 +77,50 @@ def reciprocal_rank_fusion(
         for rank, item in enumerate(ranking, start=1):
             scores[item] = scores.get(item, 0.0) + 1.0 / (k + rank)
     return sorted(scores.items(), key=lambda pair: -pair[1])
+
+
+# Normalized score fusion: how each ranking's scores are normalized, and the word ranking's share
+# of a skill's score (the meaning ranking has the rest), chosen on the evaluation set's tuning
+# part only (docs/search.md, *Fusion*).
+NORMALIZE = "z"
+LEXICAL_WEIGHT = 0.35
+
+
+@dataclass(frozen=True)
+class ScoredRanking:
+    """One ranking's best-first ``(item, score)`` pairs, its weight in the fusion, and what an
+    item it did not propose is taken to score (``floor``): it ranked below every item shown."""
+
+    hits: Sequence[tuple[Hashable, float]]
+    weight: float
+    floor: float
+
+
+def score_fusion(
+    *rankings: ScoredRanking, normalize: str = NORMALIZE
+) -> list[tuple[Hashable, float]]:
+    """Items of several scored rankings by the weighted sum of their normalized scores, mapped
+    into (0, 1) by the logistic function (the order is the sum's). Each ranking's scores are
+    normalized over every item being fused (an item it did not propose counts as its
+    ``floor``): ``z`` to standard scores (all equal: 0), ``minmax`` to [0, 1] (all equal: 1).
+    An empty ranking adds nothing. Ties keep the order of first appearance."""
+    items = list(dict.fromkeys(item for ranking in rankings for item, _ in ranking.hits))
+    total = dict.fromkeys(items, 0.0)
+    for ranking in rankings:
+        if not ranking.hits:
+            continue
+        own = dict(ranking.hits)
+        values = [own.get(item, ranking.floor) for item in items]
+        for item, value in zip(items, _normalized(values, normalize), strict=True):
+            total[item] += ranking.weight * value
+    fused = [(item, 1.0 / (1.0 + math.exp(-score))) for item, score in total.items()]
+    return sorted(fused, key=lambda pair: -pair[1])
+
+
+def _normalized(values: list[float], method: str) -> list[float]:
+    if method == "z":
+        mean = sum(values) / len(values)
+        spread = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+        return [(v - mean) / spread if spread > 0 else 0.0 for v in values]
+    low, high = min(values), max(values)
+    return [(v - low) / (high - low) if high > low else 1.0 for v in values]

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import gc
 import threading
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.conf import settings
@@ -38,14 +39,17 @@ _in_flight = 0  # requests begun and not yet ended, on every thread of the proce
 _wanted = False  # a full collection found more than SETTLE_SURVIVORS survivors
 
 
-def freeze_startup_heap() -> None:
-    """Call once per process, after the application is built and before it serves."""
+def freeze_startup_heap(*, preload: Iterable[Callable[[], None]] = ()) -> None:
+    """Call once per process, after the application is built and before it serves.
+
+    ``preload``: what else to import now (the server entries pass
+    ``embedding.import_runtime``). A hook rather than an import of ours, so that this module
+    depends on nothing of the project's and ``embedding`` may settle what it loads here."""
     from django.urls import get_resolver
 
-    from . import embedding
-
     get_resolver().url_patterns  # noqa: B018 - imports the views now, not in the first request
-    embedding.import_runtime()
+    for hook in preload:
+        hook()
     settle()
     if not settings.XMEMO_HEAP_SETTLE or _watch in gc.callbacks:
         return

@@ -2,7 +2,7 @@
 
 from django.db import migrations, models
 
-from skills_app.crypto import secret_encrypt, secret_open
+from skills_app.infra.crypto import secret_encrypt, secret_open
 
 # Secrets were generated as "whsec_" + base64; a Fernet token never starts so.
 PLAIN_PREFIX = "whsec_"

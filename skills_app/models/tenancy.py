@@ -133,7 +133,7 @@ class ApiToken(models.Model):
 class WorkspaceSecret(models.Model):
     """A value a workspace's scripts may receive (docs/contract.md §2, §13), stored only encrypted.
 
-    ``ciphertext`` is a Fernet token (see ``skills_app.crypto``); the plain value is never
+    ``ciphertext`` is a Fernet token (see ``skills_app.infra.crypto``); the plain value is never
     stored, logged, audited or answered.
     """
 

@@ -24,7 +24,6 @@ from django.db.models import IntegerField, Value
 
 from .. import errors
 from ..access import Actor, readable_workspaces, require_scope, revision_for, workspace_for
-from ..capsule import capsule_skill_md, deterministic_zip
 from ..domain.canonical import sha256_hex
 from ..domain.labels import validate_label_name
 from ..domain.lifecycle import LATEST_FALLBACK_KINDS
@@ -32,6 +31,7 @@ from ..domain.paths import is_text
 from ..domain.wire import encode_json
 from ..infra.cache import KEY_PREFIX, local_cache
 from ..models import Skill, SkillComponent, SkillRevision, Workspace
+from ..sources.capsule import capsule_skill_md, deterministic_zip
 from ..sources.files import SKILL_MD
 from .labels import label_target
 

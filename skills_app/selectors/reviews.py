@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..access import Actor, require_scope, revision_for
-from ..markdown import render_markdown
+from ..domain.markdown import render_markdown
 from ..models import RevisionApproval, RevisionComment, SkillRevision
 from .pagination import Page, paginate
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..access import Actor, require_workspace_admin
-from ..crypto import secret_decrypt
+from ..infra.crypto import secret_decrypt
 from ..models import Workspace, WorkspaceSecret
 from .pagination import Page, paginate
 

@@ -1,4 +1,5 @@
-"""Workspace backup and restore (docs/contract.md §9): the database side of ``skills_app.backup``.
+"""Workspace backup and restore (docs/contract.md §9): the database side of
+``skills_app.sources.backup`` (the format).
 
 Restore rules (decided here, documented in docs/backup.md):
 
@@ -30,15 +31,6 @@ from django.utils import timezone
 
 from .. import errors
 from ..access import ADMIN_ROLES, Actor, require_role, require_scope
-from ..backup import (
-    Backup,
-    BackupApproval,
-    BackupComment,
-    BackupLabel,
-    BackupRevision,
-    BackupSkill,
-)
-from ..capsule import CapsuleComponent
 from ..domain.bundle import ComponentData
 from ..domain.context_cost import revision_tokens
 from ..models import (
@@ -50,6 +42,15 @@ from ..models import (
     SkillRevision,
     Workspace,
 )
+from ..sources.backup import (
+    Backup,
+    BackupApproval,
+    BackupComment,
+    BackupLabel,
+    BackupRevision,
+    BackupSkill,
+)
+from ..sources.capsule import capsule_component
 from .audit import audit_record
 from .embeddings import embeddings_batched
 from .skills import _refresh_pointers, _store_blobs
@@ -79,13 +80,9 @@ def _backup_revision(rev: SkillRevision, numbers: dict[int, int]) -> BackupRevis
         instruction_body=rev.instruction_body,
         canonical_hash=rev.canonical_hash,
         components=tuple(
-            CapsuleComponent(
-                logical_path=c.logical_path,
-                type=c.type,
-                media_type=c.media_type,
+            capsule_component(
+                ComponentData(c.logical_path, c.type, bytes(c.blob.data), c.media_type),
                 sha256=c.content_hash,
-                size=c.size,
-                content=bytes(c.blob.data),
             )
             for c in rev.components.all()
         ),

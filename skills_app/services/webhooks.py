@@ -22,10 +22,11 @@ from django.conf import settings
 from django.db import transaction
 from standardwebhooks import Webhook as Signer
 
-from .. import errors, outbound
+from .. import errors
 from ..access import ADMIN_ROLES, Actor, require_role, require_scope
-from ..crypto import secret_encrypt, secret_open
 from ..domain.wire import encode_json
+from ..infra import outbound
+from ..infra.crypto import secret_encrypt, secret_open
 from ..models import Webhook, WebhookAttempt, WebhookDelivery, Workspace
 from .audit import audit_record
 from .events import EVENT_TYPES, delivery_enqueue_after_commit

@@ -10,9 +10,9 @@ from django.db.models import Model
 
 from .. import errors
 from ..access import Actor, require_workspace_admin
-from ..crypto import secret_encrypt, secret_reencrypt
 from ..domain.limits import workspace_name_clean
 from ..domain.secrets import validate_secret_name, validate_secret_value
+from ..infra.crypto import secret_encrypt, secret_reencrypt
 from ..models import Webhook, Workspace, WorkspaceSecret
 from .audit import audit_record
 

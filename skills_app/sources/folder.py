@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import replace
 
-from skills_app.capsule import capsule_bundle_read
 from skills_app.domain.bundle import SkillBundle
 from skills_app.domain.limits import validate_bundle, validate_slug
 from skills_app.errors import ValidationFailed
+from skills_app.sources.capsule import capsule_bundle_read
 from skills_app.sources.files import (
     CAPSULE_JSON,
     SKILL_JSON,

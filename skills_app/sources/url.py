@@ -23,7 +23,7 @@ Rules of every request, each hop of a redirect included:
 * the scheme is http or https, no credentials in the URL, and ``host`` (default port) or
   ``host:port`` is on ``allowed_hosts`` — the page URL too, although only the archive URL is
   fetched;
-* the outbound guard (``skills_app.outbound``): no private, loopback or otherwise non-global
+* the outbound guard (``skills_app.infra.outbound``): no private, loopback or otherwise non-global
   address unless ``allow_private``, and the connection is pinned to the validated address;
 * redirects are followed by hand, at most five, each Location checked like the first URL
   before anything is sent to it;
@@ -54,7 +54,7 @@ from skills_app.errors import (
     UnsupportedFormat,
     ValidationFailed,
 )
-from skills_app.outbound import DEFAULT_PORTS, Target, pin, split_url
+from skills_app.infra.outbound import DEFAULT_PORTS, Target, pin, split_url
 from skills_app.sources.archive import zip_bundles_read
 from skills_app.sources.files import SKILL_JSON, SKILL_MD
 from skills_app.sources.skilljson import skill_json_bundle_read

@@ -9,11 +9,12 @@ import io
 import zipfile
 from typing import Any
 
-from skills_app.capsule import CapsuleComponent, CapsuleRevision, capsule_write
 from skills_app.domain.canonical import canonical_hash
 from skills_app.models import Skill, SkillRevision
+from skills_app.services.jobs.run import _capsule_revision
 from skills_app.services.labels import label_move
 from skills_app.services.skills import revision_transition
+from skills_app.sources.capsule import capsule_write
 from tests.api.conftest import ApiFactory, error_code
 from tests.factories import Env, actor_for, component, publish, save
 
@@ -23,28 +24,7 @@ LINT = "/v1/skills/lint"
 
 def _capsule_files(revision: SkillRevision) -> dict[str, bytes]:
     """What a one-revision capsule holds, minus capsule.json: what sync must write."""
-    rows = revision.components.select_related("blob").order_by("logical_path")
-    data = capsule_write(
-        CapsuleRevision(
-            skill_id=revision.skill.skill_id,
-            slug=revision.skill.slug,
-            workspace=revision.workspace.slug,
-            revision_id=revision.revision_id,
-            revision_number=revision.revision_number,
-            state=revision.state,
-            name=revision.name,
-            description=revision.description,
-            frontmatter=revision.frontmatter,
-            instruction_body=revision.instruction_body,
-            canonical_hash=revision.canonical_hash,
-            components=[
-                CapsuleComponent(
-                    c.logical_path, c.type, c.media_type, c.content_hash, c.size, bytes(c.blob.data)
-                )
-                for c in rows
-            ],
-        )
-    )
+    data = capsule_write(_capsule_revision(revision))  # the export job's own capsule row
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         return {
             info.filename: archive.read(info)

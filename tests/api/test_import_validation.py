@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from skills_app.capsule import capsule_write
 from skills_app.errors import ValidationFailed
 from skills_app.models import Skill
 from skills_app.sources.archive import zip_bundles_read
+from skills_app.sources.capsule import capsule_write
 from skills_app.sources.skillmd import skill_md_bundle_read
 from tests.api.conftest import ApiFactory
 from tests.factories import Env

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from skills_app.crypto import secret_encrypt
+from skills_app.infra.crypto import secret_encrypt
 from skills_app.models import AuditEntry, SkillRevision, Webhook, WebhookDelivery
 from skills_app.services.skills import revision_transition
 from tests.api.conftest import Api, ApiFactory, error_code

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from standardwebhooks import Webhook as Verifier
 
-from skills_app.crypto import secret_encrypt
+from skills_app.infra.crypto import secret_encrypt
 from skills_app.models import AuditEntry, Webhook, WebhookDelivery
 from skills_app.services.events import EVENT_TYPES
 from skills_app.services.jobs import export_start, import_start

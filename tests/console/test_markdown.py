@@ -6,7 +6,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from skills_app.markdown import ALLOWED_TAGS, render_markdown
+from skills_app.domain.markdown import ALLOWED_TAGS, render_markdown
 
 HOSTILE = """# Title
 

@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from skills_app.crypto import secret_open
+from skills_app.infra.crypto import secret_open
 from skills_app.models import AuditEntry, Webhook, WebhookAttempt
 from tests.factories import Env, make_webhook
 

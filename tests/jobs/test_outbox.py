@@ -10,8 +10,8 @@ import pytest
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
-from skills_app.crypto import secret_encrypt
 from skills_app.domain.bundle import ComponentData
+from skills_app.infra.crypto import secret_encrypt
 from skills_app.models import Job, Webhook, WebhookDelivery
 from skills_app.services import jobs
 from skills_app.services.jobs.run import job_run

@@ -10,7 +10,7 @@ import re
 import pytest
 from django.core.management import call_command
 
-from skills_app import demo_data
+from skills_app.management import demo_data
 from tests.e2e.processes import ROOT
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -17,12 +17,12 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from skills_app import errors
-from skills_app.backup import backup_read, backup_write
 from skills_app.models import AuditEntry, Skill, SkillRevision, Workspace
 from skills_app.services.backup import workspace_backup, workspace_restore
 from skills_app.services.labels import label_move
 from skills_app.services.reviews import revision_comment_add
 from skills_app.services.skills import revision_restore, revision_transition, skill_set_status
+from skills_app.sources.backup import backup_read, backup_write
 from tests.factories import Env, actor_for, component, make_team, publish, save
 from tests.support import require_service
 

@@ -20,7 +20,7 @@ FRONTMATTER = {
 
 SCRIPT = """
 import json, os
-from skills_app import capsule
+from skills_app.sources import capsule
 from skills_app.access import Actor
 from skills_app.domain.bundle import SkillBundle
 from skills_app.models import SkillRevision, Workspace

@@ -10,9 +10,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from skills_app.capsule import CapsuleComponent, CapsuleRevision
 from skills_app.domain.bundle import SkillBundle
 from skills_app.domain.canonical import canonical_hash, sha256_hex
+from skills_app.sources import capsule
+from skills_app.sources.capsule import CapsuleRevision
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "skills"
 FIXTURE_NAMES = sorted(path.name for path in FIXTURES.iterdir() if path.is_dir())
@@ -144,32 +145,18 @@ def zeros_deflated(total: int, *, chunk: int = 1 << 20) -> tuple[bytes, int]:
 def capsule_revision(
     bundle: SkillBundle, *, number: int = 1, state: str = "published"
 ) -> CapsuleRevision:
-    """The export row a saved ``bundle`` would give (what the lead fills from the database)."""
-    components = tuple(
-        CapsuleComponent(
-            logical_path=c.logical_path,
-            type=c.type,
-            media_type=c.media_type,
-            sha256=sha256_hex(c.content),
-            size=len(c.content),
-            content=c.content,
-        )
-        for c in bundle.components or ()
-    )
+    """The export row a saved ``bundle`` would give (what the export job fills from the
+    database)."""
     assert bundle.slug is not None
-    return CapsuleRevision(
+    return capsule.capsule_revision(
+        bundle,
         skill_id=f"skill_{bundle.slug}",
         slug=bundle.slug,
         workspace="acme",
         revision_id=f"rev_{bundle.slug}_{number}",
         revision_number=number,
         state=state,
-        name=bundle.name,
-        description=bundle.description,
-        frontmatter=bundle.frontmatter,
-        instruction_body=bundle.instruction_body,
         canonical_hash=bundle_hash(bundle),
-        components=components,
     )
 
 

@@ -12,17 +12,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skills_app.capsule import (
+from skills_app.domain.bundle import COMPONENT_TYPES, ComponentData, SkillBundle
+from skills_app.domain.limits import validate_bundle
+from skills_app.errors import InvalidPath, UnsupportedFormat, ValidationFailed
+from skills_app.sources.archive import zip_bundles_read
+from skills_app.sources.capsule import (
     CAPSULE_FORMAT,
     CapsuleRevision,
     capsule_history_write,
     capsule_pack_write,
     capsule_write,
 )
-from skills_app.domain.bundle import COMPONENT_TYPES, ComponentData, SkillBundle
-from skills_app.domain.limits import validate_bundle
-from skills_app.errors import InvalidPath, UnsupportedFormat, ValidationFailed
-from skills_app.sources.archive import zip_bundles_read
 from skills_app.sources.skillmd import skill_md_bundle_read
 from tests.sources.helpers import (
     FIXTURE_NAMES,

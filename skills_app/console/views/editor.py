@@ -11,9 +11,9 @@ from ... import errors
 from ...domain import lifecycle
 from ...domain.bundle import COMPONENT_TYPES, SkillBundle
 from ...domain.limits import MAX_BODY_BYTES, MAX_COMPONENT_BYTES, MAX_COMPONENTS
+from ...domain.markdown import render_markdown
 from ...domain.render import render
 from ...domain.skillmd import frontmatter_yaml
-from ...markdown import render_markdown
 from ...models import Skill, SkillRevision
 from ...selectors.diff import bundle_diff
 from ...services.skills import skill_save

@@ -8,8 +8,8 @@ from django.utils.http import url_has_allowed_host_and_scheme
 
 from ... import errors
 from ...domain import lifecycle
+from ...domain.markdown import render_markdown
 from ...domain.skillmd import frontmatter_yaml
-from ...markdown import render_markdown
 from ...models import SkillRevision
 from ...selectors.diff import bundle_diff
 from ...selectors.reviews import revision_approvals

@@ -9,9 +9,9 @@ from django.http import HttpRequest, HttpResponse
 from ... import errors
 from ...domain import lifecycle
 from ...domain.labels import is_rejected
+from ...domain.markdown import render_markdown
 from ...domain.skillmd import frontmatter_yaml
 from ...gateway.downloads import download_response
-from ...markdown import render_markdown
 from ...models import Skill, SkillRevision
 from ...selectors.commands import command_name
 from ...selectors.labels import labels_by_revision

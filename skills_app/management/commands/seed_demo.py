@@ -6,8 +6,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
-from skills_app import demo_data
 from skills_app.access import Actor
+from skills_app.management import demo_data
 from skills_app.models import Membership, Skill, SkillRevision, Workspace
 from skills_app.services.accounts import token_create, user_create
 from skills_app.services.skills import revision_transition, skill_save

@@ -2,30 +2,42 @@
 
 Two rankings of the skills the caller may read — by words (``lexical``: whole words weighed by
 rarity, name above description above body, typos forgiven) and by meaning (``semantic``: the
-query's embedding against each skill's) — fused by reciprocal rank, then fetched through the
-search gate (``gate``), which every answered skill passes whichever ranking proposed it. Where no
-embedding model is installed the word ranking answers alone (the encoder says so once in the
-log). A query of stop words only has no content to rank: no results.
+query's embedding against each skill's) — fused by their normalized scores (``fuse_by_score``),
+then fetched through the search gate (``gate``), which every answered skill passes whichever
+ranking proposed it. Where no embedding model is installed the word ranking answers alone (the
+encoder says so once in the log). A query of stop words only has no content to rank: no
+results.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, TypedDict
 
 from ...access import Actor
-from ...domain.search_text import query_words, reciprocal_rank_fusion
+from ...domain.search_text import (
+    LEXICAL_WEIGHT,
+    NORMALIZE,
+    ScoredRanking,
+    query_words,
+    reciprocal_rank_fusion,
+    score_fusion,
+)
 from ...infra import db
 from ...models import Skill, SkillRevision, Workspace
 from . import lexical, semantic
 from .gate import Gate, gate_for, member_sql
 
-__all__ = ["SearchResult", "search_skills"]
+__all__ = ["Fusion", "SearchResult", "fuse_by_rank", "fuse_by_score", "search_skills"]
 
 _SKILL = Skill._meta.db_table
 _WS = Workspace._meta.db_table
 _REV = SkillRevision._meta.db_table
 # How many skills each ranking proposes to the fusion.
 POOL = 50
+# How the word ranking's and the meaning ranking's (skill pk, score) lists, each of at most
+# ``pool``, become one ranking.
+Fusion = Callable[[list[tuple[int, float]], list[tuple[int, float]], int], list[tuple[int, float]]]
 
 
 class SearchResult(TypedDict):
@@ -44,8 +56,47 @@ class SearchResult(TypedDict):
     approx_tokens: int
 
 
+def fuse_by_score(
+    by_words: list[tuple[int, float]],
+    by_meaning: list[tuple[int, float]],
+    pool: int,
+    *,
+    lexical_weight: float = LEXICAL_WEIGHT,
+    normalize: str = NORMALIZE,
+) -> list[tuple[int, float]]:
+    """Level 0's fusion: each skill scores ``lexical_weight`` times its standard (z) word score
+    plus the rest times its standard cosine, both over the skills being fused. A skill one
+    ranking did not propose counts, in that ranking, as its last proposal's score when the
+    ranking was cut at ``pool`` (it ranked no higher), else as holding none of the words (0) or
+    as the cosine below which nothing is proposed (``semantic.MIN_SIMILARITY``)."""
+
+    def floor(hits: list[tuple[int, float]], nothing: float) -> float:
+        return hits[-1][1] if len(hits) >= pool else nothing
+
+    fused = score_fusion(
+        ScoredRanking(by_words, lexical_weight, floor(by_words, 0.0)),
+        ScoredRanking(by_meaning, 1.0 - lexical_weight, floor(by_meaning, semantic.MIN_SIMILARITY)),
+        normalize=normalize,
+    )
+    return [(int(pk), score) for pk, score in fused]  # type: ignore[call-overload]
+
+
+def fuse_by_rank(
+    by_words: list[tuple[int, float]], by_meaning: list[tuple[int, float]], pool: int
+) -> list[tuple[int, float]]:
+    """Reciprocal-rank fusion (k = 60) of the two rankings: Level 0's fusion until normalized
+    score fusion measured better; the baseline ``bench.search_quality`` computes beside it."""
+    fused = reciprocal_rank_fusion([pk for pk, _ in by_words], [pk for pk, _ in by_meaning])
+    return [(int(pk), score) for pk, score in fused]  # type: ignore[call-overload]
+
+
 def search_skills(
-    *, actor: Actor, text: str, workspace: Workspace | None, limit: int
+    *,
+    actor: Actor,
+    text: str,
+    workspace: Workspace | None,
+    limit: int,
+    fusion: Fusion = fuse_by_score,
 ) -> list[SearchResult]:
     words = query_words(text)
     if not words.words:
@@ -60,8 +111,7 @@ def search_skills(
         ranked = by_words
     else:
         by_meaning = semantic.rank(gate=gate, query=embedding.result(), limit=pool)
-        fused = reciprocal_rank_fusion([pk for pk, _ in by_words], [pk for pk, _ in by_meaning])
-        ranked = [(int(pk), score) for pk, score in fused]  # type: ignore[call-overload]
+        ranked = fusion(by_words, by_meaning, pool)
     return _descriptors(gate, ranked, limit)
 
 

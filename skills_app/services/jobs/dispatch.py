@@ -1,13 +1,13 @@
-"""Handing queued jobs to the broker through the outbox (``services.outbox``): at most once per
+"""Handing queued jobs to the broker through the outbox (``infra.outbox``): at most once per
 claim, and swept again when they were committed while the broker was down."""
 
 from __future__ import annotations
 
 from django.conf import settings
 
+from ...infra.outbox import Outbox, outbox_send
 from ...infra.queue import send_job
 from ...models import Job
-from ..outbox import Outbox, outbox_send
 
 
 def job_queue(kind: str) -> str:

@@ -22,11 +22,9 @@ from django.contrib.auth import get_user_model
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
-from ... import backup, capsule, errors
+from ... import errors
 from ...access import ADMIN_ROLES, Actor, require_role
-from ...capsule import CapsuleComponent, CapsuleRevision
 from ...domain.bundle import SkillBundle
-from ...domain.canonical import sha256_hex
 from ...domain.jobs import STALE_RULES, stale_verdict
 from ...domain.limits import slug_from_name
 from ...domain.secrets import secrets_masked, secrets_reach
@@ -35,7 +33,8 @@ from ...models import Job, Skill, SkillRevision, Workspace
 from ...sandbox import resolve_timeout, run_script
 from ...selectors.revisions import revision_bundle
 from ...selectors.secrets import script_environment
-from ...sources import url
+from ...sources import backup, capsule, url
+from ...sources.capsule import CapsuleRevision
 from ...sources.detect import upload_bundles_read
 from ..audit import audit_record
 from ..backup import workspace_backup, workspace_restore
@@ -349,31 +348,15 @@ def _run_import(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]]
 
 
 def _capsule_revision(revision: SkillRevision) -> CapsuleRevision:
-    bundle = revision_bundle(revision)
-    components = [
-        CapsuleComponent(
-            logical_path=c.logical_path,
-            type=c.type,
-            media_type=c.media_type,
-            sha256=sha256_hex(c.content),
-            size=len(c.content),
-            content=c.content,
-        )
-        for c in bundle.components or ()
-    ]
-    return CapsuleRevision(
+    return capsule.capsule_revision(
+        revision_bundle(revision),
         skill_id=revision.skill.skill_id,
         slug=revision.skill.slug,
         workspace=revision.workspace.slug,
         revision_id=revision.revision_id,
         revision_number=revision.revision_number,
         state=revision.state,
-        name=bundle.name,
-        description=bundle.description,
-        frontmatter=bundle.frontmatter,
-        instruction_body=bundle.instruction_body,
         canonical_hash=revision.canonical_hash,
-        components=components,
     )
 
 

@@ -11,11 +11,11 @@ from django.db import transaction
 
 from ... import errors
 from ...access import ADMIN_ROLES, Actor, require_role, require_scope
-from ...backup import backup_format_check
 from ...domain.arguments import arguments_check
 from ...domain.limits import validate_slug
 from ...models import Job, Skill, SkillRevision, Workspace
 from ...sandbox import DEFAULT_SCRIPT_CLASS, check_execution_allowed
+from ...sources.backup import backup_format_check
 from ...sources.detect import upload_format_check
 from ..audit import audit_record
 from ..backup import restore_check

@@ -18,7 +18,7 @@ it ran. (Bytes can differ only across zlib versions, whose deflate output is not
 Packs put each capsule in a folder of one ZIP and re-import as packs (archive reader):
 
 * a pack — ``<slug>/…`` for each skill; importing it imports every skill (a workspace export
-  is a backup instead, see ``skills_app.backup``);
+  is a backup instead, see ``skills_app.sources.backup``);
 * one skill's history — ``<slug>/r0001/…``, ``<slug>/r0002/…`` in revision order; the archive
   reader unwraps the single ``<slug>/`` folder and returns one bundle per revision folder, in
   revision order and all with the same slug, so an import can replay the history.
@@ -94,6 +94,49 @@ class CapsuleRevision:
     instruction_body: str
     canonical_hash: str
     components: Sequence[CapsuleComponent] = field(default_factory=tuple)
+
+
+def capsule_component(component: ComponentData, *, sha256: str | None = None) -> CapsuleComponent:
+    """The archive row of one component, as Source Capsules and backups record it: its bytes,
+    their size and sha256. ``sha256`` is the hash the database recorded, where the caller read
+    one: the writers check it against the bytes, so content that no longer matches is refused
+    instead of exported under a stale hash."""
+    return CapsuleComponent(
+        logical_path=component.logical_path,
+        type=component.type,
+        media_type=component.media_type,
+        sha256=sha256_hex(component.content) if sha256 is None else sha256,
+        size=len(component.content),
+        content=component.content,
+    )
+
+
+def capsule_revision(
+    bundle: SkillBundle,
+    *,
+    skill_id: str,
+    slug: str,
+    workspace: str,
+    revision_id: str,
+    revision_number: int,
+    state: str,
+    canonical_hash: str,
+) -> CapsuleRevision:
+    """The capsule row of a stored revision: its content (``bundle``) and the ids around it."""
+    return CapsuleRevision(
+        skill_id=skill_id,
+        slug=slug,
+        workspace=workspace,
+        revision_id=revision_id,
+        revision_number=revision_number,
+        state=state,
+        name=bundle.name,
+        description=bundle.description,
+        frontmatter=bundle.frontmatter,
+        instruction_body=bundle.instruction_body,
+        canonical_hash=canonical_hash,
+        components=tuple(capsule_component(c) for c in bundle.components or ()),
+    )
 
 
 # --- writing ----------------------------------------------------------------------------------

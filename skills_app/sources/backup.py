@@ -38,7 +38,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, BinaryIO
 
-from skills_app.capsule import CapsuleComponent, deterministic_zip
 from skills_app.domain.bundle import ComponentData, SkillBundle
 from skills_app.domain.canonical import canonical_hash, sha256_hex
 from skills_app.domain.labels import check_label_target, validate_label_name
@@ -46,6 +45,7 @@ from skills_app.domain.limits import validate_bundle, validate_slug
 from skills_app.domain.skillmd import merge_frontmatter, serialize_skill_md
 from skills_app.errors import UnsafeArchive, UnsupportedFormat, ValidationFailed, XmemoError
 from skills_app.sources.archive import ArchiveLimits, zip_files_open
+from skills_app.sources.capsule import CapsuleComponent, deterministic_zip
 from skills_app.sources.files import (
     BACKUP_JSON,
     SKILL_MD,
