@@ -16,7 +16,17 @@ from django.db.models import Q, QuerySet
 
 from . import errors
 from .domain import lifecycle
-from .models import ApiToken, Invitation, Job, Membership, Skill, SkillRevision, Workspace
+from .models import (
+    ApiToken,
+    Invitation,
+    Job,
+    Membership,
+    Skill,
+    SkillRevision,
+    Webhook,
+    WebhookDelivery,
+    Workspace,
+)
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -296,3 +306,30 @@ def require_workspace_admin(actor: Actor, workspace: Workspace) -> str:
     the console) of an owner or admin; a personal workspace's owner manages their own."""
     require_scope(actor, "workspace:admin")
     return require_role(actor, workspace, ADMIN_ROLES)
+
+
+def webhook_for(*, actor: Actor, workspace: Workspace, webhook_id: str) -> Webhook:
+    """A webhook of ``workspace``, for its owners and admins (``workspace:admin``); one of
+    another workspace answers NotFound like one that does not exist."""
+    require_workspace_admin(actor, workspace)
+    webhook = (
+        Webhook.objects.select_related("workspace")
+        .filter(workspace=workspace, webhook_id=webhook_id)
+        .first()
+    )
+    if webhook is None:
+        raise errors.NotFound("Webhook not found.", details={"id": webhook_id})
+    return webhook
+
+
+def delivery_for(*, actor: Actor, webhook: Webhook, delivery_id: str) -> WebhookDelivery:
+    """One logged delivery of ``webhook`` (fetched through ``webhook_for``)."""
+    require_workspace_admin(actor, webhook.workspace)
+    delivery = (
+        WebhookDelivery.objects.select_related("webhook__workspace")
+        .filter(webhook=webhook, delivery_id=delivery_id)
+        .first()
+    )
+    if delivery is None:
+        raise errors.NotFound("Delivery not found.", details={"id": delivery_id})
+    return delivery

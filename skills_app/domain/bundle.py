@@ -27,6 +27,17 @@ class ComponentData:
 
 
 @dataclass(frozen=True)
+class ComponentEntry:
+    """One line of a stored revision's component manifest: what it holds, not the bytes."""
+
+    logical_path: str
+    type: str
+    content_hash: str
+    size: int
+    media_type: str
+
+
+@dataclass(frozen=True)
 class SkillBundle:
     """One revision's content. ``components`` None means "carry the base revision's over"."""
 

@@ -16,7 +16,7 @@ import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from django.conf import settings
 from django.db.models import Model, Q, QuerySet
@@ -27,6 +27,7 @@ DEFAULT_LIMIT = 50
 MAX_LIMIT = 100
 
 M = TypeVar("M", bound=Model)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,17 @@ def parse_limit(value: Any, *, default: int = DEFAULT_LIMIT) -> int:
     return limit
 
 
+@dataclass(frozen=True)
+class Rows(Generic[T]):
+    """One page of objects: what a list selector returns when the door shapes the answer."""
+
+    results: list[T]
+    next_cursor: str | None
+
+    def page(self, serialize: Callable[[T], dict[str, Any]]) -> Page:
+        return Page(results=[serialize(row) for row in self.results], next_cursor=self.next_cursor)
+
+
 def paginate(
     queryset: QuerySet[M],
     *,
@@ -117,6 +129,20 @@ def paginate(
     limit: int,
     serialize: Callable[[M], dict[str, Any]],
 ) -> Page:
+    """``paginate_rows``, each row shaped by ``serialize``."""
+    return paginate_rows(queryset, kind=kind, order=order, cursor=cursor, limit=limit).page(
+        serialize
+    )
+
+
+def paginate_rows(
+    queryset: QuerySet[M],
+    *,
+    kind: str,
+    order: Sequence[tuple[str, bool]],
+    cursor: str | None,
+    limit: int,
+) -> Rows[M]:
     """One page of ``queryset`` sorted by ``order`` ((field, descending) pairs, unique together)."""
     fields = [field for field, _ in order]
     queryset = queryset.order_by(*[f"-{f}" if desc else f for f, desc in order])
@@ -140,7 +166,7 @@ def paginate(
     if more and rows:
         last = rows[-1]
         next_cursor = encode_cursor(kind, [_attr(last, field) for field in fields])
-    return Page(results=[serialize(row) for row in rows], next_cursor=next_cursor)
+    return Rows(results=rows, next_cursor=next_cursor)
 
 
 def _attr(obj: Any, dotted: str) -> Any:

@@ -1,9 +1,10 @@
-"""Reads of skills, revisions, components and diffs (the JSON shapes of docs/contract.md §7 and
-§10)."""
+"""Reads of skills, revisions, components and diffs (docs/contract.md §7 and §10), as objects
+and typed values: the JSON shapes of skills and revisions are ``gateway.wire``'s."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
@@ -15,16 +16,18 @@ from ..access import (
     require_enabled_workspace,
     require_scope,
     revision_for,
+    revisions_for,
     skill_for,
     skills_for,
     workspace_for,
 )
 from ..domain import lifecycle
+from ..domain.bundle import ComponentEntry
 from ..domain.diff import RevisionSnapshot, diff_snapshots, snapshot_of
 from ..domain.wire import encode_json
 from ..infra.cache import cached_immutable
-from ..models import Skill, SkillComponent, SkillRevision, UsageDay
-from .pagination import Page, paginate
+from ..models import Skill, SkillComponent, SkillRevision, UsageDay, Workspace
+from .pagination import Rows, paginate_rows
 from .recall.content import ComponentContent, component_content
 from .reviews import revision_approvals
 from .revisions import revision_bundle
@@ -36,10 +39,6 @@ SEARCH_LIMIT = 50  # the Level 0 maximum
 
 # Revision columns a list never needs (the big ones).
 _HEAVY_REVISION_FIELDS = ("instruction_body", "frontmatter")
-
-
-def _iso(value: Any) -> str | None:
-    return value.isoformat() if value is not None else None
 
 
 # --- skills -------------------------------------------------------------------------------------
@@ -58,39 +57,6 @@ def _skill_queryset(qs: QuerySet[Skill]) -> QuerySet[Skill]:
             )
         )
     )
-
-
-def skill_as_dict(skill: Skill) -> dict[str, Any]:
-    latest = skill.latest_revision
-    published = skill.published_revision
-    return {
-        "skill_id": skill.skill_id,
-        "slug": skill.slug,
-        "workspace": skill.workspace.slug,
-        "scope": skill.workspace.kind,
-        "status": skill.status,
-        "name": skill.search_name or (latest.name if latest else ""),
-        "description": skill.search_description or (latest.description if latest else ""),
-        "model_invocable": skill.model_invocable,
-        "revision_count": skill.revision_count,
-        "published_revision": (
-            {"revision_id": published.revision_id, "revision_number": published.revision_number}
-            if published
-            else None
-        ),
-        "latest_revision": (
-            {
-                "revision_id": latest.revision_id,
-                "revision_number": latest.revision_number,
-                "state": latest.state,
-            }
-            if latest
-            else None
-        ),
-        "awaiting_review": getattr(skill, "awaiting_review", 0),
-        "created_at": _iso(skill.created_at),
-        "updated_at": _iso(skill.updated_at),
-    }
 
 
 def _skills_filtered(
@@ -165,6 +131,13 @@ def revisions_proposed(*, actor: Actor, skill: Skill) -> list[SkillRevision]:
     )
 
 
+def skill_choices(*, actor: Actor, workspace: Workspace) -> list[tuple[str, str]]:
+    """(skill_id, slug) of every skill of ``workspace`` the actor reads, by slug (a picker)."""
+    require_scope(actor, "skills:read")
+    skills = skills_for(actor).filter(workspace=workspace).order_by("slug")
+    return list(skills.values_list("skill_id", "slug"))
+
+
 def skill_list(
     *,
     actor: Actor,
@@ -173,7 +146,7 @@ def skill_list(
     status: str | None = None,
     cursor: str | None = None,
     limit: int = 50,
-) -> Page:
+) -> Rows[Skill]:
     """Skills of every readable workspace (or one); ``state`` = has a revision in that state."""
     require_scope(actor, "skills:read")
     if workspace:
@@ -181,28 +154,27 @@ def skill_list(
     else:
         qs = Skill.objects.filter(workspace__in=readable_workspaces(actor))
     qs = _skills_filtered(qs, state=state, status=status)
-    page = paginate(
+    page = paginate_rows(
         _skill_queryset(qs),
         kind="skills",
         order=[("workspace__slug", False), ("slug", False)],
         cursor=cursor,
         limit=limit,
-        serialize=skill_as_dict,
     )
     if not page.results and not workspace:
         require_enabled_workspace(actor)
     return page
 
 
-def skill_detail(*, actor: Actor, skill_id: str) -> dict[str, Any]:
+def skill_detail(*, actor: Actor, skill_id: str) -> Skill:
     require_scope(actor, "skills:read")
-    skill = skill_for(actor, skill_id)
-    return skill_as_dict(_skill_queryset(Skill.objects.filter(pk=skill.pk)).get())
+    return skill_loaded(skill_for(actor, skill_id))
 
 
-def skill_dict_for(skill: Skill) -> dict[str, Any]:
-    """The detail shape of a skill already fetched through ``access`` (after a write)."""
-    return skill_as_dict(_skill_queryset(Skill.objects.filter(pk=skill.pk)).get())
+def skill_loaded(skill: Skill) -> Skill:
+    """A skill already fetched through ``access`` (after a write, too) with what its answer
+    shows: workspace, latest and published revisions, ``awaiting_review``."""
+    return _skill_queryset(Skill.objects.filter(pk=skill.pk)).get()
 
 
 # --- revisions ----------------------------------------------------------------------------------
@@ -225,30 +197,31 @@ def _revision_queryset(qs: QuerySet[SkillRevision]) -> QuerySet[SkillRevision]:
     )
 
 
-def revision_as_dict(rev: SkillRevision) -> dict[str, Any]:
-    return {
-        "revision_id": rev.revision_id,
-        "skill_id": rev.skill.skill_id,
-        "slug": rev.skill.slug,
-        "workspace": rev.workspace.slug,
-        "revision_number": rev.revision_number,
-        "state": rev.state,
-        "name": rev.name,
-        "description": rev.description,
-        "canonical_hash": rev.canonical_hash,
-        "parent_revision_id": rev.parent.revision_id if rev.parent else None,
-        "author": rev.author.get_username() if rev.author else None,
-        "imported_author": rev.imported_author,
-        "message": rev.message,
-        "source": rev.source,
-        "source_ref": rev.source_ref,
-        "created_at": _iso(rev.created_at),
-        "state_changed_at": _iso(rev.state_changed_at),
-        "reviewed_by": rev.reviewed_by.get_username() if rev.reviewed_by else None,
-        "imported_reviewer": rev.imported_reviewer,
-        "reviewed_at": _iso(rev.reviewed_at),
-        "review_comment": rev.review_comment,
-    }
+def revision_timeline(*, actor: Actor, skill: Skill) -> list[SkillRevision]:
+    """Every revision of ``skill`` (fetched through ``access``), newest first, with author and
+    reviewer loaded: a skill's timeline and the diff's pickers."""
+    require_scope(actor, "skills:read")
+    return list(
+        revisions_for(actor)
+        .filter(skill=skill)
+        .select_related("author", "reviewed_by")
+        .order_by("-revision_number")
+    )
+
+
+def _manifest(revision: SkillRevision) -> list[ComponentEntry]:
+    return [
+        ComponentEntry(*row)
+        for row in SkillComponent.objects.filter(revision=revision)
+        .order_by("logical_path")
+        .values_list("logical_path", "type", "content_hash", "size", "media_type")
+    ]
+
+
+def revision_components(*, actor: Actor, revision: SkillRevision) -> list[ComponentEntry]:
+    """The manifest of a revision fetched through ``access``, by path."""
+    require_scope(actor, "skills:read")
+    return _manifest(revision)
 
 
 def revision_list(
@@ -258,7 +231,7 @@ def revision_list(
     state: str | None = None,
     cursor: str | None = None,
     limit: int = 50,
-) -> Page:
+) -> Rows[SkillRevision]:
     require_scope(actor, "skills:read")
     skill = skill_for(actor, skill_id)
     qs = SkillRevision.objects.filter(skill=skill)
@@ -268,18 +241,26 @@ def revision_list(
                 f"state must be one of {', '.join(STATES)}.", details={"field": "state"}
             )
         qs = qs.filter(state=state)
-    return paginate(
+    return paginate_rows(
         _revision_queryset(qs),
         kind=f"revisions:{skill.skill_id}",
         order=[("revision_number", True)],
         cursor=cursor,
         limit=limit,
-        serialize=revision_as_dict,
     )
 
 
-def revision_dict_for(revision: SkillRevision) -> dict[str, Any]:
-    """The detail shape (body, frontmatter and manifest) of a revision already fetched."""
+@dataclass(frozen=True)
+class RevisionDetail:
+    """A revision with everything its detail answer shows."""
+
+    revision: SkillRevision  # skill, workspace, parent, people and answered revision loaded
+    components: list[ComponentEntry]
+    approvals: list[dict[str, Any]]
+
+
+def revision_detail_of(revision: SkillRevision) -> RevisionDetail:
+    """The detail of a revision already fetched through ``access`` (after a write, too)."""
     rev = (
         SkillRevision.objects.select_related(
             "skill", "workspace", "parent", "author", "reviewed_by", "answers_revision"
@@ -287,40 +268,34 @@ def revision_dict_for(revision: SkillRevision) -> dict[str, Any]:
         .filter(pk=revision.pk)
         .get()
     )
-    data = revision_as_dict(rev)
-    data["frontmatter"] = rev.frontmatter
-    data["instruction_body"] = rev.instruction_body
-    data["answers_revision_id"] = rev.answers_revision.revision_id if rev.answers_revision else None
-    data["approvals"] = revision_approvals(rev)
-    data["components"] = [
-        {
-            "logical_path": path,
-            "type": ctype,
-            "content_hash": sha,
-            "size": size,
-            "media_type": media_type,
-        }
-        for path, ctype, sha, size, media_type in SkillComponent.objects.filter(revision=rev)
-        .order_by("logical_path")
-        .values_list("logical_path", "type", "content_hash", "size", "media_type")
-    ]
-    return data
+    return RevisionDetail(
+        revision=rev, components=_manifest(rev), approvals=revision_approvals(rev)
+    )
 
 
-def revision_detail(*, actor: Actor, revision_id: str) -> dict[str, Any]:
+def revision_detail(*, actor: Actor, revision_id: str) -> RevisionDetail:
     require_scope(actor, "skills:read")
-    return revision_dict_for(revision_for(actor, revision_id))
+    return revision_detail_of(revision_for(actor, revision_id))
 
 
 def component_file(*, actor: Actor, revision_id: str, logical_path: str) -> ComponentContent:
     """One component's bytes and metadata (``GET …/components/{path}``)."""
     require_scope(actor, "skills:read")
-    revision = revision_for(actor, revision_id)
+    return revision_component(
+        actor=actor, revision=revision_for(actor, revision_id), logical_path=logical_path
+    )
+
+
+def revision_component(
+    *, actor: Actor, revision: SkillRevision, logical_path: str
+) -> ComponentContent:
+    """One component's bytes and metadata, of a revision fetched through ``access``."""
+    require_scope(actor, "skills:read")
     component = component_content(revision.revision_id, revision.pk, logical_path)
     if component is None:
         raise errors.NotFound(
-            f"Revision '{revision_id}' has no component '{logical_path}'.",
-            details={"revision_id": revision_id, "logical_path": logical_path},
+            f"Revision '{revision.revision_id}' has no component '{logical_path}'.",
+            details={"revision_id": revision.revision_id, "logical_path": logical_path},
         )
     return component
 

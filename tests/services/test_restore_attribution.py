@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from skills_app.gateway.wire import revision_as_dict
 from skills_app.models import AuditEntry, RevisionApproval, RevisionComment, SkillRevision
 from skills_app.selectors.reviews import comment_as_dict, revision_approvals
-from skills_app.selectors.skills import revision_dict_for
 from skills_app.services.backup import workspace_backup, workspace_restore
 from skills_app.sources.backup import backup_read, backup_write
 from tests.factories import Env, actor_for, make_team, make_user, publish
@@ -46,7 +46,7 @@ def _forged(env: Env, name: str) -> bytes:
 
 def _restored_people(revision: SkillRevision) -> dict[str, Any]:
     """Who the restored revision names, as every reader of it answers (REST/MCP/console)."""
-    detail = revision_dict_for(revision)
+    detail = revision_as_dict(revision)
     comment = RevisionComment.objects.get(revision=revision)
     approval = RevisionApproval.objects.get(revision=revision)
     return {

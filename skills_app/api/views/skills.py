@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -13,17 +15,19 @@ from ... import errors
 from ...access import revision_for, skill_for
 from ...domain.lifecycle import REVISION_ACTIONS
 from ...gateway.downloads import download_response
+from ...gateway.wire import revision_as_dict, revision_detail_as_dict, skill_as_dict
 from ...selectors.skills import (
     STATES,
     STATUSES,
+    RevisionDetail,
     component_file,
     revision_detail,
-    revision_dict_for,
+    revision_detail_of,
     revision_list,
     skill_detail,
-    skill_dict_for,
     skill_diff,
     skill_list,
+    skill_loaded,
 )
 from ...selectors.usage import USAGE_DEFAULT_DAYS, USAGE_MAX_DAYS, skill_usage, usage_days
 from ...services.save_payload import save_from_payload
@@ -45,6 +49,13 @@ from ..serializers import (
     page_of,
 )
 from .base import ApiView, if_none_match, not_modified, page_response
+
+
+def _revision_detail(detail: RevisionDetail) -> dict[str, Any]:
+    return revision_detail_as_dict(
+        detail.revision, components=detail.components, approvals=detail.approvals
+    )
+
 
 PAGE_PARAMS = [
     OpenApiParameter("cursor", OpenApiTypes.STR, description="next_cursor of the previous page."),
@@ -90,14 +101,14 @@ class SkillListView(ApiView):
                 status=self.param("status"),
                 cursor=self.param("cursor"),
                 limit=self.limit(),
-            )
+            ).page(skill_as_dict)
         )
 
 
 class SkillDetailView(ApiView):
     @extend_schema(operation_id="skills_retrieve", responses={200: SkillOut}, tags=["skills"])
     def get(self, request: Request, skill_id: str) -> Response:
-        return Response(skill_detail(actor=self.actor, skill_id=skill_id))
+        return Response(skill_as_dict(skill_detail(actor=self.actor, skill_id=skill_id)))
 
     @extend_schema(
         operation_id="skills_destroy",
@@ -119,7 +130,7 @@ class SkillStatusView(ApiView):
         skill = skill_set_status(
             actor=actor, skill=skill_for(actor, skill_id), status=self.status_value
         )
-        return Response(skill_dict_for(skill))
+        return Response(skill_as_dict(skill_loaded(skill)))
 
 
 class SkillArchiveView(SkillStatusView):
@@ -146,7 +157,7 @@ class RevisionListView(ApiView):
                 state=self.param("state"),
                 cursor=self.param("cursor"),
                 limit=self.limit(),
-            )
+            ).page(revision_as_dict)
         )
 
 
@@ -203,7 +214,8 @@ class RevisionDetailView(ApiView):
         tags=["revisions"],
     )
     def get(self, request: Request, revision_id: str) -> Response:
-        return Response(revision_detail(actor=self.actor, revision_id=revision_id))
+        detail = revision_detail(actor=self.actor, revision_id=revision_id)
+        return Response(_revision_detail(detail))
 
 
 class RevisionActionView(ApiView):
@@ -232,12 +244,13 @@ class RevisionActionView(ApiView):
         if action == "restore":
             result = revision_restore(actor=actor, revision=revision, message=data["message"])
             return Response(
-                revision_dict_for(result.revision), status=201 if result.created else 200
+                _revision_detail(revision_detail_of(result.revision)),
+                status=201 if result.created else 200,
             )
         moved = revision_transition(
             actor=actor, revision=revision, action=action, comment=data["comment"]
         )
-        return Response(revision_dict_for(moved))
+        return Response(_revision_detail(revision_detail_of(moved)))
 
 
 # Media types a browser would run or render as a document: served as plain text/bytes.

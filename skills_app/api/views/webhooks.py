@@ -6,16 +6,10 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from ...access import workspace_for
+from ...access import delivery_for, webhook_for, workspace_for
+from ...gateway.wire import delivery_as_dict, webhook_as_dict
 from ...models import Webhook
-from ...selectors.webhooks import (
-    delivery_as_dict,
-    delivery_for,
-    delivery_list,
-    webhook_as_dict,
-    webhook_for,
-    webhook_list,
-)
+from ...selectors.webhooks import delivery_list, webhook_list
 from ...services.webhooks import delivery_redeliver, webhook_create, webhook_delete
 from ..serializers import WebhookCreatedOut, WebhookDeliveryOut, WebhookIn, WebhookOut, page_of
 from .base import ApiView, page_response
@@ -44,7 +38,7 @@ class WebhookListView(ApiView):
                 workspace=workspace_for(actor, ws, require_enabled=False),
                 cursor=self.param("cursor"),
                 limit=self.limit(),
-            )
+            ).page(webhook_as_dict)
         )
 
     @extend_schema(
@@ -90,7 +84,7 @@ class DeliveryListView(_WebhookView):
                 webhook=self.webhook(ws, webhook_id),
                 cursor=self.param("cursor"),
                 limit=self.limit(),
-            )
+            ).page(delivery_as_dict)
         )
 
 

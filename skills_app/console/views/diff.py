@@ -16,7 +16,7 @@ MODES = ("inline", "side")
 def skill_diff(request: HttpRequest, console: Console, skill_id: str) -> HttpResponse:
     """``?from=&to=`` revision ids; by default the latest against the one before it."""
     skill = console.skill(skill_id)
-    revisions = list(skill.revisions.order_by("-revision_number"))
+    revisions = skill_selectors.revision_timeline(actor=console.actor, skill=skill)
     by_id = {revision.revision_id: revision for revision in revisions}
     wanted = (request.GET.get("from", ""), request.GET.get("to", ""))
     for revision_id in wanted:

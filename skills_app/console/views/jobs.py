@@ -8,6 +8,7 @@ from ... import errors
 from ...gateway.downloads import download_response
 from ...models import Job
 from ...selectors.jobs import job_as_read, job_list_recent, job_output
+from ...selectors.skills import skill_choices
 from ...services import jobs as job_services
 from ..base import Console, console_view
 from ..forms import ExportForm, ImportForm, RestoreForm, add_service_error
@@ -80,7 +81,7 @@ def restore_start(request: HttpRequest, console: Console) -> HttpResponse:
 
 @console_view()
 def export_start(request: HttpRequest, console: Console) -> HttpResponse:
-    skills = list(console.skills().order_by("slug").values_list("skill_id", "slug"))
+    skills = skill_choices(actor=console.actor, workspace=console.ws)
     initial = (
         {"target": "revision", "revision_id": request.GET["revision"]}
         if (request.GET.get("revision"))

@@ -18,7 +18,6 @@ from django.db import transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from oauth2_provider.exceptions import OAuthToolkitError
 from oauth2_provider.forms import AllowForm
-from oauth2_provider.models import get_application_model
 from oauth2_provider.views import (
     AuthorizationView,
     DynamicClientRegistrationManagementView,
@@ -33,6 +32,7 @@ from ...models import Workspace
 from ...oauth.redirects import registration_refusal
 from ...oauth.resource import mcp_resource, request_origin, resource_allowed
 from ...profiles import DEFAULT_PROFILE, profile_choices
+from ...selectors.oauth import oauth_application
 from ...services import oauth as oauth_services
 from ..base import CONTENT_SECURITY_POLICY, client_ip, with_security_headers
 
@@ -61,10 +61,16 @@ class ConsentForm(AllowForm):
     def __init__(self, *args: Any, workspaces: list[Workspace], origin: str, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.origin = origin
+        self.workspaces = workspaces
         self.fields["workspace"].choices = [(ALL_WORKSPACES, "All my workspaces")] + [
             (w.slug, f"{w.name} ({w.slug})") for w in workspaces
         ]
         self.fields["profile"].choices = profile_choices()
+
+    def chosen_workspace(self) -> Workspace | None:
+        """The workspace chosen (one of the choices, so one the user reads), or None for all."""
+        slug = self.cleaned_data.get("workspace") or ALL_WORKSPACES
+        return next((w for w in self.workspaces if w.slug == slug), None) if slug else None
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -107,7 +113,7 @@ class ConsentView(AuthorizationView):
 
     def _refuse(self, error: str, description: str, credentials: dict[str, Any]) -> HttpResponse:
         """An error redirect to the client (its redirect URI has been validated)."""
-        application = get_application_model().objects.get(client_id=credentials["client_id"])
+        application = oauth_application(client_id=credentials["client_id"])
         oauth_error = CustomOAuth2Error(
             error=error, description=description, state=credentials.get("state")
         )
@@ -156,13 +162,12 @@ class ConsentView(AuthorizationView):
 
     def form_valid(self, form: ConsentForm) -> HttpResponse:
         data = form.cleaned_data
-        application = get_application_model().objects.filter(client_id=data["client_id"]).first()
+        application = oauth_application(client_id=data["client_id"])
         if application is None or not application.redirect_uri_allowed(data["redirect_uri"]):
             response: HttpResponse = super().form_valid(form)  # the library's own refusal
             return response
         actor = self._actor()
-        slug = data.get("workspace") or ALL_WORKSPACES
-        workspace = Workspace.objects.filter(slug=slug).first() if slug else None
+        workspace = form.chosen_workspace()
 
         def record_refusal(error: str, reason: str) -> None:
             oauth_services.consent_refusal_record(

@@ -10,13 +10,19 @@ from ... import errors
 from ...domain import lifecycle
 from ...domain.labels import is_rejected
 from ...domain.markdown import render_markdown
-from ...domain.paths import is_text
 from ...domain.skillmd import frontmatter_yaml
 from ...gateway.downloads import download_response
-from ...models import Skill, SkillComponent, SkillRevision
+from ...models import Skill, SkillRevision
 from ...selectors.commands import command_name
 from ...selectors.labels import labels_by_revision
-from ...selectors.skills import revisions_proposed, skill_rows
+from ...selectors.recall.content import ComponentContent
+from ...selectors.skills import (
+    revision_component,
+    revision_components,
+    revision_timeline,
+    revisions_proposed,
+    skill_rows,
+)
 from ...selectors.usage import skill_usage
 from ...services import labels as label_services
 from ...services import skills as skill_services
@@ -89,14 +95,13 @@ def skill_context(console: Console, skill: Skill) -> dict[str, object]:
 @console_view()
 def skill_detail(request: HttpRequest, console: Console, skill_id: str) -> HttpResponse:
     skill = console.skill(skill_id)
-    revisions = list(
-        skill.revisions.select_related("author", "reviewed_by").order_by("-revision_number")
-    )
+    revisions = revision_timeline(actor=console.actor, skill=skill)
     wanted = request.GET.get("revision")
     shown = next((r for r in revisions if r.revision_id == wanted), None) if wanted else None
     if wanted and shown is None:
         raise errors.NotFound(f"Revision '{wanted}' is not a revision of this skill.")
-    shown = shown or skill.current_revision or (revisions[0] if revisions else None)
+    current = next((r for r in revisions if r.pk == skill.current_revision_id), None)
+    shown = shown or current or (revisions[0] if revisions else None)
     decisions = {t.action for t in lifecycle.TRANSITIONS if t.review_decision}
     labels = labels_by_revision(skill)
     may_label = label_services.labels_movable(actor=console.actor, workspace=skill.workspace)
@@ -120,7 +125,9 @@ def skill_detail(request: HttpRequest, console: Console, skill_id: str) -> HttpR
             "shown": shown,
             "body_html": render_markdown(shown.instruction_body) if shown else "",
             "frontmatter_text": frontmatter_yaml(shown.frontmatter) if shown else "",
-            "components": list(shown.components.all()) if shown else [],
+            "components": (
+                revision_components(actor=console.actor, revision=shown) if shown else []
+            ),
             "timeline": timeline,
             "usage": usage,
             "usage_chart": usage_chart(usage["days"]),
@@ -133,28 +140,26 @@ def skill_detail(request: HttpRequest, console: Console, skill_id: str) -> HttpR
     )
 
 
-def _component(console: Console, revision_id: str, path: str) -> SkillComponent:
+def _component(
+    console: Console, revision_id: str, path: str
+) -> tuple[SkillRevision, ComponentContent]:
+    """A component of a revision of this workspace; any other answers NotFound."""
     revision = console.revision(revision_id)
-    component = revision.components.select_related("blob").filter(logical_path=path).first()
-    if component is None:
-        raise errors.NotFound(f"No component '{path}' in this revision.")
-    return component
+    return revision, revision_component(actor=console.actor, revision=revision, logical_path=path)
 
 
 @console_view()
 def component_view(
     request: HttpRequest, console: Console, revision_id: str, path: str
 ) -> HttpResponse:
-    component = _component(console, revision_id, path)
-    data = bytes(component.blob.data)
-    revision = component.revision
+    revision, component = _component(console, revision_id, path)
     return console.render(
         "console/skills/component.html",
         {
             **skill_context(console, revision.skill),
             "shown": revision,
             "component": component,
-            "text": data.decode("utf-8") if is_text(data) else None,
+            "text": component.content if component.encoding == "utf-8" else None,
         },
     )
 
@@ -164,10 +169,8 @@ def component_download(
     request: HttpRequest, console: Console, revision_id: str, path: str
 ) -> HttpResponse:
     """The raw bytes, always as a download: a component is never rendered by the browser."""
-    component = _component(console, revision_id, path)
-    return download_response(
-        bytes(component.blob.data), filename=path, content_type="application/octet-stream"
-    )
+    _revision, component = _component(console, revision_id, path)
+    return download_response(component.raw, filename=path, content_type="application/octet-stream")
 
 
 @console_view(post_only=True)

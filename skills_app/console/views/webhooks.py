@@ -1,5 +1,6 @@
 """Webhooks of a workspace: subscribe (the secret is shown once), the delivery log, redeliver,
-delete. The rules live in ``services.webhooks``; reads in ``selectors.webhooks``."""
+delete. The rules live in ``services.webhooks``; reads in ``selectors.webhooks`` and, for one
+webhook or delivery, ``access``."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 
 from ... import access, errors
-from ...models import Webhook, WebhookDelivery
-from ...selectors.webhooks import delivery_for, webhook_for
+from ...access import delivery_for, webhook_for
+from ...selectors.webhooks import delivery_rows, webhook_rows
 from ...services import webhooks
 from ..base import Console, console_view
 from ..forms import WebhookForm, add_service_error
@@ -41,7 +42,11 @@ def webhook_list(request: HttpRequest, console: Console) -> HttpResponse:
                 messages.success(request, f"Webhook for {webhook.url} added. Copy its secret now.")
     response = console.render(
         "console/admin/webhooks.html",
-        {"form": form, "secret": secret, "webhooks": Webhook.objects.filter(workspace=console.ws)},
+        {
+            "form": form,
+            "secret": secret,
+            "webhooks": webhook_rows(actor=console.actor, workspace=console.ws),
+        },
         status=status,
     )
     response["Cache-Control"] = "no-store"
@@ -56,10 +61,9 @@ def webhook_detail(request: HttpRequest, console: Console, webhook_id: str) -> H
         webhooks.webhook_delete(actor=console.actor, webhook=webhook)
         messages.success(request, f"Webhook for {webhook.url} deleted.")
         return console.redirect("webhooks")
-    deliveries = WebhookDelivery.objects.filter(webhook=webhook).prefetch_related("attempt_log")
+    deliveries = delivery_rows(actor=console.actor, webhook=webhook, limit=DELIVERIES_SHOWN)
     return console.render(
-        "console/admin/webhook_detail.html",
-        {"webhook": webhook, "deliveries": deliveries[:DELIVERIES_SHOWN]},
+        "console/admin/webhook_detail.html", {"webhook": webhook, "deliveries": deliveries}
     )
 
 

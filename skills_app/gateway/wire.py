@@ -1,0 +1,137 @@
+"""The JSON shapes of the answers (docs/contract.md §7): skills, revisions, webhooks and their
+deliveries, each built here once from the objects and typed values the selectors and services
+return, for every door that answers JSON.
+
+Only the shapes: the bytes of every answer are ``domain.wire.encode_json``'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from ..domain.bundle import ComponentEntry
+from ..models import Skill, SkillRevision, Webhook, WebhookDelivery
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def skill_as_dict(skill: Skill) -> dict[str, Any]:
+    """A skill with its latest and published revisions loaded (``awaiting_review`` annotated
+    by the selector; 0 when it is not)."""
+    latest = skill.latest_revision
+    published = skill.published_revision
+    return {
+        "skill_id": skill.skill_id,
+        "slug": skill.slug,
+        "workspace": skill.workspace.slug,
+        "scope": skill.workspace.kind,
+        "status": skill.status,
+        "name": skill.search_name or (latest.name if latest else ""),
+        "description": skill.search_description or (latest.description if latest else ""),
+        "model_invocable": skill.model_invocable,
+        "revision_count": skill.revision_count,
+        "published_revision": (
+            {"revision_id": published.revision_id, "revision_number": published.revision_number}
+            if published
+            else None
+        ),
+        "latest_revision": (
+            {
+                "revision_id": latest.revision_id,
+                "revision_number": latest.revision_number,
+                "state": latest.state,
+            }
+            if latest
+            else None
+        ),
+        "awaiting_review": getattr(skill, "awaiting_review", 0),
+        "created_at": _iso(skill.created_at),
+        "updated_at": _iso(skill.updated_at),
+    }
+
+
+def revision_as_dict(rev: SkillRevision) -> dict[str, Any]:
+    """A revision as lists show it: no body, frontmatter or manifest."""
+    return {
+        "revision_id": rev.revision_id,
+        "skill_id": rev.skill.skill_id,
+        "slug": rev.skill.slug,
+        "workspace": rev.workspace.slug,
+        "revision_number": rev.revision_number,
+        "state": rev.state,
+        "name": rev.name,
+        "description": rev.description,
+        "canonical_hash": rev.canonical_hash,
+        "parent_revision_id": rev.parent.revision_id if rev.parent else None,
+        "author": rev.author.get_username() if rev.author else None,
+        "imported_author": rev.imported_author,
+        "message": rev.message,
+        "source": rev.source,
+        "source_ref": rev.source_ref,
+        "created_at": _iso(rev.created_at),
+        "state_changed_at": _iso(rev.state_changed_at),
+        "reviewed_by": rev.reviewed_by.get_username() if rev.reviewed_by else None,
+        "imported_reviewer": rev.imported_reviewer,
+        "reviewed_at": _iso(rev.reviewed_at),
+        "review_comment": rev.review_comment,
+    }
+
+
+def revision_detail_as_dict(
+    rev: SkillRevision,
+    *,
+    components: Sequence[ComponentEntry],
+    approvals: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """A revision with its body, frontmatter, approvals and component manifest."""
+    data = revision_as_dict(rev)
+    data["frontmatter"] = rev.frontmatter
+    data["instruction_body"] = rev.instruction_body
+    data["answers_revision_id"] = rev.answers_revision.revision_id if rev.answers_revision else None
+    data["approvals"] = approvals
+    data["components"] = [
+        {
+            "logical_path": entry.logical_path,
+            "type": entry.type,
+            "content_hash": entry.content_hash,
+            "size": entry.size,
+            "media_type": entry.media_type,
+        }
+        for entry in components
+    ]
+    return data
+
+
+def webhook_as_dict(webhook: Webhook) -> dict[str, Any]:
+    return {
+        "id": webhook.webhook_id,
+        "url": webhook.url,
+        "events": list(webhook.events),
+        "created_at": webhook.created_at.isoformat(),
+    }
+
+
+def delivery_as_dict(delivery: WebhookDelivery) -> dict[str, Any]:
+    """A logged delivery with every attempt (prefetch ``attempt_log`` for a list)."""
+    return {
+        "id": delivery.delivery_id,
+        "event_id": delivery.event_id,
+        "type": delivery.event_type,
+        "state": delivery.state,
+        "created_at": delivery.created_at.isoformat(),
+        "attempts": [
+            {
+                "number": a.number,
+                "status_code": a.status_code,
+                "latency_ms": a.latency_ms,
+                "response_excerpt": a.response_excerpt,
+                "error": a.error,
+                "at": a.created_at.isoformat(),
+            }
+            for a in delivery.attempt_log.all()
+        ],
+    }
