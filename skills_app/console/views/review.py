@@ -14,7 +14,7 @@ from ...models import SkillRevision
 from ...selectors.diff import bundle_diff
 from ...selectors.reviews import awaiting_review, revision_approvals, revision_thread
 from ...selectors.revisions import revision_bundle
-from ...selectors.skills import skill_diff
+from ...selectors.skills import revision_components, skill_diff
 from ...services.reviews import revision_comment_add
 from ...services.skills import revision_restore, revision_transition
 from ..base import Console, console_view
@@ -64,7 +64,7 @@ def review(request: HttpRequest, console: Console, revision_id: str) -> HttpResp
             ),
             "body_html": render_markdown(revision.instruction_body),
             "frontmatter_text": frontmatter_yaml(revision.frontmatter),
-            "components": list(revision.components.all()),
+            "components": revision_components(actor=console.actor, revision=revision),
             "actions": actions,
             "comments": [
                 (comment, render_markdown(comment.body))
