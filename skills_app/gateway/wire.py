@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from ..domain.bundle import ComponentEntry
 from ..models import Skill, SkillRevision, Webhook, WebhookDelivery
@@ -17,6 +17,32 @@ from ..models import Skill, SkillRevision, Webhook, WebhookDelivery
 
 def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
+
+
+class Saved(Protocol):
+    """What ``services.save_payload.save_from_payload`` returns (its ``SaveOutcome``)."""
+
+    @property
+    def revision(self) -> SkillRevision: ...
+    @property
+    def created(self) -> bool: ...
+    @property
+    def warnings(self) -> Sequence[Any]: ...
+
+
+def save_as_dict(saved: Saved) -> dict[str, Any]:
+    """The answer of a save (docs/contract.md §6), with the lint's advice (§17): REST's
+    ``POST /v1/skills/save`` and MCP's ``save_cloud_skill`` alike."""
+    revision = saved.revision
+    return {
+        "skill_id": revision.skill.skill_id,
+        "revision_id": revision.revision_id,
+        "revision_number": revision.revision_number,
+        "state": revision.state,
+        "canonical_hash": revision.canonical_hash,
+        "created": saved.created,
+        "warnings": list(saved.warnings),
+    }
 
 
 def skill_as_dict(skill: Skill) -> dict[str, Any]:

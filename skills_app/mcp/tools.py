@@ -19,6 +19,7 @@ from typing import Any
 from ..access import Actor, require_scope
 from ..domain.arguments import arguments_check
 from ..gateway.ratelimit import check_rate
+from ..gateway.wire import save_as_dict
 from ..models import SkillRevision
 from ..profiles import tool_spec
 from ..selectors.recall import recall
@@ -32,7 +33,8 @@ def _recall(actor: Actor, arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 def _save(actor: Actor, arguments: dict[str, Any]) -> dict[str, Any]:
-    return save_from_payload(actor=actor, payload=arguments, source=SkillRevision.Source.MCP)
+    saved = save_from_payload(actor=actor, payload=arguments, source=SkillRevision.Source.MCP)
+    return save_as_dict(saved)
 
 
 SERVED_TOOLS: Mapping[str, ToolBody] = {

@@ -25,7 +25,7 @@ from ..domain.paths import guess_media_type
 from ..domain.text import unstorable_field
 from ..errors import ValidationFailed
 from ..models import Membership, SkillRevision, Workspace
-from .skills import SaveResult, save_problems, skill_save
+from .skills import save_problems, skill_save
 
 REQUIRED_TEXT = ("workspace", "slug", "name", "description", "instruction_body")
 OPTIONAL_FIELDS = ("frontmatter", "components", "intent", "base_revision_id", "message")
@@ -132,18 +132,14 @@ def _components(value: Any) -> tuple[ComponentData, ...] | None:
     return tuple(_component(item, index) for index, item in enumerate(value))
 
 
-def save_answer(result: SaveResult, *, warnings: list[Problem]) -> dict[str, Any]:
-    """The answer of a save (docs/contract.md §6), with the lint's advice (§17)."""
-    revision = result.revision
-    return {
-        "skill_id": revision.skill.skill_id,
-        "revision_id": revision.revision_id,
-        "revision_number": revision.revision_number,
-        "state": revision.state,
-        "canonical_hash": revision.canonical_hash,
-        "created": result.created,
-        "warnings": warnings,
-    }
+@dataclass(frozen=True)
+class SaveOutcome:
+    """What a save did (docs/contract.md §6) and the lint's advice on it (§17); the doors answer
+    it through ``gateway.wire.save_as_dict``."""
+
+    revision: SkillRevision
+    created: bool
+    warnings: list[Problem]
 
 
 @dataclass(frozen=True)
@@ -212,8 +208,8 @@ def payload_read(
 
 def save_from_payload(
     *, actor: Actor, payload: Any, source: str = SkillRevision.Source.API
-) -> dict[str, Any]:
-    """Check ``payload`` (``payload_read``), save it, and return the answer.
+) -> SaveOutcome:
+    """Check ``payload`` (``payload_read``), save it, and return what the save did.
 
     Raises ``ValidationFailed`` for a payload of the wrong shape and whatever ``skill_save``
     raises for the rest.
@@ -229,7 +225,11 @@ def save_from_payload(
         base_revision_id=read.base_revision_id,
         message=read.message,
     )
-    return save_answer(result, warnings=agent_skill_advice(read.bundle, slug=read.slug))
+    return SaveOutcome(
+        revision=result.revision,
+        created=result.created,
+        warnings=agent_skill_advice(read.bundle, slug=read.slug),
+    )
 
 
 def _personal_workspace(actor: Actor) -> Workspace:

@@ -9,11 +9,17 @@ import pytest
 
 from skills_app import errors
 from skills_app.access import Actor
+from skills_app.gateway.wire import save_as_dict
 from skills_app.models import SkillComponent, SkillRevision
 from skills_app.services.save_payload import save_from_payload
 from tests.factories import Env, make_token
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(64))
+
+
+def _answer(**kwargs: Any) -> dict[str, Any]:
+    """The save's answer as the doors send it."""
+    return save_as_dict(save_from_payload(**kwargs))
 
 
 def _payload(workspace: str, **overrides: Any) -> dict[str, Any]:
@@ -42,7 +48,7 @@ def _refused(actor: Actor, payload: Any) -> errors.XmemoError:
 
 def test_a_save_stores_the_components_and_answers_like_spec(env: Env) -> None:
     actor = Actor(user=env.owner, via="api")
-    answer = save_from_payload(
+    answer = _answer(
         actor=actor,
         payload=_payload(
             env.personal.slug,
@@ -98,14 +104,10 @@ def test_a_save_stores_the_components_and_answers_like_spec(env: Env) -> None:
 def test_omitted_components_carry_over_and_identical_content_creates_nothing(env: Env) -> None:
     actor = Actor(user=env.owner, via="api")
     components = [{"logical_path": "a.md", "type": "reference", "content": "A"}]
-    first = save_from_payload(
-        actor=actor, payload=_payload(env.personal.slug, components=components)
-    )
-    same = save_from_payload(actor=actor, payload=_payload(env.personal.slug, base_revision_id=""))
+    first = _answer(actor=actor, payload=_payload(env.personal.slug, components=components))
+    same = _answer(actor=actor, payload=_payload(env.personal.slug, base_revision_id=""))
     assert same == {**first, "created": False}
-    second = save_from_payload(
-        actor=actor, payload=_payload(env.personal.slug, instruction_body="# v2\n")
-    )
+    second = _answer(actor=actor, payload=_payload(env.personal.slug, instruction_body="# v2\n"))
     revision = SkillRevision.objects.get(revision_id=second["revision_id"])
     assert second["revision_number"] == 2
     assert list(revision.components.values_list("logical_path", flat=True)) == ["a.md"]

@@ -15,7 +15,12 @@ from ... import errors
 from ...access import revision_for, skill_for
 from ...domain.lifecycle import REVISION_ACTIONS
 from ...gateway.downloads import download_response
-from ...gateway.wire import revision_as_dict, revision_detail_as_dict, skill_as_dict
+from ...gateway.wire import (
+    revision_as_dict,
+    revision_detail_as_dict,
+    save_as_dict,
+    skill_as_dict,
+)
 from ...selectors.skills import (
     STATES,
     STATUSES,
@@ -73,8 +78,9 @@ class SaveView(ApiView):
     )
     def post(self, request: Request) -> Response:
         # SaveIn documents the body; the checks themselves are the MCP tool's too.
-        answer = save_from_payload(actor=self.actor, payload=request.data)
-        return Response(answer, status=201 if answer["created"] else 200)
+        saved = save_from_payload(actor=self.actor, payload=request.data)
+        answer = save_as_dict(saved)
+        return Response(answer, status=201 if saved.created else 200)
 
 
 class SkillListView(ApiView):
