@@ -34,8 +34,8 @@ What it does, all on this machine and on loopback only:
    window, divided by the requests answered in it), so that neither the load generator nor the
    rest of a busy machine sets them: labels (Level 1 of skills whose revision carries three
    labels, and by ``label=``, beside Level 1 of the unlabelled half, docs/contract.md §18), and
-   usage counting (a second gunicorn that counts no usage, ``XMEMO_USAGE=0``, docs/contract.md
-   §19), each in ``--cost-rounds`` rounds (default 20) of ``--cost-seconds`` windows (default
+   usage counting (two gunicorns that serve this comparison only, one counting no usage,
+   ``XMEMO_USAGE=0``, docs/contract.md §19), each in ``--cost-rounds`` rounds (default 20) of ``--cost-seconds`` windows (default
    2) back to back; the median of the rounds' ratios is printed with its quartiles and range
    (target for both: at most 1.05). Every Level 1 and 2 request compared is first sent
    through every worker (``loadgen.prime``), so that no scenario is measured colder;
@@ -546,7 +546,12 @@ def main() -> None:
     scenarios = _paths(args.sample)
     server, base = _start_server(env, args.workers)
     mcp_server, mcp_base = _start_mcp_server(env, args.workers)
+    # Usage counting off and on, each on a gunicorn of its own that serves nothing else: the main
+    # server's workers also hold what every other scenario built (the vector index, caches of
+    # other skills), which made counting look 5-9 % dearer than it is beside a server that
+    # served one scenario only.
     uncounted_server, uncounted_base = _start_server({**env, "XMEMO_USAGE": "0"}, args.workers)
+    counted_server, counted_base = _start_server({**env, "XMEMO_USAGE": "1"}, args.workers)
     results: list[loadgen.Result] = []
     try:
         for name in ("level0", "level1", "level2", "level1-labelled", "level1-label"):
@@ -616,12 +621,12 @@ def main() -> None:
             api_level1: Scenario = (API_LEVEL1, "level1", None, "")
             oauth_level1: Scenario = (OAUTH_LEVEL1, "level1", oauth_auth, "")
             # The costs compared by the server's CPU per request (bench/cpu.py), in groups of
-            # windows back to back: usage counting off and on (two gunicorns), and labels (the
-            # unlabelled half, the labelled half, the labelled half by label=).
+            # windows back to back: usage counting off and on (two gunicorns of their own), and
+            # labels (the unlabelled half, the labelled half, the labelled half by label=).
             cost_groups: list[list[Scenario]] = [
                 [
                     (UNCOUNTED_LEVEL1, "level1-usage", None, uncounted_base),
-                    (COUNTED_LEVEL1, "level1-usage", None, ""),
+                    (COUNTED_LEVEL1, "level1-usage", None, counted_base),
                 ],
                 [
                     (UNLABELLED_LEVEL1, "level1-unlabelled", None, ""),
@@ -666,6 +671,7 @@ def main() -> None:
             pids = {
                 base: server.pid,
                 uncounted_base: uncounted_server.pid,
+                counted_base: counted_server.pid,
                 mcp_base: mcp_server.pid,
             }
 
@@ -715,6 +721,7 @@ def main() -> None:
         _stop(server)
         _stop(mcp_server)
         _stop(uncounted_server)
+        _stop(counted_server)
 
     print()
     print(
