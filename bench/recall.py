@@ -27,18 +27,18 @@ What it does, all on this machine and on loopback only:
    searches and, on lines of their own, searches of one or two common words and the
    three-word searches sent by one client, each when the last has answered (how an agent
    calls it);
-5. measures Level 1 again with an OAuth access token (docs/contract.md §12) and prints its cost per
-   request
-   as a ratio to the API token's (target: at most 1.10); and two costs as the server's own CPU
-   time per request (``bench/cpu.py``: the nanoseconds gunicorn's master and workers ran in a
-   window, divided by the requests answered in it), so that neither the load generator nor the
-   rest of a busy machine sets them: labels (Level 1 of skills whose revision carries three
-   labels, and by ``label=``, beside Level 1 of the unlabelled half, docs/contract.md §18), and
-   usage counting (two gunicorns that serve this comparison only, one counting no usage,
-   ``XMEMO_USAGE=0``, docs/contract.md §19), each in ``--cost-rounds`` rounds (default 20) of ``--cost-seconds`` windows (default
-   2) back to back; the median of the rounds' ratios is printed with its quartiles and range
-   (target for both: at most 1.05). Every Level 1 and 2 request compared is first sent
-   through every worker (``loadgen.prime``), so that no scenario is measured colder;
+5. measures Level 1 again with an OAuth access token (docs/contract.md §12) and prints its cost
+   per request as a ratio to the API token's (target: at most 1.10); and two costs as the
+   server's own CPU time per request (``bench/cpu.py``: the nanoseconds gunicorn's master and
+   workers ran in a window, divided by the requests answered in it), so that neither the load
+   generator nor the rest of a busy machine sets them: labels (Level 1 of skills whose revision
+   carries three labels, and by ``label=``, beside Level 1 of the unlabelled half,
+   docs/contract.md §18), and usage counting (two gunicorns that serve this comparison only,
+   one counting no usage, ``XMEMO_USAGE=0``, docs/contract.md §19), each in ``--cost-rounds``
+   rounds (default 20) of ``--cost-seconds`` windows (default 2) back to back; the median of
+   the rounds' ratios is printed with its quartiles and range (target for both: at most 1.05).
+   Every Level 1 and 2 request compared is first sent through every worker
+   (``loadgen.prime``), so that no scenario is measured colder;
 6. starts the MCP service as production runs it (``python -m xmemo.serve``: uvicorn workers on
    uvloop and httptools, the same worker count, connections dealt to them in turn) and
    measures the same Level 1 recall as ``recall_cloud_skill`` calls over streamable HTTP, in
@@ -66,7 +66,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from . import cpu, loadgen
+from bench import cpu, loadgen
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/xmemo_bench"
@@ -246,9 +246,8 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 def _paths(sample: int) -> dict[str, loadgen.Requests]:
     """Requests per scenario, over a random sample of the seeded skills."""
+    from bench.seed import LABELS, TEAM_SLUG, labelled
     from skills_app.models import Skill, SkillComponent
-
-    from .seed import LABELS, TEAM_SLUG, labelled
 
     rng = random.Random(1)
     rows = list(
@@ -356,7 +355,7 @@ def _searches(queries: list[str]) -> list[str]:
 def short_queries(rng: random.Random) -> list[str]:
     """One or two of the bench's topic words, each held by thousands of skills: the searches
     whose candidates a word index must find among the most matches."""
-    from .seed import TOPIC_WORDS
+    from bench.seed import TOPIC_WORDS
 
     queries = [*TOPIC_WORDS, *(f"{a} {b}" for a in TOPIC_WORDS for b in TOPIC_WORDS if a != b)]
     rng.shuffle(queries)
@@ -364,7 +363,7 @@ def short_queries(rng: random.Random) -> list[str]:
 
 
 def level0_queries(rng: random.Random, count: int = 20_000) -> list[str]:
-    from .seed import TOPIC_WORDS, VOCABULARY
+    from bench.seed import TOPIC_WORDS, VOCABULARY
 
     queries = {
         f"{rng.choice(TOPIC_WORDS)} {rng.choice(VOCABULARY)} {rng.choice(VOCABULARY)}"
@@ -525,7 +524,7 @@ def main() -> None:
     _django(env)
     from django.core.cache import cache
 
-    from .seed import ensure_account, oauth_access_token, seed, seed_labels, seed_vectors
+    from bench.seed import ensure_account, oauth_access_token, seed, seed_labels, seed_vectors
 
     print(f"Seeding {args.n:,} skills into {args.db} …")
     started = time.perf_counter()
@@ -538,9 +537,8 @@ def main() -> None:
     cache.clear()
     auth = f"Bearer {secret}"
 
+    from bench.seed import TEAM_SLUG
     from skills_app.models import Skill
-
-    from .seed import TEAM_SLUG
 
     in_db = Skill.objects.filter(workspace__slug=TEAM_SLUG).count()
     scenarios = _paths(args.sample)

@@ -2,8 +2,7 @@
 
 from django.urls import path
 
+from bench.views import bare_view
 from xmemo.urls import urlpatterns as product_urlpatterns
-
-from .views import bare_view
 
 urlpatterns = [path("bench/bare", bare_view), *product_urlpatterns]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest, JsonResponse
 
-from .seed import level1_sized_document
+from bench.seed import level1_sized_document
 
 DOCUMENT = level1_sized_document()
 

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 
 from django.db.models import Q, QuerySet
 
-from . import errors
-from .domain import lifecycle
-from .models import (
+from skills_app import errors
+from skills_app.domain import lifecycle
+from skills_app.models import (
     ApiToken,
     Invitation,
     Job,

@@ -13,8 +13,8 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from .access import Actor
-from .models import (
+from skills_app.access import Actor
+from skills_app.models import (
     ApiToken,
     AuditEntry,
     Job,
@@ -24,8 +24,8 @@ from .models import (
     SkillRevision,
     Workspace,
 )
-from .services.accounts import user_delete, user_store
-from .services.workspace_settings import (
+from skills_app.services.accounts import user_delete, user_store
+from skills_app.services.workspace_settings import (
     WORKSPACE_SETTINGS,
     workspace_feature_set,
     workspace_settings_update,

@@ -13,9 +13,9 @@ class SkillsAppConfig(AppConfig):
         # The verified-token cache connects its invalidation signals on import: every process
         # that authenticates (REST, an MCP-only uvicorn worker, the stdio command) needs them.
         # Plumbing, like infra/invalidation.py's: they forget cached copies, they decide nothing.
-        from .gateway import auth  # noqa: F401
-        from .models import SkillRevision
-        from .services.skills import revision_purge_on_delete
+        from skills_app.gateway import auth  # noqa: F401
+        from skills_app.models import SkillRevision
+        from skills_app.services.skills import revision_purge_on_delete
 
         # The one signal that carries a rule (docs/architecture.md, "Signals"): the ORM half of the
         # database's component guard, which every cascade that deletes a revision must pass.

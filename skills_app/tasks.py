@@ -10,7 +10,7 @@ from typing import Any
 from celery import shared_task
 from celery.signals import task_postrun, task_prerun, worker_ready
 
-from .infra.queue import DELIVER_WEBHOOK, EMBED_REVISIONS, RUN_JOB
+from skills_app.infra.queue import DELIVER_WEBHOOK, EMBED_REVISIONS, RUN_JOB
 
 logger = logging.getLogger(__name__)
 # One JSON line as each task starts and finishes (settings.LOGGING): the job (or delivery) id it
@@ -52,7 +52,7 @@ def _log_finish(task_id: str, task: Any, args: Any = None, state: Any = None, **
 
 @shared_task(name=RUN_JOB, acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def run_job(job_id: str) -> None:
-    from .services.jobs.run import job_run
+    from skills_app.services.jobs.run import job_run
 
     job_run(job_id=job_id)
 
@@ -60,8 +60,8 @@ def run_job(job_id: str) -> None:
 def _sweep_forever(interval: float) -> None:
     from django.db import connection
 
-    from .services.jobs.run import jobs_fail_stale
-    from .services.outbox import outbox_sweep
+    from skills_app.services.jobs.run import jobs_fail_stale
+    from skills_app.services.outbox import outbox_sweep
 
     while True:
         try:
@@ -77,7 +77,7 @@ def _sweep_forever(interval: float) -> None:
 def _embed_forever(interval: float) -> None:
     from django.db import connection
 
-    from .services.embeddings import SWEEP_ROUND, embeddings_sweep
+    from skills_app.services.embeddings import SWEEP_ROUND, embeddings_sweep
 
     while True:
         stored = 0
@@ -94,7 +94,7 @@ def _embed_forever(interval: float) -> None:
 def _usage_forever(interval: float) -> None:
     from django.db import connection
 
-    from .services.usage import usage_flush
+    from skills_app.services.usage import usage_flush
 
     while True:
         try:
@@ -137,7 +137,7 @@ def _start_sweep(**kwargs: Any) -> None:
 @shared_task(name=EMBED_REVISIONS, acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def embed_revisions(revision_ids: list[str]) -> None:
     """Level 0 vectors of these revisions, if still current and still without one."""
-    from .services.embeddings import embeddings_compute
+    from skills_app.services.embeddings import embeddings_compute
 
     embeddings_compute(revision_ids=revision_ids)
 
@@ -145,7 +145,7 @@ def embed_revisions(revision_ids: list[str]) -> None:
 @shared_task(name=DELIVER_WEBHOOK, acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def deliver_webhook(delivery_id: str, round_start: int = 0) -> None:
     """One attempt; on failure the next one is scheduled with exponential backoff."""
-    from .services.webhooks import delivery_attempt
+    from skills_app.services.webhooks import delivery_attempt
 
     wait = delivery_attempt(delivery_id=delivery_id, round_start=round_start)
     if wait is not None:

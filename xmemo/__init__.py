@@ -7,6 +7,6 @@ import os
 for _pool in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
     os.environ.setdefault(_pool, "1")
 
-from .celery import app as celery_app  # noqa: E402 - after the thread-pool sizes
+from xmemo.celery import app as celery_app  # noqa: E402 - after the thread-pool sizes
 
 __all__ = ("celery_app",)

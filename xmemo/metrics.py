@@ -27,8 +27,7 @@ from skills_app.infra.db import connections_in_use
 from skills_app.infra.queue import queue_depth
 from skills_app.selectors.jobs import jobs_by_kind_and_state
 from skills_app.services.outbox import outbox_backlog
-
-from .multiproc import ENV
+from xmemo.multiproc import ENV
 
 logger = logging.getLogger(__name__)
 

@@ -14,8 +14,7 @@ from collections.abc import Callable
 from django.http import HttpRequest, HttpResponse
 
 from skills_app.infra import requestctx
-
-from .probes import PROBES
+from xmemo.probes import PROBES
 
 Handler = Callable[[HttpRequest], HttpResponse]
 HEADER = requestctx.HEADER

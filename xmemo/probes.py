@@ -47,7 +47,7 @@ class ProbesMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         probe = PROBES.get(request.path_info)
         if probe is None and request.path_info == "/metrics" and settings.XMEMO_METRICS_TOKEN:
-            from .metrics import metrics_view  # prometheus_client only where metrics are on
+            from xmemo.metrics import metrics_view  # prometheus_client only where metrics are on
 
             probe = metrics_view
         if probe is not None and request.method in ("GET", "HEAD"):

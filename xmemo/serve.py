@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 
 import uvicorn
 
-from .multiproc import prepare as prepare_metrics_dir
+from xmemo.multiproc import prepare as prepare_metrics_dir
 
 APP = "xmemo.asgi:application"
 LOG = logging.getLogger("xmemo.serve")

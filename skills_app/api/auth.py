@@ -11,13 +11,13 @@ from django.http import HttpRequest
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
-from .. import errors
-from ..access import Actor
-from ..domain.tokens import bearer_secret
-from ..gateway.auth import actor_for_secret, authenticate_secret, client_ip
-from ..gateway.errors import WWW_AUTHENTICATE
-from ..models import ApiToken
-from ..oauth.resource import request_origin
+from skills_app import errors
+from skills_app.access import Actor
+from skills_app.domain.tokens import bearer_secret
+from skills_app.gateway.auth import actor_for_secret, authenticate_secret, client_ip
+from skills_app.gateway.errors import WWW_AUTHENTICATE
+from skills_app.models import ApiToken
+from skills_app.oauth.resource import request_origin
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

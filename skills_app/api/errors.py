@@ -13,8 +13,13 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
-from .. import errors
-from ..gateway.errors import PERMISSION_DENIED_MESSAGE, WWW_AUTHENTICATE, describe, envelope
+from skills_app import errors
+from skills_app.gateway.errors import (
+    PERMISSION_DENIED_MESSAGE,
+    WWW_AUTHENTICATE,
+    describe,
+    envelope,
+)
 
 
 def _first_message(detail: Any, prefix: str = "") -> str:

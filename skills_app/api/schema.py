@@ -8,7 +8,7 @@ from typing import Any
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
 
-from .serializers import ErrorEnvelope
+from skills_app.api.serializers import ErrorEnvelope
 
 # Statuses any authenticated operation can answer with the envelope.
 COMMON_ERRORS = ("400", "401", "403", "404", "429")

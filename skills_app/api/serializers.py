@@ -12,10 +12,10 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
 
-from ..access import ROLES, SCOPES
-from ..domain.bundle import COMPONENT_TYPES
-from ..models import Skill, SkillRevision, Workspace
-from ..profiles import DEFAULT_PROFILE
+from skills_app.access import ROLES, SCOPES
+from skills_app.domain.bundle import COMPONENT_TYPES
+from skills_app.models import Skill, SkillRevision, Workspace
+from skills_app.profiles import DEFAULT_PROFILE
 
 STATES = list(SkillRevision.State.values)
 

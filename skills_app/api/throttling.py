@@ -8,9 +8,9 @@ from typing import Any
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
-from .. import errors
-from ..gateway.ratelimit import check_rate
-from ..models import ApiToken
+from skills_app import errors
+from skills_app.gateway.ratelimit import check_rate
+from skills_app.models import ApiToken
 
 
 class TokenRateThrottle(BaseThrottle):

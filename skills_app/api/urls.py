@@ -8,8 +8,7 @@ from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.permissions import AllowAny
 
-from ..gateway.errors import not_found_view
-from .views.accounts import (
+from skills_app.api.views.accounts import (
     AuditListView,
     InvitationDetailView,
     InvitationListView,
@@ -19,8 +18,8 @@ from .views.accounts import (
     TokenListView,
     WorkspaceListView,
 )
-from .views.bridge import LintView, RevisionBundleView, SyncView
-from .views.jobs import (
+from skills_app.api.views.bridge import LintView, RevisionBundleView, SyncView
+from skills_app.api.views.jobs import (
     ExecuteView,
     ExportView,
     ImportView,
@@ -28,10 +27,10 @@ from .views.jobs import (
     JobDownloadView,
     RestoreView,
 )
-from .views.labels import LabelDetailView, LabelListView
-from .views.recall import RecallView
-from .views.reviews import NotificationsView, RevisionCommentListView
-from .views.skills import (
+from skills_app.api.views.labels import LabelDetailView, LabelListView
+from skills_app.api.views.recall import RecallView
+from skills_app.api.views.reviews import NotificationsView, RevisionCommentListView
+from skills_app.api.views.skills import (
     ComponentFileView,
     RevisionActionView,
     RevisionDetailView,
@@ -44,8 +43,18 @@ from .views.skills import (
     SkillUnarchiveView,
     SkillUsageView,
 )
-from .views.webhooks import DeliveryListView, RedeliverView, WebhookDetailView, WebhookListView
-from .views.workspace_settings import SecretDetailView, SecretListView, WorkspaceDetailView
+from skills_app.api.views.webhooks import (
+    DeliveryListView,
+    RedeliverView,
+    WebhookDetailView,
+    WebhookListView,
+)
+from skills_app.api.views.workspace_settings import (
+    SecretDetailView,
+    SecretListView,
+    WorkspaceDetailView,
+)
+from skills_app.gateway.errors import not_found_view
 
 app_name = "api"
 

@@ -29,11 +29,11 @@ from django.http.response import HttpResponseBase
 from django.shortcuts import render
 from django.urls import reverse
 
-from .. import access, errors
-from ..gateway.auth import client_ip
-from ..models import Job, Skill, SkillRevision, Workspace
-from ..selectors.accounts import user_memberships
-from ..selectors.reviews import awaiting_review_count
+from skills_app import access, errors
+from skills_app.gateway.auth import client_ip
+from skills_app.models import Job, Skill, SkillRevision, Workspace
+from skills_app.selectors.accounts import user_memberships
+from skills_app.selectors.reviews import awaiting_review_count
 
 P = ParamSpec("P")
 

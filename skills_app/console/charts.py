@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypedDict
 
-from ..selectors.usage import DayUsage
+from skills_app.selectors.usage import DayUsage
 
 WIDTH, HEIGHT = 300.0, 80.0
 

@@ -28,10 +28,10 @@ from typing import Any
 from django.http import QueryDict
 from django.utils.datastructures import MultiValueDict
 
-from ..domain.bundle import ComponentData
-from ..domain.paths import guess_media_type, is_text
-from ..models import Skill, SkillComponent, SkillRevision
-from ..selectors.revisions import revision_component_rows, skill_stored_component
+from skills_app.domain.bundle import ComponentData
+from skills_app.domain.paths import guess_media_type, is_text
+from skills_app.models import Skill, SkillComponent, SkillRevision
+from skills_app.selectors.revisions import revision_component_rows, skill_stored_component
 
 _ROW_KEY = re.compile(r"^c-(\d+)-path$")
 

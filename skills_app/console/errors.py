@@ -8,7 +8,7 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.template import loader
 
-from .base import error_page, with_security_headers
+from skills_app.console.base import error_page, with_security_headers
 
 
 def handler404(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:

@@ -11,12 +11,12 @@ from typing import Any, cast
 
 from django import forms
 
-from .. import access, errors
-from ..domain.skillmd import parse_skill_md
-from ..models import Membership
-from ..profiles import DEFAULT_PROFILE, profile_choices
-from ..selectors.accounts import AuditFilter
-from ..services.events import EVENT_TYPES
+from skills_app import access, errors
+from skills_app.domain.skillmd import parse_skill_md
+from skills_app.models import Membership
+from skills_app.profiles import DEFAULT_PROFILE, profile_choices
+from skills_app.selectors.accounts import AuditFilter
+from skills_app.services.events import EVENT_TYPES
 
 
 def add_service_error(form: forms.Form, exc: errors.XmemoError) -> None:

@@ -14,8 +14,8 @@ from django.urls import path
 from oauth2_provider import urls as dot_urls
 from oauth2_provider import views as dot_views
 
-from .throttle import address_limited
-from .views.oauth import ConsentView, RegistrationManagementView, RegistrationView
+from skills_app.console.throttle import address_limited
+from skills_app.console.views.oauth import ConsentView, RegistrationManagementView, RegistrationView
 
 app_name = "oauth2_provider"
 

@@ -13,10 +13,10 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 
-from .. import errors
-from ..gateway.errors import error_response
-from ..gateway.ratelimit import check_address_rate
-from .base import error_page
+from skills_app import errors
+from skills_app.console.base import error_page
+from skills_app.gateway.errors import error_response
+from skills_app.gateway.ratelimit import check_address_rate
 
 
 class LoginThrottleBackend(AxesStandaloneBackend):

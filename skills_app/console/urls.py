@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.urls import path
 
-from .throttle import address_limited
-from .views import (
+from skills_app.console.throttle import address_limited
+from skills_app.console.views import (
     admin,
     auth,
     connect,

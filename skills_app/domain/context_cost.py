@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .wire import encode_json
+from skills_app.domain.wire import encode_json
 
 CHARS_PER_TOKEN = 4
 # The rest of a Level 1 answer: ``{"kind":"root","data":{…}}`` with skill_id, slug, workspace,

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from .. import errors
-from .lifecycle import ADMIN_ROLES, DRAFT, REVIEW
+from skills_app import errors
+from skills_app.domain.lifecycle import ADMIN_ROLES, DRAFT, REVIEW
 
 LABEL_NAME = re.compile(r"[a-z][a-z0-9-]{0,31}")
 # The words recall already uses for its own resolutions (``resolved_by``): a label named so

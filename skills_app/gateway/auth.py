@@ -43,13 +43,13 @@ from django.http import HttpRequest
 from django.utils import timezone
 from oauth2_provider.models import AccessToken
 
-from .. import errors
-from ..access import Actor
-from ..domain.tokens import MAX_TOKEN_LENGTH, TOKEN_PREFIX, token_hash
-from ..infra import invalidation, requestctx
-from ..models import ApiToken, Membership
-from ..oauth import tokens as oauth_tokens
-from ..oauth.resource import audience_allows
+from skills_app import errors
+from skills_app.access import Actor
+from skills_app.domain.tokens import MAX_TOKEN_LENGTH, TOKEN_PREFIX, token_hash
+from skills_app.infra import invalidation, requestctx
+from skills_app.models import ApiToken, Membership
+from skills_app.oauth import tokens as oauth_tokens
+from skills_app.oauth.resource import audience_allows
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

@@ -17,8 +17,8 @@ from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from .. import errors
-from ..domain.wire import encode_json
+from skills_app import errors
+from skills_app.domain.wire import encode_json
 
 logger = logging.getLogger("skills_app.api")
 

@@ -6,8 +6,8 @@ characters: refused at the door, naming the parameter, rather than failing in th
 
 from __future__ import annotations
 
-from .. import errors
-from ..domain.text import unstorable_reason
+from skills_app import errors
+from skills_app.domain.text import unstorable_reason
 
 MAX_PARAM_LENGTH = 2000
 

@@ -35,10 +35,10 @@ from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest
 
-from .. import errors
-from ..domain.rates import rate_parse
-from ..models import ApiToken
-from .auth import client_ip
+from skills_app import errors
+from skills_app.domain.rates import rate_parse
+from skills_app.gateway.auth import client_ip
+from skills_app.models import ApiToken
 
 SYNC_SECONDS = 0.5
 RETRY_SECONDS = 1.0

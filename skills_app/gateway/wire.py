@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
-from ..domain.bundle import ComponentEntry
-from ..models import Skill, SkillRevision, Webhook, WebhookDelivery
+from skills_app.domain.bundle import ComponentEntry
+from skills_app.models import Skill, SkillRevision, Webhook, WebhookDelivery
 
 
 def _iso(value: datetime | None) -> str | None:

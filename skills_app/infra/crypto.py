@@ -23,7 +23,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from .. import errors
+from skills_app import errors
 
 _DERIVATION_INFO = b"xmemo workspace secrets v1"
 

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 
-from . import heap
+from skills_app.infra import heap
 
 if TYPE_CHECKING:
     import numpy as np

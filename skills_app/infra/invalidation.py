@@ -36,7 +36,7 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models.signals import post_delete, post_save
 
-from ..models import ApiToken, Membership, Skill, SkillLabel, SkillRevision, Workspace
+from skills_app.models import ApiToken, Membership, Skill, SkillLabel, SkillRevision, Workspace
 
 CHANNEL = "xmemo_recall"
 _CONNECTION_OK = 0  # psycopg.pq.ConnStatus.OK

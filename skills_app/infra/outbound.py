@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
-from ..domain.text import control_character_reason
-from ..errors import ValidationFailed, XmemoError
+from skills_app.domain.text import control_character_reason
+from skills_app.errors import ValidationFailed, XmemoError
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 

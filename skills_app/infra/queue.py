@@ -13,7 +13,7 @@ from typing import Any
 from celery import current_app
 from kombu.exceptions import ChannelError
 
-from . import requestctx
+from skills_app.infra import requestctx
 
 RUN_JOB = "skills_app.tasks.run_job"
 DELIVER_WEBHOOK = "skills_app.tasks.deliver_webhook"

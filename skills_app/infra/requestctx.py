@@ -21,7 +21,7 @@ import uuid
 from contextvars import ContextVar
 from typing import Any
 
-from .metrics import REQUESTS
+from skills_app.infra.metrics import REQUESTS
 
 HEADER = "X-Request-ID"
 _SANE = re.compile(r"[A-Za-z0-9._:-]{1,64}")

@@ -28,7 +28,7 @@ import redis
 from django.conf import settings
 from django.db import connection
 
-from ..models import SkillRevision, UsageDay
+from skills_app.models import SkillRevision, UsageDay
 
 logger = logging.getLogger(__name__)
 _MAX_KEYS = 100_000

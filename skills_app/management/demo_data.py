@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..domain.bundle import ComponentData, SkillBundle
+from skills_app.domain.bundle import ComponentData, SkillBundle
 
 DEMO_USER = "demo"
 DEMO_PASSWORD = "demo"

@@ -65,11 +65,11 @@ from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..access import Actor
-from ..errors import AuthenticationRequired, XmemoError
-from ..infra.cache import ByteBoundedLRU
-from .server import call_result, in_db_thread, tool_failure, visible_tools
-from .tools import tool_run
+from skills_app.access import Actor
+from skills_app.errors import AuthenticationRequired, XmemoError
+from skills_app.infra.cache import ByteBoundedLRU
+from skills_app.mcp.server import call_result, in_db_thread, tool_failure, visible_tools
+from skills_app.mcp.tools import tool_run
 
 # Bodies this path reads whole before deciding; a larger one goes to the SDK unread. Tool calls
 # are small; a large save goes the SDK's way, under its own size limit.

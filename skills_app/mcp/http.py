@@ -47,16 +47,16 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..access import Actor
-from ..domain.tokens import bearer_secret
-from ..domain.wire import encode_json
-from ..errors import AuthenticationRequired, XmemoError
-from ..gateway.auth import actor_for_secret
-from ..gateway.errors import describe, envelope
-from ..infra import heap, requestctx
-from ..oauth.resource import bearer_challenge
-from . import fast
-from .server import build_server, in_db_thread
+from skills_app.access import Actor
+from skills_app.domain.tokens import bearer_secret
+from skills_app.domain.wire import encode_json
+from skills_app.errors import AuthenticationRequired, XmemoError
+from skills_app.gateway.auth import actor_for_secret
+from skills_app.gateway.errors import describe, envelope
+from skills_app.infra import heap, requestctx
+from skills_app.mcp import fast
+from skills_app.mcp.server import build_server, in_db_thread
+from skills_app.oauth.resource import bearer_challenge
 
 MCP_PATHS = ("/mcp", "/mcp/")
 JSON = "application/json"

@@ -30,12 +30,12 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.runner import modern_error_data
 from mcp.shared.exceptions import MCPError
 
-from ..access import Actor
-from ..domain.wire import encode_json
-from ..errors import XmemoError
-from ..profiles import contract, exposed_tools, tool_spec
-from . import surfaces
-from .tools import SERVED_TOOLS, tool_run
+from skills_app.access import Actor
+from skills_app.domain.wire import encode_json
+from skills_app.errors import XmemoError
+from skills_app.mcp import surfaces
+from skills_app.mcp.tools import SERVED_TOOLS, tool_run
+from skills_app.profiles import contract, exposed_tools, tool_spec
 
 # The MCP specification's code for a resource that does not exist.
 RESOURCE_NOT_FOUND = -32002

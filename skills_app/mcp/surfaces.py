@@ -13,16 +13,11 @@ from __future__ import annotations
 
 import mcp_types as types
 
-from ..access import Actor
-from ..domain.commands import ARGUMENTS
-from ..gateway.ratelimit import check_rate
-from ..profiles import profile_sees
-from ..selectors.commands import (
-    command_list,
-    command_render,
-    resource_list,
-    resource_read,
-)
+from skills_app.access import Actor
+from skills_app.domain.commands import ARGUMENTS
+from skills_app.gateway.ratelimit import check_rate
+from skills_app.profiles import profile_sees
+from skills_app.selectors.commands import command_list, command_render, resource_list, resource_read
 
 ARGUMENTS_HELP = "Everything after the command, as one string ($ARGUMENTS; $1, $2 … by word)."
 TEMPLATES = (

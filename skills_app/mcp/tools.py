@@ -16,14 +16,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..access import Actor, require_scope
-from ..domain.arguments import arguments_check
-from ..gateway.ratelimit import check_rate
-from ..gateway.wire import save_as_dict
-from ..models import SkillRevision
-from ..profiles import tool_spec
-from ..selectors.recall import recall
-from ..services.save_payload import reject_unstorable, save_from_payload
+from skills_app.access import Actor, require_scope
+from skills_app.domain.arguments import arguments_check
+from skills_app.gateway.ratelimit import check_rate
+from skills_app.gateway.wire import save_as_dict
+from skills_app.models import SkillRevision
+from skills_app.profiles import tool_spec
+from skills_app.selectors.recall import recall
+from skills_app.services.save_payload import reject_unstorable, save_from_payload
 
 ToolBody = Callable[[Actor, dict[str, Any]], dict[str, Any]]
 

@@ -17,7 +17,7 @@ there instead, so this migration does nothing on SQLite.
 
 from django.db import migrations
 
-from ._postgresql import run_on_postgresql
+from skills_app.migrations._postgresql import run_on_postgresql
 
 NOTIFY_TABLES = (
     "skills_app_skill",

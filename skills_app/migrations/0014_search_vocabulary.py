@@ -19,7 +19,7 @@ Like migration 0003, PostgreSQL only; the columns and table are not on the Djang
 
 from django.db import migrations
 
-from ._postgresql import run_on_postgresql
+from skills_app.migrations._postgresql import run_on_postgresql
 
 POSTGRES_UP = [
     "CREATE EXTENSION IF NOT EXISTS pg_trgm",

@@ -10,7 +10,7 @@ bulk update still sends one). Inserts, deletes and truncation notify as before.
 
 from django.db import migrations
 
-from ._postgresql import run_on_postgresql
+from skills_app.migrations._postgresql import run_on_postgresql
 
 TABLE = "skills_app_apitoken"
 TRIGGER = "xmemo_recall_notify"

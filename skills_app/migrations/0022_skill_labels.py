@@ -14,7 +14,7 @@ import django.utils.timezone
 from django.conf import settings
 from django.db import migrations, models
 
-from ._postgresql import run_on_postgresql
+from skills_app.migrations._postgresql import run_on_postgresql
 
 TABLE = "skills_app_skilllabel"
 

@@ -1,13 +1,13 @@
-from .audit import AuditEntry
-from .jobs import Job
-from .labels import SkillLabel
-from .oauth import OAuthConnection
-from .reviews import NotificationPreference, RevisionApproval, RevisionComment
-from .search import RevisionEmbedding
-from .skills import Blob, Skill, SkillComponent, SkillRevision
-from .tenancy import ApiToken, Invitation, Membership, Workspace, WorkspaceSecret
-from .usage import UsageDay
-from .webhooks import Webhook, WebhookAttempt, WebhookDelivery
+from skills_app.models.audit import AuditEntry
+from skills_app.models.jobs import Job
+from skills_app.models.labels import SkillLabel
+from skills_app.models.oauth import OAuthConnection
+from skills_app.models.reviews import NotificationPreference, RevisionApproval, RevisionComment
+from skills_app.models.search import RevisionEmbedding
+from skills_app.models.skills import Blob, Skill, SkillComponent, SkillRevision
+from skills_app.models.tenancy import ApiToken, Invitation, Membership, Workspace, WorkspaceSecret
+from skills_app.models.usage import UsageDay
+from skills_app.models.webhooks import Webhook, WebhookAttempt, WebhookDelivery
 
 __all__ = [
     "ApiToken",

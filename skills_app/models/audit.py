@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from .tenancy import Workspace
+from skills_app.models.tenancy import Workspace
 
 
 class AuditEntry(models.Model):

@@ -6,8 +6,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from .skills import Skill, SkillRevision
-from .tenancy import Workspace
+from skills_app.models.skills import Skill, SkillRevision
+from skills_app.models.tenancy import Workspace
 
 
 class SkillLabel(models.Model):

@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import models
 from oauth2_provider.settings import APPLICATION_MODEL
 
-from .tenancy import ApiToken
+from skills_app.models.tenancy import ApiToken
 
 
 class OAuthConnection(models.Model):

@@ -6,9 +6,9 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from . import ids
-from .skills import SkillRevision
-from .tenancy import Workspace
+from skills_app.models import ids
+from skills_app.models.skills import SkillRevision
+from skills_app.models.tenancy import Workspace
 
 
 def comment_id() -> str:

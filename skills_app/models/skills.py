@@ -5,9 +5,9 @@ from django.db import models
 from django.db.models.functions import Lower
 from django.utils import timezone
 
-from . import ids
-from .fields import OrderedJSONField
-from .tenancy import Workspace
+from skills_app.models import ids
+from skills_app.models.fields import OrderedJSONField
+from skills_app.models.tenancy import Workspace
 
 
 class Skill(models.Model):

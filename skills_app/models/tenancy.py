@@ -5,8 +5,8 @@ from datetime import datetime
 from django.conf import settings
 from django.db import models
 
-from ..profiles import DEFAULT_PROFILE
-from . import ids
+from skills_app.models import ids
+from skills_app.profiles import DEFAULT_PROFILE
 
 
 def default_skills_enabled() -> bool:

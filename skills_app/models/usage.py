@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from .skills import SkillRevision
+from skills_app.models.skills import SkillRevision
 
 
 class UsageDay(models.Model):

@@ -3,8 +3,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from . import ids
-from .tenancy import Workspace
+from skills_app.models import ids
+from skills_app.models.tenancy import Workspace
 
 
 class Webhook(models.Model):

@@ -10,8 +10,8 @@ from django.http import HttpRequest
 from oauth2_provider.admin import ApplicationAdmin
 from oauth2_provider.forms import ApplicationForm
 
-from ..services.oauth import public_client_prepare
-from .redirects import plaintext_off_loopback
+from skills_app.oauth.redirects import plaintext_off_loopback
+from skills_app.services.oauth import public_client_prepare
 
 
 class LoopbackOnlyApplicationForm(ApplicationForm):

@@ -8,7 +8,7 @@ from datetime import datetime
 from oauth2_provider.models import AccessToken
 from oauth2_provider.settings import oauth2_settings
 
-from ..models import ApiToken, OAuthConnection
+from skills_app.models import ApiToken, OAuthConnection
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,9 @@ from typing import Any
 from oauth2_provider.models import RefreshToken
 from oauth2_provider.oauth2_validators import OAuth2Validator
 
-from ..models import OAuthConnection
-from ..services.oauth import refresh_replay_record
-from .redirects import plaintext_off_loopback
+from skills_app.models import OAuthConnection
+from skills_app.oauth.redirects import plaintext_off_loopback
+from skills_app.services.oauth import refresh_replay_record
 
 
 class ConnectionValidator(OAuth2Validator):

@@ -8,8 +8,8 @@ from typing import Any
 
 from django.db.models import OuterRef, Q, QuerySet, Subquery, Value
 
-from .. import errors
-from ..access import (
+from skills_app import errors
+from skills_app.access import (
     ADMIN_ROLES,
     Actor,
     readable_workspaces,
@@ -18,8 +18,8 @@ from ..access import (
     require_unrestricted,
     require_workspace_admin,
 )
-from ..models import ApiToken, AuditEntry, Membership, Workspace
-from .pagination import Page, paginate
+from skills_app.models import ApiToken, AuditEntry, Membership, Workspace
+from skills_app.selectors.pagination import Page, paginate
 
 ACTION_MAX_LENGTH = 64
 

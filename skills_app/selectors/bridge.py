@@ -22,18 +22,18 @@ from typing import Any
 
 from django.db.models import IntegerField, Value
 
-from .. import errors
-from ..access import Actor, readable_workspaces, require_scope, revision_for, workspace_for
-from ..domain.canonical import sha256_hex
-from ..domain.labels import validate_label_name
-from ..domain.lifecycle import LATEST_FALLBACK_KINDS
-from ..domain.paths import is_text
-from ..domain.wire import encode_json
-from ..infra.cache import KEY_PREFIX, local_cache
-from ..models import Skill, SkillComponent, SkillRevision, Workspace
-from ..sources.capsule import capsule_skill_md, deterministic_zip
-from ..sources.files import SKILL_MD
-from .labels import label_target
+from skills_app import errors
+from skills_app.access import Actor, readable_workspaces, require_scope, revision_for, workspace_for
+from skills_app.domain.canonical import sha256_hex
+from skills_app.domain.labels import validate_label_name
+from skills_app.domain.lifecycle import LATEST_FALLBACK_KINDS
+from skills_app.domain.paths import is_text
+from skills_app.domain.wire import encode_json
+from skills_app.infra.cache import KEY_PREFIX, local_cache
+from skills_app.models import Skill, SkillComponent, SkillRevision, Workspace
+from skills_app.selectors.labels import label_target
+from skills_app.sources.capsule import capsule_skill_md, deterministic_zip
+from skills_app.sources.files import SKILL_MD
 
 SYNC_MAX_WORKSPACES = 50
 # The bridge's package in this repository (docs/contract.md §17) and what its download holds.

@@ -18,13 +18,18 @@ from urllib.parse import quote, unquote
 
 from django.db.models import Count, F, Q, QuerySet
 
-from .. import errors
-from ..access import Actor, readable_workspaces, require_scope
-from ..domain.commands import argument_string, declared_arguments, is_command, unknown_arguments
-from ..domain.lifecycle import LATEST_FALLBACK_KINDS
-from ..models import Skill, SkillComponent
-from .pagination import Page, paginate
-from .recall import recall
+from skills_app import errors
+from skills_app.access import Actor, readable_workspaces, require_scope
+from skills_app.domain.commands import (
+    argument_string,
+    declared_arguments,
+    is_command,
+    unknown_arguments,
+)
+from skills_app.domain.lifecycle import LATEST_FALLBACK_KINDS
+from skills_app.models import Skill, SkillComponent
+from skills_app.selectors.pagination import Page, paginate
+from skills_app.selectors.recall import recall
 
 SCHEME = "skill://"
 RESOURCES_PAGE = 100

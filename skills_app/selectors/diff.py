@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..domain.bundle import SkillBundle
-from ..domain.diff import diff_snapshots, snapshot_of
-from ..models import SkillRevision
-from .revisions import revision_bundle
+from skills_app.domain.bundle import SkillBundle
+from skills_app.domain.diff import diff_snapshots, snapshot_of
+from skills_app.models import SkillRevision
+from skills_app.selectors.revisions import revision_bundle
 
 _NOTHING = SkillBundle(name="", description="", instruction_body="", components=())
 

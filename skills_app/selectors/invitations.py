@@ -7,11 +7,11 @@ from typing import Any
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from .. import errors
-from ..access import ADMIN_ROLES, Actor, require_role, require_scope
-from ..domain.tokens import token_hash
-from ..models import Invitation, Workspace
-from .pagination import Page, paginate
+from skills_app import errors
+from skills_app.access import ADMIN_ROLES, Actor, require_role, require_scope
+from skills_app.domain.tokens import token_hash
+from skills_app.models import Invitation, Workspace
+from skills_app.selectors.pagination import Page, paginate
 
 
 def invitation_state(invitation: Invitation) -> str:

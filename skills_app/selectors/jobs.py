@@ -8,10 +8,10 @@ from typing import Any, TypedDict
 from django.db.models import Count
 from django.utils import timezone
 
-from .. import errors
-from ..access import Actor, job_for, job_readable, require_scope
-from ..domain.jobs import stale_verdict
-from ..models import Job, Workspace
+from skills_app import errors
+from skills_app.access import Actor, job_for, job_readable, require_scope
+from skills_app.domain.jobs import stale_verdict
+from skills_app.models import Job, Workspace
 
 
 def job_as_read(job: Job, *, now: datetime | None = None) -> Job:

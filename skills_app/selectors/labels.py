@@ -6,8 +6,8 @@ from typing import Any
 
 from django.db.models import OuterRef, Subquery
 
-from ..access import Actor, require_scope, skill_for
-from ..models import Skill, SkillLabel
+from skills_app.access import Actor, require_scope, skill_for
+from skills_app.models import Skill, SkillLabel
 
 
 def label_as_dict(label: SkillLabel) -> dict[str, Any]:

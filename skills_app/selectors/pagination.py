@@ -21,7 +21,7 @@ from typing import Any, Generic, TypeVar
 from django.conf import settings
 from django.db.models import Model, Q, QuerySet
 
-from .. import errors
+from skills_app import errors
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 100

@@ -6,10 +6,10 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from ..access import Actor, require_scope, revision_for, revisions_for
-from ..domain.markdown import render_markdown
-from ..models import RevisionApproval, RevisionComment, SkillRevision, Workspace
-from .pagination import Page, paginate
+from skills_app.access import Actor, require_scope, revision_for, revisions_for
+from skills_app.domain.markdown import render_markdown
+from skills_app.models import RevisionApproval, RevisionComment, SkillRevision, Workspace
+from skills_app.selectors.pagination import Page, paginate
 
 
 def _username(user: Any) -> str | None:

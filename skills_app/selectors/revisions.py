@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..domain.bundle import ComponentData, SkillBundle
-from ..models import Skill, SkillComponent, SkillRevision
+from skills_app.domain.bundle import ComponentData, SkillBundle
+from skills_app.models import Skill, SkillComponent, SkillRevision
 
 
 def revision_bundle(revision: SkillRevision, *, with_components: bool = True) -> SkillBundle:

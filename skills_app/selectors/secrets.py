@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..access import Actor, require_workspace_admin
-from ..infra.crypto import secret_decrypt
-from ..models import Workspace, WorkspaceSecret
-from .pagination import Page, paginate
+from skills_app.access import Actor, require_workspace_admin
+from skills_app.infra.crypto import secret_decrypt
+from skills_app.models import Workspace, WorkspaceSecret
+from skills_app.selectors.pagination import Page, paginate
 
 
 def secret_as_dict(secret: WorkspaceSecret) -> dict[str, Any]:

@@ -9,8 +9,8 @@ from typing import Any
 
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
 
-from .. import errors
-from ..access import (
+from skills_app import errors
+from skills_app.access import (
     Actor,
     readable_workspaces,
     require_enabled_workspace,
@@ -21,17 +21,17 @@ from ..access import (
     skills_for,
     workspace_for,
 )
-from ..domain import lifecycle
-from ..domain.bundle import ComponentEntry
-from ..domain.diff import RevisionSnapshot, diff_snapshots, snapshot_of
-from ..domain.wire import encode_json
-from ..infra.cache import cached_immutable
-from ..models import Skill, SkillComponent, SkillRevision, UsageDay, Workspace
-from .pagination import Rows, paginate_rows
-from .recall.content import ComponentContent, component_content
-from .reviews import revision_approvals
-from .revisions import revision_bundle
-from .search import search_skills
+from skills_app.domain import lifecycle
+from skills_app.domain.bundle import ComponentEntry
+from skills_app.domain.diff import RevisionSnapshot, diff_snapshots, snapshot_of
+from skills_app.domain.wire import encode_json
+from skills_app.infra.cache import cached_immutable
+from skills_app.models import Skill, SkillComponent, SkillRevision, UsageDay, Workspace
+from skills_app.selectors.pagination import Rows, paginate_rows
+from skills_app.selectors.recall.content import ComponentContent, component_content
+from skills_app.selectors.reviews import revision_approvals
+from skills_app.selectors.revisions import revision_bundle
+from skills_app.selectors.search import search_skills
 
 STATES = lifecycle.STATES
 STATUSES = tuple(Skill.Status.values)

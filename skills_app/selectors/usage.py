@@ -9,9 +9,9 @@ from typing import Any, TypedDict
 from django.db.models import F, Max, QuerySet, Sum
 from django.utils import timezone
 
-from .. import errors
-from ..access import Actor, require_scope, skill_for
-from ..models import Skill, UsageDay
+from skills_app import errors
+from skills_app.access import Actor, require_scope, skill_for
+from skills_app.models import Skill, UsageDay
 
 USAGE_DEFAULT_DAYS = 30
 USAGE_MAX_DAYS = 90

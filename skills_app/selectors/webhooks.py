@@ -3,9 +3,9 @@ the JSON shapes are ``gateway.wire``'s."""
 
 from __future__ import annotations
 
-from ..access import Actor, require_workspace_admin
-from ..models import Webhook, WebhookDelivery, Workspace
-from .pagination import Rows, paginate_rows
+from skills_app.access import Actor, require_workspace_admin
+from skills_app.models import Webhook, WebhookDelivery, Workspace
+from skills_app.selectors.pagination import Rows, paginate_rows
 
 
 def webhook_list(

@@ -12,8 +12,8 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from .. import errors
-from ..access import (
+from skills_app import errors
+from skills_app.access import (
     ADMIN_ROLES,
     ROLES,
     SCOPES,
@@ -23,7 +23,7 @@ from ..access import (
     require_unrestricted,
     require_workspace_admin,
 )
-from ..domain.limits import (
+from skills_app.domain.limits import (
     SLUG_MAX,
     TOKEN_NAME_MAX,
     name_check,
@@ -31,10 +31,10 @@ from ..domain.limits import (
     validate_slug,
     workspace_name_clean,
 )
-from ..domain.tokens import TOKEN_PREFIX, token_hash
-from ..models import ApiToken, Membership, Workspace
-from ..profiles import DEFAULT_PROFILE, exposed_surfaces, exposed_tools, profile_names
-from .audit import audit_record
+from skills_app.domain.tokens import TOKEN_PREFIX, token_hash
+from skills_app.models import ApiToken, Membership, Workspace
+from skills_app.profiles import DEFAULT_PROFILE, exposed_surfaces, exposed_tools, profile_names
+from skills_app.services.audit import audit_record
 
 
 @transaction.atomic

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..access import Actor
-from ..models import AuditEntry, Workspace
-from .events import emit_from_audit
+from skills_app.access import Actor
+from skills_app.models import AuditEntry, Workspace
+from skills_app.services.events import emit_from_audit
 
 
 def audit_record(

@@ -29,11 +29,11 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from .. import errors
-from ..access import ADMIN_ROLES, Actor, require_role, require_scope
-from ..domain.bundle import ComponentData
-from ..domain.context_cost import revision_tokens
-from ..models import (
+from skills_app import errors
+from skills_app.access import ADMIN_ROLES, Actor, require_role, require_scope
+from skills_app.domain.bundle import ComponentData
+from skills_app.domain.context_cost import revision_tokens
+from skills_app.models import (
     RevisionApproval,
     RevisionComment,
     Skill,
@@ -42,7 +42,10 @@ from ..models import (
     SkillRevision,
     Workspace,
 )
-from ..sources.backup import (
+from skills_app.services.audit import audit_record
+from skills_app.services.embeddings import embeddings_batched
+from skills_app.services.skills import _refresh_pointers, _store_blobs
+from skills_app.sources.backup import (
     Backup,
     BackupApproval,
     BackupComment,
@@ -50,10 +53,7 @@ from ..sources.backup import (
     BackupRevision,
     BackupSkill,
 )
-from ..sources.capsule import capsule_component
-from .audit import audit_record
-from .embeddings import embeddings_batched
-from .skills import _refresh_pointers, _store_blobs
+from skills_app.sources.capsule import capsule_component
 
 Progress = Callable[[int, int], None]
 

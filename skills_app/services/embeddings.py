@@ -45,10 +45,10 @@ from django.db.models import Exists, OuterRef, QuerySet
 from django.db.models.functions import Substr
 from django.utils import timezone
 
-from ..domain.descriptor import DESCRIPTOR_BODY_READ, descriptor_text
-from ..infra import embedding
-from ..infra.queue import EMBED_REVISIONS, send_task, tasks_run_eagerly
-from ..models import RevisionEmbedding, Skill, SkillRevision, Workspace
+from skills_app.domain.descriptor import DESCRIPTOR_BODY_READ, descriptor_text
+from skills_app.infra import embedding
+from skills_app.infra.queue import EMBED_REVISIONS, send_task, tasks_run_eagerly
+from skills_app.models import RevisionEmbedding, Skill, SkillRevision, Workspace
 
 logger = logging.getLogger(__name__)
 

@@ -15,9 +15,9 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from ..infra.outbox import Outbox, outbox_send
-from ..infra.queue import DELIVER_WEBHOOK, send_task
-from ..models import AuditEntry, SkillRevision, Webhook, WebhookDelivery, ids
+from skills_app.infra.outbox import Outbox, outbox_send
+from skills_app.infra.queue import DELIVER_WEBHOOK, send_task
+from skills_app.models import AuditEntry, SkillRevision, Webhook, WebhookDelivery, ids
 
 EVENT_TYPES = (
     "revision.proposed",

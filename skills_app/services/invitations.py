@@ -26,14 +26,14 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 
-from .. import errors
-from ..access import Actor
-from ..domain.text import one_line
-from ..domain.tokens import token_hash
-from ..models import Invitation, Membership, Workspace
-from ..selectors.invitations import invitation_by_link, pending_invitations
-from .accounts import _check_role_value, _team_admin, user_create
-from .audit import audit_record
+from skills_app import errors
+from skills_app.access import Actor
+from skills_app.domain.text import one_line
+from skills_app.domain.tokens import token_hash
+from skills_app.models import Invitation, Membership, Workspace
+from skills_app.selectors.invitations import invitation_by_link, pending_invitations
+from skills_app.services.accounts import _check_role_value, _team_admin, user_create
+from skills_app.services.audit import audit_record
 
 logger = logging.getLogger(__name__)
 MIN_PASSWORD_LENGTH = 8

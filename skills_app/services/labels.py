@@ -13,11 +13,16 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from .. import errors
-from ..access import Actor, require_role, require_scope
-from ..domain.labels import LABEL_ROLES, LABEL_SCOPE, check_label_target, validate_label_name
-from ..models import Skill, SkillLabel, SkillRevision, Workspace
-from .audit import audit_record
+from skills_app import errors
+from skills_app.access import Actor, require_role, require_scope
+from skills_app.domain.labels import (
+    LABEL_ROLES,
+    LABEL_SCOPE,
+    check_label_target,
+    validate_label_name,
+)
+from skills_app.models import Skill, SkillLabel, SkillRevision, Workspace
+from skills_app.services.audit import audit_record
 
 
 def _require_label_rights(actor: Actor, workspace: Workspace) -> None:

@@ -22,12 +22,12 @@ from django.core.mail import EmailMessage, get_connection
 from django.db import transaction
 from django.urls import reverse
 
-from .. import errors
-from ..access import ADMIN_ROLES, Actor, require_unrestricted
-from ..domain.text import one_line
-from ..models import NotificationPreference, RevisionComment, SkillRevision
-from .accounts import personal_workspace_ensure
-from .audit import audit_record
+from skills_app import errors
+from skills_app.access import ADMIN_ROLES, Actor, require_unrestricted
+from skills_app.domain.text import one_line
+from skills_app.models import NotificationPreference, RevisionComment, SkillRevision
+from skills_app.services.accounts import personal_workspace_ensure
+from skills_app.services.audit import audit_record
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

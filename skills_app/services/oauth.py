@@ -32,11 +32,11 @@ from oauth2_provider.settings import oauth2_settings
 # setting), reused rather than copied; tests/oauth fail if it goes.
 from oauth2_provider.views.dynamic_client_registration import _issue_registration_token
 
-from .. import errors
-from ..access import ADMIN_ROLES, Actor, require_role
-from ..models import ApiToken, OAuthConnection, Workspace
-from .accounts import token_create, token_revoke
-from .audit import audit_record
+from skills_app import errors
+from skills_app.access import ADMIN_ROLES, Actor, require_role
+from skills_app.models import ApiToken, OAuthConnection, Workspace
+from skills_app.services.accounts import token_create, token_revoke
+from skills_app.services.audit import audit_record
 
 # Scopes whose every use needs an admin role: consent refuses them to a plain member.
 ADMIN_SCOPES = frozenset({"skills:review", "workspace:admin"})

@@ -13,8 +13,8 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from .events import DELIVERY_OUTBOX
-from .jobs.dispatch import JOB_OUTBOX
+from skills_app.services.events import DELIVERY_OUTBOX
+from skills_app.services.jobs.dispatch import JOB_OUTBOX
 
 OUTBOXES = {"jobs": JOB_OUTBOX, "webhooks": DELIVERY_OUTBOX}
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from .. import errors
-from ..access import ADMIN_ROLES, Actor
-from ..domain.text import unstorable_reason
-from ..models import RevisionApproval, RevisionComment, SkillRevision
-from .audit import audit_record
-from .notifications import review_notify
+from skills_app import errors
+from skills_app.access import ADMIN_ROLES, Actor
+from skills_app.domain.text import unstorable_reason
+from skills_app.models import RevisionApproval, RevisionComment, SkillRevision
+from skills_app.services.audit import audit_record
+from skills_app.services.notifications import review_notify
 
 COMMENT_MAX_CHARS = 10_000
 

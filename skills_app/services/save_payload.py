@@ -18,14 +18,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..access import Actor, readable_workspaces, require_scope, workspace_for
-from ..domain.bundle import COMPONENT_TYPES, ComponentData, SkillBundle
-from ..domain.lint import Problem, agent_skill_advice, approx_tokens
-from ..domain.paths import guess_media_type
-from ..domain.text import unstorable_field
-from ..errors import ValidationFailed
-from ..models import Membership, SkillRevision, Workspace
-from .skills import save_problems, skill_save
+from skills_app.access import Actor, readable_workspaces, require_scope, workspace_for
+from skills_app.domain.bundle import COMPONENT_TYPES, ComponentData, SkillBundle
+from skills_app.domain.lint import Problem, agent_skill_advice, approx_tokens
+from skills_app.domain.paths import guess_media_type
+from skills_app.domain.text import unstorable_field
+from skills_app.errors import ValidationFailed
+from skills_app.models import Membership, SkillRevision, Workspace
+from skills_app.services.skills import save_problems, skill_save
 
 REQUIRED_TEXT = ("workspace", "slug", "name", "description", "instruction_body")
 OPTIONAL_FIELDS = ("frontmatter", "components", "intent", "base_revision_id", "message")

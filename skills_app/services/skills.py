@@ -16,20 +16,20 @@ import psycopg
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from .. import errors
-from ..access import Actor, require_role, require_scope
-from ..domain import lifecycle
-from ..domain.bundle import ComponentData, SkillBundle
-from ..domain.canonical import canonical_hash, sha256_hex
-from ..domain.commands import is_command
-from ..domain.context_cost import revision_tokens
-from ..domain.limits import bundle_checks, collect_problems, validate_slug
-from ..models import Blob, Job, Skill, SkillComponent, SkillRevision, Workspace
-from ..selectors.revisions import revision_bundle
-from .audit import audit_record
-from .embeddings import embedding_wanted
-from .notifications import lifecycle_notify
-from .reviews import approval_record, thread_comment_record
+from skills_app import errors
+from skills_app.access import Actor, require_role, require_scope
+from skills_app.domain import lifecycle
+from skills_app.domain.bundle import ComponentData, SkillBundle
+from skills_app.domain.canonical import canonical_hash, sha256_hex
+from skills_app.domain.commands import is_command
+from skills_app.domain.context_cost import revision_tokens
+from skills_app.domain.limits import bundle_checks, collect_problems, validate_slug
+from skills_app.models import Blob, Job, Skill, SkillComponent, SkillRevision, Workspace
+from skills_app.selectors.revisions import revision_bundle
+from skills_app.services.audit import audit_record
+from skills_app.services.embeddings import embedding_wanted
+from skills_app.services.notifications import lifecycle_notify
+from skills_app.services.reviews import approval_record, thread_comment_record
 
 State = SkillRevision.State
 

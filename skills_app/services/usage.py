@@ -12,7 +12,7 @@ import logging
 from django.conf import settings
 from django.db import transaction
 
-from ..infra import usage
+from skills_app.infra import usage
 
 logger = logging.getLogger(__name__)
 

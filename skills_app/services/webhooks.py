@@ -22,14 +22,14 @@ from django.conf import settings
 from django.db import transaction
 from standardwebhooks import Webhook as Signer
 
-from .. import errors
-from ..access import ADMIN_ROLES, Actor, require_role, require_scope
-from ..domain.wire import encode_json
-from ..infra import outbound
-from ..infra.crypto import secret_encrypt, secret_open
-from ..models import Webhook, WebhookAttempt, WebhookDelivery, Workspace
-from .audit import audit_record
-from .events import EVENT_TYPES, delivery_enqueue_after_commit
+from skills_app import errors
+from skills_app.access import ADMIN_ROLES, Actor, require_role, require_scope
+from skills_app.domain.wire import encode_json
+from skills_app.infra import outbound
+from skills_app.infra.crypto import secret_encrypt, secret_open
+from skills_app.models import Webhook, WebhookAttempt, WebhookDelivery, Workspace
+from skills_app.services.audit import audit_record
+from skills_app.services.events import EVENT_TYPES, delivery_enqueue_after_commit
 
 RESPONSE_READ_BYTES = 64 * 1024
 RESPONSE_EXCERPT_CHARS = 1000

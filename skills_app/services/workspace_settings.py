@@ -8,13 +8,13 @@ from __future__ import annotations
 from django.db import transaction
 from django.db.models import Model
 
-from .. import errors
-from ..access import Actor, require_workspace_admin
-from ..domain.limits import workspace_name_clean
-from ..domain.secrets import validate_secret_name, validate_secret_value
-from ..infra.crypto import secret_encrypt, secret_reencrypt
-from ..models import Webhook, Workspace, WorkspaceSecret
-from .audit import audit_record
+from skills_app import errors
+from skills_app.access import Actor, require_workspace_admin
+from skills_app.domain.limits import workspace_name_clean
+from skills_app.domain.secrets import validate_secret_name, validate_secret_value
+from skills_app.infra.crypto import secret_encrypt, secret_reencrypt
+from skills_app.models import Webhook, Workspace, WorkspaceSecret
+from skills_app.services.audit import audit_record
 
 WORKSPACE_SETTINGS = (
     "name",

@@ -18,7 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from .processes import free_port, mcp_service, process_env, require_production_services, running
+from tests.e2e.processes import (
+    free_port,
+    mcp_service,
+    process_env,
+    require_production_services,
+    running,
+)
 
 CONNECTIONS = 16
 pytestmark = pytest.mark.django_db(transaction=True)

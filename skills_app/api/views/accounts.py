@@ -9,30 +9,9 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from ... import errors
-from ...access import invitation_for, token_for, workspace_for
-from ...models import Membership
-from ...selectors.accounts import (
-    AuditFilter,
-    audit_list,
-    member_as_dict,
-    member_list,
-    token_as_dict,
-    token_list,
-    workspace_as_dict,
-    workspace_list,
-)
-from ...selectors.invitations import invitation_as_dict, invitation_list
-from ...services.accounts import (
-    membership_add,
-    membership_change,
-    membership_remove,
-    token_create,
-    token_revoke,
-    workspace_create,
-)
-from ...services.invitations import invitation_create, invitation_revoke
-from ..serializers import (
+from skills_app import errors
+from skills_app.access import invitation_for, token_for, workspace_for
+from skills_app.api.serializers import (
     AuditOut,
     InvitationIn,
     InvitationOut,
@@ -46,8 +25,29 @@ from ..serializers import (
     WorkspaceOut,
     page_of,
 )
-from .base import ApiView, page_response
-from .skills import PAGE_PARAMS
+from skills_app.api.views.base import ApiView, page_response
+from skills_app.api.views.skills import PAGE_PARAMS
+from skills_app.models import Membership
+from skills_app.selectors.accounts import (
+    AuditFilter,
+    audit_list,
+    member_as_dict,
+    member_list,
+    token_as_dict,
+    token_list,
+    workspace_as_dict,
+    workspace_list,
+)
+from skills_app.selectors.invitations import invitation_as_dict, invitation_list
+from skills_app.services.accounts import (
+    membership_add,
+    membership_change,
+    membership_remove,
+    token_create,
+    token_revoke,
+    workspace_create,
+)
+from skills_app.services.invitations import invitation_create, invitation_revoke
 
 
 class WorkspaceListView(ApiView):

@@ -15,13 +15,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ... import errors
-from ...access import Actor
-from ...gateway.params import check_param
-from ...selectors.pagination import Page, parse_limit
-from ..auth import BearerTokenAuthentication, actor_for_request
-from ..schema import XmemoAutoSchema
-from ..throttling import TokenRateThrottle
+from skills_app import errors
+from skills_app.access import Actor
+from skills_app.api.auth import BearerTokenAuthentication, actor_for_request
+from skills_app.api.schema import XmemoAutoSchema
+from skills_app.api.throttling import TokenRateThrottle
+from skills_app.gateway.params import check_param
+from skills_app.selectors.pagination import Page, parse_limit
 
 S = TypeVar("S", bound=serializers.Serializer)
 

@@ -9,11 +9,11 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from ...domain.wire import encode_json
-from ...selectors.bridge import revision_bundle_document, sync_listing
-from ...services.save_payload import lint_from_payload
-from ..serializers import BundleOut, LintIn, LintOut, SyncOut
-from .base import ApiView, if_none_match, not_modified
+from skills_app.api.serializers import BundleOut, LintIn, LintOut, SyncOut
+from skills_app.api.views.base import ApiView, if_none_match, not_modified
+from skills_app.domain.wire import encode_json
+from skills_app.selectors.bridge import revision_bundle_document, sync_listing
+from skills_app.services.save_payload import lint_from_payload
 
 SYNC_CACHE_CONTROL = "private, no-cache"
 BUNDLE_CACHE_CONTROL = "private, max-age=31536000, immutable"

@@ -12,19 +12,19 @@ from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from ... import errors
-from ...access import revision_for, skill_for, workspace_for
-from ...gateway.downloads import download_response
-from ...selectors.jobs import job_as_dict, job_get, job_output
-from ...services.jobs import (
+from skills_app import errors
+from skills_app.access import revision_for, skill_for, workspace_for
+from skills_app.api.serializers import ErrorBody
+from skills_app.api.views.base import ApiView
+from skills_app.gateway.downloads import download_response
+from skills_app.selectors.jobs import job_as_dict, job_get, job_output
+from skills_app.services.jobs import (
     MAX_UPLOAD_BYTES,
     execute_start,
     export_start,
     import_start,
     restore_start,
 )
-from ..serializers import ErrorBody
-from .base import ApiView
 
 INTENTS = ["draft", "publish"]
 

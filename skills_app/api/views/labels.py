@@ -6,11 +6,11 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from ...access import skill_for
-from ...selectors.labels import label_as_dict, label_list
-from ...services.labels import label_delete, label_move
-from ..serializers import LabelIn, LabelOut
-from .base import ApiView
+from skills_app.access import skill_for
+from skills_app.api.serializers import LabelIn, LabelOut
+from skills_app.api.views.base import ApiView
+from skills_app.selectors.labels import label_as_dict, label_list
+from skills_app.services.labels import label_delete, label_move
 
 
 class LabelListView(ApiView):

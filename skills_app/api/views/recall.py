@@ -21,14 +21,19 @@ from drf_spectacular.utils import (
 )
 from rest_framework.request import Request
 
-from ... import errors
-from ...gateway.errors import envelope, error_response, json_response
-from ...gateway.params import check_param
-from ...gateway.ratelimit import check_rate
-from ...selectors.recall import ARGUMENTS_MAX_LENGTH, SEARCH_MAX_LIMIT, recall_encoded
-from ..auth import authenticate_lean
-from ..serializers import ErrorEnvelope, RecallResourceOut, RecallRootOut, RecallSearchOut
-from .base import ApiView, if_none_match, not_modified
+from skills_app import errors
+from skills_app.api.auth import authenticate_lean
+from skills_app.api.serializers import (
+    ErrorEnvelope,
+    RecallResourceOut,
+    RecallRootOut,
+    RecallSearchOut,
+)
+from skills_app.api.views.base import ApiView, if_none_match, not_modified
+from skills_app.gateway.errors import envelope, error_response, json_response
+from skills_app.gateway.params import check_param
+from skills_app.gateway.ratelimit import check_rate
+from skills_app.selectors.recall import ARGUMENTS_MAX_LENGTH, SEARCH_MAX_LIMIT, recall_encoded
 
 ALLOWED = "GET, HEAD"
 CACHE_CONTROL = {

@@ -6,17 +6,23 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from ...access import revision_for
-from ...selectors.reviews import comment_as_dict, revision_comments
-from ...services.notifications import (
+from skills_app.access import revision_for
+from skills_app.api.serializers import (
+    CommentIn,
+    CommentOut,
+    NotificationsIn,
+    NotificationsOut,
+    page_of,
+)
+from skills_app.api.views.base import ApiView, page_response
+from skills_app.api.views.skills import PAGE_PARAMS
+from skills_app.selectors.reviews import comment_as_dict, revision_comments
+from skills_app.services.notifications import (
     notification_preferences,
     notification_preferences_as_dict,
     notification_preferences_update,
 )
-from ...services.reviews import revision_comment_add
-from ..serializers import CommentIn, CommentOut, NotificationsIn, NotificationsOut, page_of
-from .base import ApiView, page_response
-from .skills import PAGE_PARAMS
+from skills_app.services.reviews import revision_comment_add
 
 
 class RevisionCommentListView(ApiView):

@@ -11,17 +11,29 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from ... import errors
-from ...access import revision_for, skill_for
-from ...domain.lifecycle import REVISION_ACTIONS
-from ...gateway.downloads import download_response
-from ...gateway.wire import (
+from skills_app import errors
+from skills_app.access import revision_for, skill_for
+from skills_app.api.serializers import (
+    ActionIn,
+    DiffOut,
+    RevisionDetailOut,
+    RevisionOut,
+    SaveIn,
+    SaveOut,
+    SkillOut,
+    SkillUsageOut,
+    page_of,
+)
+from skills_app.api.views.base import ApiView, if_none_match, not_modified, page_response
+from skills_app.domain.lifecycle import REVISION_ACTIONS
+from skills_app.gateway.downloads import download_response
+from skills_app.gateway.wire import (
     revision_as_dict,
     revision_detail_as_dict,
     save_as_dict,
     skill_as_dict,
 )
-from ...selectors.skills import (
+from skills_app.selectors.skills import (
     STATES,
     STATUSES,
     RevisionDetail,
@@ -34,26 +46,14 @@ from ...selectors.skills import (
     skill_list,
     skill_loaded,
 )
-from ...selectors.usage import USAGE_DEFAULT_DAYS, USAGE_MAX_DAYS, skill_usage, usage_days
-from ...services.save_payload import save_from_payload
-from ...services.skills import (
+from skills_app.selectors.usage import USAGE_DEFAULT_DAYS, USAGE_MAX_DAYS, skill_usage, usage_days
+from skills_app.services.save_payload import save_from_payload
+from skills_app.services.skills import (
     revision_restore,
     revision_transition,
     skill_delete,
     skill_set_status,
 )
-from ..serializers import (
-    ActionIn,
-    DiffOut,
-    RevisionDetailOut,
-    RevisionOut,
-    SaveIn,
-    SaveOut,
-    SkillOut,
-    SkillUsageOut,
-    page_of,
-)
-from .base import ApiView, if_none_match, not_modified, page_response
 
 
 def _revision_detail(detail: RevisionDetail) -> dict[str, Any]:

@@ -6,14 +6,20 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from ...access import delivery_for, webhook_for, workspace_for
-from ...gateway.wire import delivery_as_dict, webhook_as_dict
-from ...models import Webhook
-from ...selectors.webhooks import delivery_list, webhook_list
-from ...services.webhooks import delivery_redeliver, webhook_create, webhook_delete
-from ..serializers import WebhookCreatedOut, WebhookDeliveryOut, WebhookIn, WebhookOut, page_of
-from .base import ApiView, page_response
-from .skills import PAGE_PARAMS
+from skills_app.access import delivery_for, webhook_for, workspace_for
+from skills_app.api.serializers import (
+    WebhookCreatedOut,
+    WebhookDeliveryOut,
+    WebhookIn,
+    WebhookOut,
+    page_of,
+)
+from skills_app.api.views.base import ApiView, page_response
+from skills_app.api.views.skills import PAGE_PARAMS
+from skills_app.gateway.wire import delivery_as_dict, webhook_as_dict
+from skills_app.models import Webhook
+from skills_app.selectors.webhooks import delivery_list, webhook_list
+from skills_app.services.webhooks import delivery_redeliver, webhook_create, webhook_delete
 
 
 class _WebhookView(ApiView):

@@ -6,17 +6,23 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from ...access import workspace_for
-from ...selectors.accounts import workspace_as_dict
-from ...selectors.secrets import secret_as_dict, secret_list
-from ...services.workspace_settings import (
+from skills_app.access import workspace_for
+from skills_app.api.serializers import (
+    SecretIn,
+    SecretOut,
+    WorkspaceOut,
+    WorkspaceSettingsIn,
+    page_of,
+)
+from skills_app.api.views.base import ApiView, page_response
+from skills_app.api.views.skills import PAGE_PARAMS
+from skills_app.selectors.accounts import workspace_as_dict
+from skills_app.selectors.secrets import secret_as_dict, secret_list
+from skills_app.services.workspace_settings import (
     workspace_secret_delete,
     workspace_secret_set,
     workspace_settings_update,
 )
-from ..serializers import SecretIn, SecretOut, WorkspaceOut, WorkspaceSettingsIn, page_of
-from .base import ApiView, page_response
-from .skills import PAGE_PARAMS
 
 
 class WorkspaceDetailView(ApiView):

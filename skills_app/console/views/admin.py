@@ -11,14 +11,10 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils import timezone
 
-from ... import errors
-from ...access import token_for
-from ...models import AuditEntry
-from ...selectors.accounts import audit_entries, tokens_listed, workspace_members
-from ...selectors.invitations import invitations_pending
-from ...services import accounts
-from ..base import Console, console_view, page_query
-from ..forms import (
+from skills_app import errors
+from skills_app.access import token_for
+from skills_app.console.base import Console, console_view, page_query
+from skills_app.console.forms import (
     AuditFilterForm,
     InviteForm,
     MemberAddForm,
@@ -27,6 +23,10 @@ from ..forms import (
     WorkspaceForm,
     add_service_error,
 )
+from skills_app.models import AuditEntry
+from skills_app.selectors.accounts import audit_entries, tokens_listed, workspace_members
+from skills_app.selectors.invitations import invitations_pending
+from skills_app.services import accounts
 
 AUDIT_PAGE_SIZE = 50
 

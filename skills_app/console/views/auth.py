@@ -11,8 +11,8 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.http.response import HttpResponseBase
 from django.urls import reverse, reverse_lazy
 
-from ...selectors.accounts import home_workspace
-from ..base import SESSION_WORKSPACE_KEY, console_actor, with_security_headers
+from skills_app.console.base import SESSION_WORKSPACE_KEY, console_actor, with_security_headers
+from skills_app.selectors.accounts import home_workspace
 
 
 @login_required

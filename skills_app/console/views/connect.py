@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
-from ...gateway.downloads import download_response
-from ...profiles import profile_with_tools
-from ...selectors.bridge import bridge_client_zip
-from ..base import Console, console_view
+from skills_app.console.base import Console, console_view
+from skills_app.gateway.downloads import download_response
+from skills_app.profiles import profile_with_tools
+from skills_app.selectors.bridge import bridge_client_zip
 
 
 @dataclass(frozen=True)

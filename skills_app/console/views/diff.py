@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 
-from ... import errors
-from ...selectors import skills as skill_selectors
-from ..base import Console, console_view
-from .skills import skill_context
+from skills_app import errors
+from skills_app.console.base import Console, console_view
+from skills_app.console.views.skills import skill_context
+from skills_app.selectors import skills as skill_selectors
 
 MODES = ("inline", "side")
 

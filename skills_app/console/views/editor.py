@@ -7,26 +7,26 @@ from typing import Any
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, QueryDict
 
-from ... import errors
-from ...domain import lifecycle
-from ...domain.bundle import COMPONENT_TYPES, SkillBundle
-from ...domain.limits import MAX_BODY_BYTES, MAX_COMPONENT_BYTES, MAX_COMPONENTS
-from ...domain.markdown import render_markdown
-from ...domain.render import render
-from ...domain.skillmd import frontmatter_yaml
-from ...models import Skill, SkillRevision
-from ...selectors.diff import bundle_diff
-from ...services.skills import skill_save
-from ..base import Console, console_view
-from ..components import (
+from skills_app import errors
+from skills_app.console.base import Console, console_view
+from skills_app.console.components import (
     ComponentRow,
     bundle_components,
     normalize_newlines,
     rows_from_post,
     rows_from_revision,
 )
-from ..forms import SkillForm, add_service_error, frontmatter_from_text
-from .skills import skill_context
+from skills_app.console.forms import SkillForm, add_service_error, frontmatter_from_text
+from skills_app.console.views.skills import skill_context
+from skills_app.domain import lifecycle
+from skills_app.domain.bundle import COMPONENT_TYPES, SkillBundle
+from skills_app.domain.limits import MAX_BODY_BYTES, MAX_COMPONENT_BYTES, MAX_COMPONENTS
+from skills_app.domain.markdown import render_markdown
+from skills_app.domain.render import render
+from skills_app.domain.skillmd import frontmatter_yaml
+from skills_app.models import Skill, SkillRevision
+from skills_app.selectors.diff import bundle_diff
+from skills_app.services.skills import skill_save
 
 SAVED_AS: dict[str, str] = {
     SkillRevision.State.DRAFT: "saved as a draft",

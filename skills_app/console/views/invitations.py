@@ -11,13 +11,25 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 
-from ... import errors
-from ...access import invitation_for
-from ...selectors.invitations import invitation_by_link
-from ...services import invitations
-from ..base import Console, client_ip, console_view, error_page, with_security_headers
-from ..forms import InvitedSignupForm, InviteForm, MemberAddForm, SignupForm, add_service_error
-from .admin import _members_page
+from skills_app import errors
+from skills_app.access import invitation_for
+from skills_app.console.base import (
+    Console,
+    client_ip,
+    console_view,
+    error_page,
+    with_security_headers,
+)
+from skills_app.console.forms import (
+    InvitedSignupForm,
+    InviteForm,
+    MemberAddForm,
+    SignupForm,
+    add_service_error,
+)
+from skills_app.console.views.admin import _members_page
+from skills_app.selectors.invitations import invitation_by_link
+from skills_app.services import invitations
 
 # The account a sign-up or an invitation creates signs in with the model backend explicitly:
 # with several AUTHENTICATION_BACKENDS (e.g. a lockout backend) ``login`` must be told which.

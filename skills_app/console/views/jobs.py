@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 
-from ... import errors
-from ...gateway.downloads import download_response
-from ...models import Job
-from ...selectors.jobs import job_as_read, job_list_recent, job_output
-from ...selectors.skills import skill_choices
-from ...services import jobs as job_services
-from ..base import Console, console_view
-from ..forms import ExportForm, ImportForm, RestoreForm, add_service_error
+from skills_app import errors
+from skills_app.console.base import Console, console_view
+from skills_app.console.forms import ExportForm, ImportForm, RestoreForm, add_service_error
+from skills_app.gateway.downloads import download_response
+from skills_app.models import Job
+from skills_app.selectors.jobs import job_as_read, job_list_recent, job_output
+from skills_app.selectors.skills import skill_choices
+from skills_app.services import jobs as job_services
 
 RECENT_JOBS = 10
 

@@ -6,12 +6,12 @@ from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 
-from ...services.notifications import (
+from skills_app.console.base import Console, console_view
+from skills_app.services.notifications import (
     notification_preferences,
     notification_preferences_as_dict,
     notification_preferences_update,
 )
-from ..base import Console, console_view
 
 
 class NotificationsForm(forms.Form):

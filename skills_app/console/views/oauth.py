@@ -26,15 +26,15 @@ from oauth2_provider.views import (
 from oauth2_provider.views import dynamic_client_registration as dcr
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
-from ... import errors
-from ...access import SCOPES, Actor, readable_workspaces
-from ...models import Workspace
-from ...oauth.redirects import registration_refusal
-from ...oauth.resource import mcp_resource, request_origin, resource_allowed
-from ...profiles import DEFAULT_PROFILE, profile_choices
-from ...selectors.oauth import oauth_application
-from ...services import oauth as oauth_services
-from ..base import CONTENT_SECURITY_POLICY, client_ip, with_security_headers
+from skills_app import errors
+from skills_app.access import SCOPES, Actor, readable_workspaces
+from skills_app.console.base import CONTENT_SECURITY_POLICY, client_ip, with_security_headers
+from skills_app.models import Workspace
+from skills_app.oauth.redirects import registration_refusal
+from skills_app.oauth.resource import mcp_resource, request_origin, resource_allowed
+from skills_app.profiles import DEFAULT_PROFILE, profile_choices
+from skills_app.selectors.oauth import oauth_application
+from skills_app.services import oauth as oauth_services
 
 ALL_WORKSPACES = ""
 

@@ -6,19 +6,19 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from ... import errors
-from ...domain import lifecycle
-from ...domain.markdown import render_markdown
-from ...domain.skillmd import frontmatter_yaml
-from ...models import SkillRevision
-from ...selectors.diff import bundle_diff
-from ...selectors.reviews import awaiting_review, revision_approvals, revision_thread
-from ...selectors.revisions import revision_bundle
-from ...selectors.skills import revision_components, skill_diff
-from ...services.reviews import revision_comment_add
-from ...services.skills import revision_restore, revision_transition
-from ..base import Console, console_view
-from .skills import revision_actions, skill_context
+from skills_app import errors
+from skills_app.console.base import Console, console_view
+from skills_app.console.views.skills import revision_actions, skill_context
+from skills_app.domain import lifecycle
+from skills_app.domain.markdown import render_markdown
+from skills_app.domain.skillmd import frontmatter_yaml
+from skills_app.models import SkillRevision
+from skills_app.selectors.diff import bundle_diff
+from skills_app.selectors.reviews import awaiting_review, revision_approvals, revision_thread
+from skills_app.selectors.revisions import revision_bundle
+from skills_app.selectors.skills import revision_components, skill_diff
+from skills_app.services.reviews import revision_comment_add
+from skills_app.services.skills import revision_restore, revision_transition
 
 DONE = {
     "propose": "proposed for review",

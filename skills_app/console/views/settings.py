@@ -9,11 +9,11 @@ from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 
-from ... import access, errors
-from ...selectors.secrets import secret_list
-from ...services import workspace_settings as service
-from ..base import Console, console_view
-from ..forms import SecretForm, WorkspaceSettingsForm, add_service_error
+from skills_app import access, errors
+from skills_app.console.base import Console, console_view
+from skills_app.console.forms import SecretForm, WorkspaceSettingsForm, add_service_error
+from skills_app.selectors.secrets import secret_list
+from skills_app.services import workspace_settings as service
 
 # Secrets are few per workspace; the page lists them all.
 SECRETS_SHOWN = 500

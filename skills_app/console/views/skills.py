@@ -6,28 +6,28 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 
-from ... import errors
-from ...domain import lifecycle
-from ...domain.labels import is_rejected
-from ...domain.markdown import render_markdown
-from ...domain.skillmd import frontmatter_yaml
-from ...gateway.downloads import download_response
-from ...models import Skill, SkillRevision
-from ...selectors.commands import command_name
-from ...selectors.labels import labels_by_revision
-from ...selectors.recall.content import ComponentContent
-from ...selectors.skills import (
+from skills_app import errors
+from skills_app.console.base import Console, console_view, page_query
+from skills_app.console.charts import usage_chart
+from skills_app.domain import lifecycle
+from skills_app.domain.labels import is_rejected
+from skills_app.domain.markdown import render_markdown
+from skills_app.domain.skillmd import frontmatter_yaml
+from skills_app.gateway.downloads import download_response
+from skills_app.models import Skill, SkillRevision
+from skills_app.selectors.commands import command_name
+from skills_app.selectors.labels import labels_by_revision
+from skills_app.selectors.recall.content import ComponentContent
+from skills_app.selectors.skills import (
     revision_component,
     revision_components,
     revision_timeline,
     revisions_proposed,
     skill_rows,
 )
-from ...selectors.usage import skill_usage
-from ...services import labels as label_services
-from ...services import skills as skill_services
-from ..base import Console, console_view, page_query
-from ..charts import usage_chart
+from skills_app.selectors.usage import skill_usage
+from skills_app.services import labels as label_services
+from skills_app.services import skills as skill_services
 
 STATE_FILTERS = lifecycle.STATES
 STATUS_FILTERS = ("active", "archived", "all")

@@ -7,12 +7,12 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 
-from ... import access, errors
-from ...access import delivery_for, webhook_for
-from ...selectors.webhooks import delivery_rows, webhook_rows
-from ...services import webhooks
-from ..base import Console, console_view
-from ..forms import WebhookForm, add_service_error
+from skills_app import access, errors
+from skills_app.access import delivery_for, webhook_for
+from skills_app.console.base import Console, console_view
+from skills_app.console.forms import WebhookForm, add_service_error
+from skills_app.selectors.webhooks import delivery_rows, webhook_rows
+from skills_app.services import webhooks
 
 DELIVERIES_SHOWN = 50
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from ...services.oauth import oauth_clients_expire
+from skills_app.services.oauth import oauth_clients_expire
 
 
 class Command(BaseCommand):

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from ...services.jobs.run import jobs_fail_stale
+from skills_app.services.jobs.run import jobs_fail_stale
 
 
 class Command(BaseCommand):

@@ -16,7 +16,7 @@ and one for its component listing, Level 2 one for the component's bytes — nev
 component, revision or skill.
 """
 
-from .arguments import (
+from skills_app.selectors.recall.arguments import (
     ARGUMENTS_MAX_LENGTH,
     FALLBACKS,
     QUERY_MAX_LENGTH,
@@ -24,10 +24,10 @@ from .arguments import (
     SEARCH_MAX_LIMIT,
     RecallArgs,
 )
-from .content import ComponentContent, RootContent, component_content
-from .documents import recall_search
-from .resolution import clear_resolutions
-from .routing import Encoded, recall, recall_encoded
+from skills_app.selectors.recall.content import ComponentContent, RootContent, component_content
+from skills_app.selectors.recall.documents import recall_search
+from skills_app.selectors.recall.resolution import clear_resolutions
+from skills_app.selectors.recall.routing import Encoded, recall, recall_encoded
 
 __all__ = [
     "ARGUMENTS_MAX_LENGTH",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from ... import errors
-from ...domain.limits import validate_slug
+from skills_app import errors
+from skills_app.domain.limits import validate_slug
 
 SEARCH_DEFAULT_LIMIT = 10
 SEARCH_MAX_LIMIT = 50

@@ -7,10 +7,10 @@ import hashlib
 import json
 from dataclasses import astuple, dataclass
 
-from ...domain.paths import is_text
-from ...domain.wire import encode_json
-from ...infra.cache import cached_immutable
-from ...models import SkillComponent, SkillRevision
+from skills_app.domain.paths import is_text
+from skills_app.domain.wire import encode_json
+from skills_app.infra.cache import cached_immutable
+from skills_app.models import SkillComponent, SkillRevision
 
 
 def _path_key(path: str) -> str:

@@ -5,14 +5,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ... import errors
-from ...access import Actor, require_enabled_workspace, require_scope, workspace_for
-from ...domain.context_cost import answer_member_tokens
-from ...domain.render import render
-from ..search import search_skills
-from .arguments import QUERY_MAX_LENGTH, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT
-from .content import ComponentContent, RootContent
-from .resolution import _Target
+from skills_app import errors
+from skills_app.access import Actor, require_enabled_workspace, require_scope, workspace_for
+from skills_app.domain.context_cost import answer_member_tokens
+from skills_app.domain.render import render
+from skills_app.selectors.recall.arguments import (
+    QUERY_MAX_LENGTH,
+    SEARCH_DEFAULT_LIMIT,
+    SEARCH_MAX_LIMIT,
+)
+from skills_app.selectors.recall.content import ComponentContent, RootContent
+from skills_app.selectors.recall.resolution import _Target
+from skills_app.selectors.search import search_skills
 
 
 def recall_search(

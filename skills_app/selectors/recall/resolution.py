@@ -7,11 +7,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ... import errors
-from ...access import Actor, readable_workspace_sql, require_enabled_workspace, workspace_for
-from ...domain.lifecycle import LATEST_FALLBACK_KINDS
-from ...infra import db, invalidation
-from ...models import Skill, SkillLabel, SkillRevision, Workspace
+from skills_app import errors
+from skills_app.access import (
+    Actor,
+    readable_workspace_sql,
+    require_enabled_workspace,
+    workspace_for,
+)
+from skills_app.domain.lifecycle import LATEST_FALLBACK_KINDS
+from skills_app.infra import db, invalidation
+from skills_app.models import Skill, SkillLabel, SkillRevision, Workspace
 
 _SKILL = Skill._meta.db_table
 _WS = Workspace._meta.db_table

@@ -8,14 +8,14 @@ from typing import Any, NamedTuple, Unpack
 
 from django.conf import settings
 
-from ... import errors
-from ...access import Actor, require_scope
-from ...domain.labels import validate_label_name
-from ...domain.wire import encode_json
-from ...infra import requestctx, usage
-from ...infra.cache import local_cache
-from ...infra.metrics import RECALLS
-from .arguments import (
+from skills_app import errors
+from skills_app.access import Actor, require_scope
+from skills_app.domain.labels import validate_label_name
+from skills_app.domain.wire import encode_json
+from skills_app.infra import requestctx, usage
+from skills_app.infra.cache import local_cache
+from skills_app.infra.metrics import RECALLS
+from skills_app.selectors.recall.arguments import (
     ARGUMENTS_MAX_LENGTH,
     FALLBACKS,
     SEARCH_DEFAULT_LIMIT,
@@ -23,9 +23,9 @@ from .arguments import (
     _conflicting,
     _split_slug,
 )
-from .content import _path_key, _root_content, component_content
-from .documents import _resource_document, _root_document, recall_search
-from .resolution import (
+from skills_app.selectors.recall.content import _path_key, _root_content, component_content
+from skills_app.selectors.recall.documents import _resource_document, _root_document, recall_search
+from skills_app.selectors.recall.resolution import (
     _cached_resolution,
     _identity,
     _resolve_by_slug,

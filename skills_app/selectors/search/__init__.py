@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypedDict
 
-from ...access import Actor
-from ...domain.search_text import (
+from skills_app.access import Actor
+from skills_app.domain.search_text import (
     LEXICAL_WEIGHT,
     NORMALIZE,
     ScoredRanking,
@@ -23,10 +23,10 @@ from ...domain.search_text import (
     reciprocal_rank_fusion,
     score_fusion,
 )
-from ...infra import db
-from ...models import Skill, SkillRevision, Workspace
-from . import lexical, semantic
-from .gate import Gate, gate_for, member_sql
+from skills_app.infra import db
+from skills_app.models import Skill, SkillRevision, Workspace
+from skills_app.selectors.search import lexical, semantic
+from skills_app.selectors.search.gate import Gate, gate_for, member_sql
 
 __all__ = ["Fusion", "SearchResult", "fuse_by_rank", "fuse_by_score", "search_skills"]
 

@@ -13,10 +13,10 @@ from typing import Any
 
 from django.db import connection
 
-from ...access import Actor, readable_workspace_sql
-from ...domain.lifecycle import LATEST_FALLBACK_KINDS
-from ...infra import db
-from ...models import Workspace
+from skills_app.access import Actor, readable_workspace_sql
+from skills_app.domain.lifecycle import LATEST_FALLBACK_KINDS
+from skills_app.infra import db
+from skills_app.models import Workspace
 
 _WS = Workspace._meta.db_table
 

@@ -30,10 +30,10 @@ from dataclasses import dataclass
 
 from django.db import connection
 
-from ...domain.search_text import QueryWords, idf
-from ...infra import db
-from ...models import Skill
-from .gate import Gate
+from skills_app.domain.search_text import QueryWords, idf
+from skills_app.infra import db
+from skills_app.models import Skill
+from skills_app.selectors.search.gate import Gate
 
 _SKILL = Skill._meta.db_table
 # The rare words' matches read per query, all of each word's (``_rarest_within_budget``).

@@ -33,9 +33,9 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import connection
 
-from ...infra import db, embedding
-from ...models import RevisionEmbedding, Skill
-from .gate import Gate
+from skills_app.infra import db, embedding
+from skills_app.models import RevisionEmbedding, Skill
+from skills_app.selectors.search.gate import Gate
 
 if TYPE_CHECKING:
     import numpy as np

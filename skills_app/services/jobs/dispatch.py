@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from ...infra.outbox import Outbox, outbox_send
-from ...infra.queue import send_job
-from ...models import Job
+from skills_app.infra.outbox import Outbox, outbox_send
+from skills_app.infra.queue import send_job
+from skills_app.models import Job
 
 
 def job_queue(kind: str) -> str:

@@ -22,26 +22,26 @@ from django.contrib.auth import get_user_model
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
-from ... import errors
-from ...access import ADMIN_ROLES, Actor, require_role
-from ...domain.bundle import SkillBundle
-from ...domain.jobs import STALE_RULES, stale_verdict
-from ...domain.limits import slug_from_name
-from ...domain.secrets import secrets_masked, secrets_reach
-from ...infra.queue import tasks_run_eagerly
-from ...models import Job, Skill, SkillRevision, Workspace
-from ...sandbox import resolve_timeout, run_script
-from ...selectors.revisions import revision_bundle
-from ...selectors.secrets import script_environment
-from ...sources import backup, capsule, url
-from ...sources.capsule import CapsuleRevision
-from ...sources.detect import upload_bundles_read
-from ..audit import audit_record
-from ..backup import workspace_backup, workspace_restore
-from ..embeddings import embeddings_batched
-from ..skills import skill_save
-from .dispatch import job_dispatch
-from .start import execute_gate
+from skills_app import errors
+from skills_app.access import ADMIN_ROLES, Actor, require_role
+from skills_app.domain.bundle import SkillBundle
+from skills_app.domain.jobs import STALE_RULES, stale_verdict
+from skills_app.domain.limits import slug_from_name
+from skills_app.domain.secrets import secrets_masked, secrets_reach
+from skills_app.infra.queue import tasks_run_eagerly
+from skills_app.models import Job, Skill, SkillRevision, Workspace
+from skills_app.sandbox import resolve_timeout, run_script
+from skills_app.selectors.revisions import revision_bundle
+from skills_app.selectors.secrets import script_environment
+from skills_app.services.audit import audit_record
+from skills_app.services.backup import workspace_backup, workspace_restore
+from skills_app.services.embeddings import embeddings_batched
+from skills_app.services.jobs.dispatch import job_dispatch
+from skills_app.services.jobs.start import execute_gate
+from skills_app.services.skills import skill_save
+from skills_app.sources import backup, capsule, url
+from skills_app.sources.capsule import CapsuleRevision
+from skills_app.sources.detect import upload_bundles_read
 
 logger = logging.getLogger(__name__)
 

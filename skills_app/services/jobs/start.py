@@ -9,17 +9,17 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from ... import errors
-from ...access import ADMIN_ROLES, Actor, require_role, require_scope
-from ...domain.arguments import arguments_check
-from ...domain.limits import validate_slug
-from ...models import Job, Skill, SkillRevision, Workspace
-from ...sandbox import DEFAULT_SCRIPT_CLASS, check_execution_allowed
-from ...sources.backup import backup_format_check
-from ...sources.detect import upload_format_check
-from ..audit import audit_record
-from ..backup import restore_check
-from .dispatch import job_dispatch
+from skills_app import errors
+from skills_app.access import ADMIN_ROLES, Actor, require_role, require_scope
+from skills_app.domain.arguments import arguments_check
+from skills_app.domain.limits import validate_slug
+from skills_app.models import Job, Skill, SkillRevision, Workspace
+from skills_app.sandbox import DEFAULT_SCRIPT_CLASS, check_execution_allowed
+from skills_app.services.audit import audit_record
+from skills_app.services.backup import restore_check
+from skills_app.services.jobs.dispatch import job_dispatch
+from skills_app.sources.backup import backup_format_check
+from skills_app.sources.detect import upload_format_check
 
 MAX_UPLOAD_BYTES = 16 * 1024 * 1024
 MAX_BACKUP_BYTES = 512 * 1024 * 1024  # a whole workspace, not one skill
