@@ -152,9 +152,9 @@ def _ensure_enabled(workspace: Workspace) -> Workspace:
 def require_enabled_workspace(actor: Actor) -> None:
     """FEATURE_DISABLED when the actor can read workspaces but Cloud Skills is off in all.
 
-    A call that spans several workspaces leaves the switched-off ones out (docs/contract.md §2) and
-    calls
-    this when it found nothing, so that "nothing left" answers 403 rather than an empty 200.
+    A call that spans several workspaces leaves the switched-off ones out (docs/contract.md §2)
+    and calls this when it found nothing, so that "nothing left" answers 403 rather than an
+    empty 200.
     """
     if readable_workspaces(actor).exists():
         return
@@ -302,8 +302,7 @@ def invitation_for(*, actor: Actor, workspace: Workspace, invitation_id: str) ->
 
 def require_workspace_admin(actor: Actor, workspace: Workspace) -> str:
     """The gate of a workspace's settings and secrets (docs/contract.md §2): a ``workspace:admin``
-    token (or
-    the console) of an owner or admin; a personal workspace's owner manages their own."""
+    token (or the console) of an owner or admin; a personal workspace's owner manages their own."""
     require_scope(actor, "workspace:admin")
     return require_role(actor, workspace, ADMIN_ROLES)
 

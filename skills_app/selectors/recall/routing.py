@@ -59,9 +59,8 @@ def recall_encoded(*, actor: Actor, **args: Unpack[RecallArgs]) -> Encoded:
 
 def _encoded(kind: str, document: dict[str, Any]) -> Encoded:
     """The REST body and its ETag: a digest of the very bytes sent (docs/contract.md §5), so
-    anything in
-    the answer that can change (``state``, ``resolved_by``, a rendered body …) changes the tag,
-    and a 304 never stands for an answer other than the one the client holds."""
+    anything in the answer that can change (``state``, ``resolved_by``, a rendered body …)
+    changes the tag, and a 304 never stands for an answer other than the one the client holds."""
     body = encode_json(document)
     return Encoded(kind, body, f'"{hashlib.sha256(body).hexdigest()}"')
 
