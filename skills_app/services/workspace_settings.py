@@ -44,6 +44,32 @@ def _approvals(workspace: Workspace, value: object) -> int:
     return value
 
 
+def _workspace_change(
+    *, actor: Actor, workspace: Workspace, wanted: dict[str, str | bool | int], action: str
+) -> Workspace:
+    """Store the ``wanted`` fields that differ, under the row's lock, with one audit entry
+    ``action`` listing each change as ``{"from", "to"}``; nothing changed, nothing written."""
+    locked = Workspace.objects.select_for_update().get(pk=workspace.pk)
+    changes = {
+        field: {"from": getattr(locked, field), "to": value}
+        for field, value in wanted.items()
+        if getattr(locked, field) != value
+    }
+    if changes:
+        for field, change in changes.items():
+            setattr(locked, field, change["to"])
+        locked.save(update_fields=list(changes))
+        audit_record(
+            actor=actor,
+            workspace=locked,
+            action=action,
+            target_type="workspace",
+            target_id=locked.slug,
+            data=changes,
+        )
+    return locked
+
+
 @transaction.atomic
 def workspace_settings_update(
     *,
@@ -69,25 +95,9 @@ def workspace_settings_update(
         )
     if required_approvals is not None:
         wanted["required_approvals"] = _approvals(workspace, required_approvals)
-    locked = Workspace.objects.select_for_update().get(pk=workspace.pk)
-    changes = {
-        field: {"from": getattr(locked, field), "to": value}
-        for field, value in wanted.items()
-        if getattr(locked, field) != value
-    }
-    if changes:
-        for field, change in changes.items():
-            setattr(locked, field, change["to"])
-        locked.save(update_fields=list(changes))
-        audit_record(
-            actor=actor,
-            workspace=locked,
-            action="workspace.settings.change",
-            target_type="workspace",
-            target_id=locked.slug,
-            data=changes,
-        )
-    return locked
+    return _workspace_change(
+        actor=actor, workspace=workspace, wanted=wanted, action="workspace.settings.change"
+    )
 
 
 @transaction.atomic
@@ -97,21 +107,12 @@ def workspace_feature_set(*, actor: Actor, workspace: Workspace, enabled: bool) 
     changes."""
     if not actor.system:
         raise errors.PermissionDenied("Only staff switch Cloud Skills for a workspace.")
-    enabled = _flag("cloud_skills_enabled", enabled)
-    locked = Workspace.objects.select_for_update().get(pk=workspace.pk)
-    if locked.cloud_skills_enabled != enabled:
-        change = {"from": locked.cloud_skills_enabled, "to": enabled}
-        locked.cloud_skills_enabled = enabled
-        locked.save(update_fields=["cloud_skills_enabled"])
-        audit_record(
-            actor=actor,
-            workspace=locked,
-            action="workspace.feature.change",
-            target_type="workspace",
-            target_id=locked.slug,
-            data={"cloud_skills_enabled": change},
-        )
-    return locked
+    return _workspace_change(
+        actor=actor,
+        workspace=workspace,
+        wanted={"cloud_skills_enabled": _flag("cloud_skills_enabled", enabled)},
+        action="workspace.feature.change",
+    )
 
 
 @transaction.atomic
