@@ -65,6 +65,7 @@ import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from bench import cpu, loadgen
 
@@ -379,15 +380,19 @@ def _embedding_time(rng: random.Random) -> tuple[float, float]:
     model = embedding.query_encoder()
     if model is None:
         return float("nan"), float("nan")
-    queries = level0_queries(rng, 300)
-    model.encode(queries[:5])  # load and warm
+    times = encode_times(model, level0_queries(rng, 300))
+    return times[len(times) // 2], times[int(len(times) * 0.95)]
+
+
+def encode_times(model: Any, queries: list[str], warm: int = 5) -> list[float]:
+    """ms to encode each query alone, one after another, sorted (after ``warm`` warm-up ones)."""
+    model.encode(queries[:warm])  # load and warm
     times = []
     for query in queries:
         started = time.perf_counter()
         model.encode([query])
         times.append((time.perf_counter() - started) * 1000)
-    times.sort()
-    return times[len(times) // 2], times[int(len(times) * 0.95)]
+    return sorted(times)
 
 
 def _model_name() -> str:

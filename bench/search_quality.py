@@ -252,14 +252,18 @@ def _report(actor: Any, skills: list[dict[str, str]], tasks: list[Task]) -> None
                 print(f"  miss [{task.kind}] {task.query!r} -> {slugs[:3]} (want {task.expect})")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--sqlite", action="store_true", help="the embedded default's SQLite")
-    parser.add_argument(
-        "--sweep", action="store_true", help="fusion weights on the tuning part (nothing held out)"
-    )
-    args = parser.parse_args()
-    if args.sqlite:
+def run(
+    *,
+    sqlite: bool = False,
+    sweep: bool = False,
+    encoders: dict[str, Any] | None = None,
+    dim: int = 0,
+    version: str = "",
+) -> None:
+    """Publish the set into a fresh database, embed it, report (or ``sweep``). ``encoders``
+    (``{"documents": …, "queries": …}``, vectors ``dim`` wide, stored as ``version``) replace the
+    served model for this process: how ``bench.encoders`` measures another model."""
+    if sqlite:
         db_url = f"sqlite:///{Path(tempfile.gettempdir()) / 'xmemo_search_eval.sqlite3'}"
     else:
         db_url = _database_url()
@@ -267,15 +271,31 @@ def main() -> None:
     _django(_env(db_url, None))  # no Redis: local-memory cache, tasks run in process
     from django.core.management import call_command
 
+    if encoders:
+        from skills_app.infra import embedding
+
+        embedding._loaded.update(encoders)
+        embedding.DIM = dim
+        embedding.model_version = lambda: version
     call_command("migrate", verbosity=0)
     skills, tasks = load_skills(), load_tasks()
     print(f"{len(skills)} skills, {len(tasks)} tasks")
     actor = _publish_all(skills)
     _embed_all()
-    if args.sweep:
+    if sweep:
         _sweep(actor, tasks)
     else:
         _report(actor, skills, tasks)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--sqlite", action="store_true", help="the embedded default's SQLite")
+    parser.add_argument(
+        "--sweep", action="store_true", help="fusion weights on the tuning part (nothing held out)"
+    )
+    args = parser.parse_args()
+    run(sqlite=args.sqlite, sweep=args.sweep)
 
 
 if __name__ == "__main__":

@@ -171,15 +171,31 @@ class Encoder:
 
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
-        encodings = self._tokenizer.encode_batch(list(texts))
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        ids, mask = tokenized(self._tokenizer, texts)
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         (hidden,) = self._session.run(None, {k: v for k, v in feeds.items() if k in self._inputs})
-        weights = mask[..., None].astype(np.float32)
-        pooled = (hidden * weights).sum(1) / weights.sum(1)
-        vectors: np.ndarray = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
-        return vectors.astype(np.float32)
+        return mean_pooled(hidden, mask)
+
+
+def tokenized(tokenizer: Any, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Token ids and attention mask [batch, length] (int64) of ``texts``, padded to the longest."""
+    import numpy as np
+
+    encodings = tokenizer.encode_batch(list(texts))
+    ids = np.array([e.ids for e in encodings], dtype=np.int64)
+    mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+    return ids, mask
+
+
+def mean_pooled(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Sentence-transformers' mean pooling of a last hidden state [batch, length, width] over
+    the real tokens (``mask`` 1), each row scaled to unit length (float32)."""
+    import numpy as np
+
+    weights = mask[..., None].astype(np.float32)
+    pooled = (hidden * weights).sum(1) / weights.sum(1)
+    vectors: np.ndarray = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+    return vectors.astype(np.float32)
 
 
 def _integer_matmuls(model: Any) -> int:
