@@ -65,12 +65,22 @@ def _fast_password_hashing(settings: Any) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _fresh_rate_limits() -> None:
+def _fresh_rate_limits(monkeypatch: pytest.MonkeyPatch) -> None:
     """Rate-limit counts (per address too: every test client is 127.0.0.1) and usage counts
-    start at zero."""
+    start at zero. The limiters count in fixed windows of the wall clock: theirs is held one
+    second into the current minute, so that a slow test's requests never straddle two windows
+    (the second would count from 0 again)."""
+    import time
+    from types import SimpleNamespace
+
+    from skills_app.gateway import ratelimit
     from skills_app.gateway.ratelimit import limiter
     from skills_app.infra import usage
 
+    held = (time.time() // 60) * 60 + 1
+    monkeypatch.setattr(
+        ratelimit, "time", SimpleNamespace(time=lambda: held, monotonic=time.monotonic)
+    )
     limiter.reset()
     cache.clear()
     usage.reset()

@@ -3,8 +3,6 @@ minting more tokens does not multiply a person's or a team's budget."""
 
 from __future__ import annotations
 
-import time
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -15,13 +13,7 @@ from tests.factories import Env
 
 
 @pytest.fixture
-def limits(settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    # The limiter counts in fixed windows of the wall clock: held one second into a minute, so
-    # that a slow run's requests never straddle two windows (each would then count from 0).
-    start = (time.time() // 60) * 60 + 1
-    monkeypatch.setattr(
-        ratelimit, "time", SimpleNamespace(time=lambda: start, monotonic=time.monotonic)
-    )
+def limits(settings: Any) -> None:
     settings.XMEMO_RATE_LIMIT = "3/min"
     settings.XMEMO_RATE_LIMIT_USER = "5/min"
     settings.XMEMO_RATE_LIMIT_WORKSPACE = "7/min"
