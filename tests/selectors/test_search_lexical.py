@@ -321,3 +321,39 @@ def test_a_common_word_is_planned_like_a_rare_one(
         plan = explained if isinstance(explained, list) else json.loads(explained)
         shapes.append(_plan_shape(plan[0]["Plan"]))
     assert shapes[0] == shapes[1]
+
+
+def test_rarity_is_counted_among_every_readable_skill_on_either_database(env: Env) -> None:
+    """docs/search.md: a word weighs its IDF among the skills the caller may read — on SQLite
+    (the embedded default) as on PostgreSQL, not among the skills that hold a query word."""
+    from skills_app.domain.search_text import idf, query_words
+    from skills_app.selectors.search import lexical
+    from skills_app.selectors.search.gate import gate_for
+
+    for i in range(8):
+        publish(env.owner, env.personal, slug=f"plain-{i}", name=f"Plain {i}", description="x")
+    for i in range(2):
+        publish(
+            env.owner,
+            env.personal,
+            slug=f"striped-{i}",
+            name=f"Horse {i}",
+            description="y",
+            instruction_body="A zebra walks by.",
+        )
+    # Skills the caller cannot read weigh nothing, whatever they hold.
+    for i in range(5):
+        publish(
+            env.outsider,
+            personal_ws(env.outsider),
+            slug=f"theirs-{i}",
+            name=f"Other {i}",
+            description="A zebra elsewhere.",
+        )
+    token, _ = make_token(env.owner, workspace=env.personal)
+    gate = gate_for(actor=Actor(user=env.owner, token=token, via="api"), workspace=None)
+    ranked = lexical.rank(gate=gate, words=query_words("zebra"), slug_guess="zebra", limit=10)
+    # Ten readable skills, two holding the word (in the body only: its IDF, once).
+    assert [round(score, 9) for _, score in ranked] == [
+        round(idf(documents=10, containing=2), 9)
+    ] * 2

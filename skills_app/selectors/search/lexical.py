@@ -238,11 +238,15 @@ def _rank_fallback(
             " OR lower(s.search_body) LIKE %s ESCAPE '\\')"
         )
         params.extend([like] * 4)
+    # Rarity is counted among every skill the caller may read, as on PostgreSQL, not among the
+    # candidates: a word that every candidate holds is still rare if few readable skills do.
+    readable, readable_params = gate.sql("r")
     rows = db.fetch_all(
-        "SELECT s.id, s.slug, s.search_name, s.search_description, s.search_body"  # noqa: S608 - names only
+        "SELECT s.id, s.slug, s.search_name, s.search_description, s.search_body,"  # noqa: S608 - names only
+        f" (SELECT count(*) FROM {_SKILL} r WHERE {readable})"
         f" FROM {_SKILL} s WHERE {where} AND ({' OR '.join(likes)})"
         f" LIMIT {_FALLBACK_CANDIDATES}",
-        params,
+        [*readable_params, *params],
     )
     last = len(words.words) - 1
     patterns = [
@@ -251,9 +255,9 @@ def _rank_fallback(
     ]
     docs = [
         (pk, slug, f"{name} {slug.replace('-', ' ')}".lower(), description.lower(), body.lower())
-        for pk, slug, name, description, body in rows
+        for pk, slug, name, description, body, _ in rows
     ]
-    documents = max(len(docs), 1)
+    documents = max(rows[0][5] if rows else 0, len(docs), 1)
     weights = [
         idf(documents=documents, containing=sum(1 for d in docs if p.search(" ".join(d[2:]))))
         for p in patterns
