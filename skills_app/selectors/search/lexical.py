@@ -257,7 +257,7 @@ def _rank_fallback(
         (pk, slug, f"{name} {slug.replace('-', ' ')}".lower(), description.lower(), body.lower())
         for pk, slug, name, description, body, _ in rows
     ]
-    documents = max(rows[0][5] if rows else 0, len(docs), 1)
+    documents = rows[0][5] if rows else 1
     weights = [
         idf(documents=documents, containing=sum(1 for d in docs if p.search(" ".join(d[2:]))))
         for p in patterns
