@@ -398,7 +398,7 @@ def encode_times(model: Any, queries: list[str], warm: int = 5) -> list[float]:
 def _model_name() -> str:
     from skills_app.infra import embedding
 
-    return f"all-MiniLM-L6-v2 from {embedding.model_version()}, int8 products"
+    return f"{embedding.MODEL} in {embedding.model_version()}, int8 products"
 
 
 def _check(base: str, requests: loadgen.Requests, auth: str) -> None:
