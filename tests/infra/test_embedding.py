@@ -158,7 +158,7 @@ def test_without_the_model_search_says_so_once(
 
 
 def test_switched_off_by_setting(settings: object) -> None:
-    settings.XMEMO_SEMANTIC_SEARCH = False
+    settings.XMEMO_SEMANTIC_SEARCH = False  # type: ignore[attr-defined]
     embedding.reset_for_tests()
     try:
         assert embedding.encoder() is None
