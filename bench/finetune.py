@@ -80,7 +80,11 @@ def _evaluation_set() -> tuple[set[str], set[str]]:
 
 
 def parse_skill(content: bytes) -> tuple[dict[str, str] | None, str]:
-    """A SKILL.md's name, description and body, or None and why it is not kept."""
+    """A SKILL.md's name, description and body, or None and why it is not kept.
+
+    Not ``domain.skillmd.parse_skill_md``: that is the registry's save-time contract (name
+    grammar, field types, limits), which many public files break in ways that do not matter
+    here; and this rule, as it is, chose the skills the shipped weights were tuned on."""
     try:
         match = FRONTMATTER.match(content.decode("utf-8"))
     except UnicodeDecodeError:
