@@ -400,6 +400,10 @@ def test_new_skill_on_a_taken_slug_then_a_conflict_rebases_cleanly(
     assert SkillRevision.objects.filter(skill=first.skill).count() == 1
 
     page.get_by_role("link", name="New revision").click()
+    # The live server shares this test's in-memory SQLite connection: the test writes only once
+    # the editor has loaded and its first preview (fired on load) has returned.
+    expect(page.locator("#id_instruction_body")).to_be_visible()
+    page.wait_for_load_state("networkidle")
     save(team["admin"], team["ws"], slug="release", instruction_body="their words\n")
     page.fill("input[name=name]", "Release notes writer")
     page.fill("#id_instruction_body", "my words\n")
