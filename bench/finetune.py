@@ -47,6 +47,9 @@ HEADING = re.compile(r"^#{1,6}\s")
 WHEN = re.compile(r"\b(when to use|use (?:this|it) when|use when|triggers?|use cases?)\b", re.I)
 LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 SEED = 7
+# A batch's hard part is drawn from each skill's 40 nearest skills, none of them a near-duplicate.
+NEAR = 40
+DUPLICATE = 0.93
 
 
 # --- the corpus --------------------------------------------------------------------------------
@@ -235,33 +238,64 @@ def training_pairs(skills: list[dict[str, str]], rng: random.Random) -> list[tup
 
 
 def batches(
-    pairs: list[tuple[str, str, int]], size: int, rng: random.Random
+    pairs: list[tuple[str, str, int]],
+    size: int,
+    rng: random.Random,
+    *,
+    near: list[list[int]] | None = None,
+    hard: int = 0,
 ) -> Iterator[list[tuple[str, str, int]]]:
     """The pairs in batches holding each skill at most once (another pair of the same skill in
-    a batch would count as a wrong answer); a last batch under half the size is dropped."""
+    a batch would count as a wrong answer); a last batch under half the size is dropped.
+
+    With ``near`` (each skill's nearest skills, ``neighbours``), a batch opens with up to ``hard``
+    pairs of one skill and of skills near it, and the rest are drawn at random: each answer is
+    then told apart from its near neighbours, which is where Level 0 loses real tasks."""
     pending = pairs[:]
     rng.shuffle(pending)
     while pending:
+        seed = pending[0][2]
+        wanted = {seed, *(near[seed] if near else ())}
         batch: list[tuple[str, str, int]] = []
-        rest: list[tuple[str, str, int]] = []
         held: set[int] = set()
-        for pair in pending:
-            if len(batch) < size and pair[2] not in held:
-                batch.append(pair)
-                held.add(pair[2])
-            else:
-                rest.append(pair)
-        pending = rest
+        taken: set[int] = set()
+        for admits, limit in ((wanted.__contains__, hard), (lambda _: True, size)):
+            for index, pair in enumerate(pending):
+                if len(batch) >= limit:
+                    break
+                if index not in taken and pair[2] not in held and admits(pair[2]):
+                    batch.append(pair)
+                    held.add(pair[2])
+                    taken.add(index)
+        pending = [pair for index, pair in enumerate(pending) if index not in taken]
         if len(batch) >= size // 2:
             yield batch
+
+
+def neighbours(vectors: Any, *, count: int, duplicate: float) -> list[list[int]]:
+    """Each row's ``count`` nearest rows by cosine (``vectors`` of unit length), nearest first,
+    leaving out near-duplicates (cosine at or above ``duplicate``): the same skill copied twice
+    would be taught as two different answers."""
+    import numpy as np
+
+    similar = vectors @ vectors.T
+    np.fill_diagonal(similar, -1.0)
+    out: list[list[int]] = []
+    for row in similar:
+        order = np.argsort(-row, kind="stable")
+        out.append([int(j) for j in order[: count + 20] if row[j] < duplicate][:count])
+    return out
 
 
 # --- training and packing ----------------------------------------------------------------------
 
 
-def train(*, corpus: Path, base: Path, out: Path, limit: int, batch: int, lr: float) -> None:
+def train(
+    *, corpus: Path, base: Path, out: Path, limit: int, batch: int, lr: float, hard: int
+) -> None:
     """One pass of in-batch-negatives contrastive training (both directions, scale 20), AdamW
-    with a tenth of the steps of warm-up and a linear decay, 128 word pieces a text."""
+    with a tenth of the steps of warm-up and a linear decay, 128 word pieces a text; each batch
+    opens with ``hard`` pairs of one skill and its nearest (by the base model) skills."""
     import torch
     from sentence_transformers import SentenceTransformer
 
@@ -273,6 +307,10 @@ def train(*, corpus: Path, base: Path, out: Path, limit: int, batch: int, lr: fl
     pairs = training_pairs(skills, rng)
     model = SentenceTransformer(str(base), device="cpu")
     model.max_seq_length = 128
+    vectors = model.encode(
+        [descriptor_text(**skill) for skill in skills], batch_size=64, normalize_embeddings=True
+    )
+    near = neighbours(vectors, count=NEAR, duplicate=DUPLICATE)
     model.train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
     total = len(pairs) // batch
@@ -283,7 +321,7 @@ def train(*, corpus: Path, base: Path, out: Path, limit: int, batch: int, lr: fl
     print(f"{len(skills)} skills, {len(pairs)} pairs, {total} steps", flush=True)
     step = 0
     while step < total:  # a pass can yield fewer batches than pairs // batch: then another
-        for chunk in batches(pairs, batch, rng):
+        for chunk in batches(pairs, batch, rng, near=near, hard=hard):
             if step >= total:
                 break
             _step(model, optimizer, schedule, chunk)
@@ -391,6 +429,7 @@ def main() -> None:
     training.add_argument("--limit", type=int, default=5000)
     training.add_argument("--batch", type=int, default=32)
     training.add_argument("--lr", type=float, default=2e-5)
+    training.add_argument("--hard", type=int, default=16, help="a batch's pairs of near skills")
     packing = commands.add_parser("pack")
     packing.add_argument("--base", type=Path, required=True)
     packing.add_argument("--tuned", type=Path, required=True)
@@ -407,6 +446,7 @@ def main() -> None:
             limit=args.limit,
             batch=args.batch,
             lr=args.lr,
+            hard=args.hard,
         )
     else:
         from skills_app.infra import embedding

@@ -89,6 +89,29 @@ def test_no_batch_holds_a_skill_twice_and_no_pair_is_used_twice() -> None:
     assert len(seen) >= len(pairs) - 8  # only a last batch under half the size is dropped
 
 
+def test_a_batch_opens_with_one_skill_and_its_near_skills_then_draws_at_random() -> None:
+    pairs = [(f"anchor {i}", f"doc {i}", i) for i in range(64)]
+    near = [[(i + k) % 64 for k in range(1, 9)] for i in range(64)]  # each skill's next eight
+    made = list(finetune.batches(pairs, 16, random.Random(5), near=near, hard=6))
+    first = made[0]  # while every skill is pending: the seed, then five skills near it
+    assert {p[2] for p in first[1:6]} <= set(near[first[0][2]])
+    assert all(len({p[2] for p in batch}) == len(batch) for batch in made)
+    assert sorted(p for batch in made for p in batch) == sorted(pairs)  # every pair, once
+    plain = next(finetune.batches(pairs, 16, random.Random(5)))
+    assert not {p[2] for p in plain[1:6]} <= set(near[plain[0][2]])  # without ``near``: random
+
+
+def test_neighbours_are_nearest_first_and_leave_out_near_duplicates() -> None:
+    import numpy as np
+
+    angles = np.array([0.0, 0.1, 0.5, 1.0, 0.005])  # row 4 is nearly row 0
+    vectors = np.stack([np.cos(angles), np.sin(angles)], axis=1)
+    near = finetune.neighbours(vectors, count=2, duplicate=0.999)
+    assert near[0] == [1, 2]  # 4 is a near-duplicate of 0: left out
+    assert near[3] == [2, 1]
+    assert near[4] == [1, 2]
+
+
 def test_pairs_match_task_like_text_to_the_descriptor() -> None:
     skill = {
         "name": "reconcile",
