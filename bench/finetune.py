@@ -279,12 +279,10 @@ def neighbours(vectors: Any, *, count: int, duplicate: float) -> list[list[int]]
     import numpy as np
 
     similar = vectors @ vectors.T
-    np.fill_diagonal(similar, -1.0)
-    out: list[list[int]] = []
-    for row in similar:
-        order = np.argsort(-row, kind="stable")
-        out.append([int(j) for j in order[: count + 20] if row[j] < duplicate][:count])
-    return out
+    similar[similar >= duplicate] = -np.inf
+    np.fill_diagonal(similar, -np.inf)
+    order = np.argsort(-similar, axis=1, kind="stable")[:, :count]
+    return [[int(j) for j in row if similar[i, j] > -np.inf] for i, row in enumerate(order)]
 
 
 # --- training and packing ----------------------------------------------------------------------

