@@ -1,5 +1,5 @@
-"""The README's plain SDK client, run as written against `make run`'s demo data (issue 25 #21:
-it recalled a slug the demo data lacks and died on ``KeyError``)."""
+"""The plain SDK client of docs/connect.md, run as written against `make run`'s demo data (issue
+25 #21: it recalled a slug the demo data lacks and died on ``KeyError``)."""
 
 from __future__ import annotations
 
@@ -16,25 +16,28 @@ from tests.e2e.processes import ROOT
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _readme_client() -> str:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("### A plain SDK client") :]
+DOC = "docs/connect.md"
+
+
+def _documented_client() -> str:
+    page = (ROOT / DOC).read_text(encoding="utf-8")
+    section = page[page.index("### A plain SDK client") :]
     match = re.search(r"```python\n(.*?)```", section, re.S)
     assert match is not None
     return match.group(1)
 
 
-def test_the_readme_sdk_client_runs_against_the_demo_data(live_url: str) -> None:
+def test_the_documented_sdk_client_runs_against_the_demo_data(live_url: str) -> None:
     seeded = io.StringIO()
     call_command("seed_demo", "--print-credentials", stdout=seeded)
     token = seeded.getvalue().split("Demo token: ")[1].split()[0]
-    code = _readme_client()
+    code = _documented_client()
     assert "Bearer xm_…" in code
     assert "http://127.0.0.1:8000/mcp" in code
     code = code.replace("xm_…", token).replace("http://127.0.0.1:8000", live_url)
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
+        exec(compile(code, DOC, "exec"), {"__name__": "documented"})
     out = printed.getvalue()
     assert "['recall_cloud_skill', 'save_cloud_skill']" in out
     components = [c for c in demo_data.INCIDENT.components or () if c.content]
