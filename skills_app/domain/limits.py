@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 
 from skills_app.domain.bundle import COMPONENT_TYPES, ComponentData, SkillBundle
+from skills_app.domain.evals import TRIGGERS_PATH, triggers_parse
 from skills_app.domain.paths import (
     MAX_PATH_LENGTH,
     check_unique_paths,
@@ -186,6 +187,8 @@ def _check_component(component: ComponentData) -> None:
             f"Component {path!r} is {size:,} bytes; the limit is {MAX_COMPONENT_BYTES:,} bytes.",
             details={"path": path, "limit": MAX_COMPONENT_BYTES, "size": size},
         )
+    if path == TRIGGERS_PATH:
+        triggers_parse(component.content)
 
 
 def bundle_checks(bundle: SkillBundle) -> Iterator[Callable[[], object]]:
