@@ -421,6 +421,25 @@ export function parseFrontmatter(yaml) {
   return result ?? {};
 }
 
+// --- what the server and the lock name: plain relative paths only (SPEC §17) -------------------
+
+const SLUG = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+// C0 and C1 controls (NUL, escape sequences, bells) and DEL.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+// Why a slug or a file path read from the server or the lock is unsafe to join to DIR, or null.
+export function unsafeName(text, { slug = false } = {}) {
+  if (typeof text !== 'string' || text === '') return 'is empty';
+  if (CONTROL.test(text)) return 'holds a NUL or a control character';
+  if (text.includes('\\')) return 'holds a backslash';
+  if (text.startsWith('/') || /^[A-Za-z]:/.test(text)) return 'is absolute';
+  const parts = text.split('/');
+  if (parts.includes('..')) return "holds '..'";
+  if (parts.some((part) => part === '' || part === '.')) return "holds an empty or '.' segment";
+  if (slug && !SLUG.test(text)) return 'is not a slug (a-z, 0-9 and single dashes)';
+  return null;
+}
+
 // --- lock comparisons -------------------------------------------------------------------------
 
 export function sameFiles(a, b) {

@@ -28,6 +28,7 @@ import {
   sameFiles,
   sha256Hex,
   splitSkillMd,
+  unsafeName,
 } from './lib.mjs';
 import { login, refreshedCredentials } from './login.mjs';
 
@@ -240,22 +241,79 @@ function writeJsonFile(file, value) {
   fs.renameSync(temp, file);
 }
 
+const exists = (file) => {
+  try {
+    fs.lstatSync(file);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const within = (root, real) => real === root || real.startsWith(root + path.sep);
+
+// Whether DIR/rel stays inside DIR with every link on the way followed (as far as it exists).
+export function resolvesInside(dir, rel) {
+  if (!exists(dir)) return true;
+  const root = fs.realpathSync(dir);
+  let probe = path.join(dir, rel);
+  while (!exists(probe)) probe = path.dirname(probe);
+  try {
+    return within(root, fs.realpathSync(probe));
+  } catch {
+    return false; // a dangling link
+  }
+}
+
 // Every file of a skill folder as {relative path: sha256}; null when the folder does not exist.
-export function folderFiles(folder) {
+// A link is never followed out of the folder: `follow` (push, lint) reads a link that stays
+// inside as what it points at and refuses any other (exit 2, naming it); otherwise (sync) a
+// link counts as a file sync did not write.
+export function folderFiles(folder, { follow = false } = {}) {
   if (!fs.existsSync(folder)) return null;
+  const root = fs.realpathSync(folder);
   const files = {};
-  const walk = (dir, prefix) => {
+  const walk = (dir, prefix, open) => {
     for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
       const rel = prefix ? `${prefix}/${entry.name}` : entry.name;
-      if (entry.isDirectory()) {
-        if (!JUNK_FOLDERS.has(entry.name)) walk(path.join(dir, entry.name), rel);
+      const full = path.join(dir, entry.name);
+      let real = full;
+      let isDirectory = entry.isDirectory();
+      if (entry.isSymbolicLink()) {
+        if (!follow) {
+          files[rel] = `link:${fs.readlinkSync(full)}`;
+          continue;
+        }
+        const refuse = (why) => new ExitError(EXIT.USAGE, `${folder}: ${rel} is a link ${why}; refused (copy the file into the skill if it belongs there)`);
+        try {
+          real = fs.realpathSync(full);
+        } catch {
+          throw refuse('to nothing');
+        }
+        if (!within(root, real)) throw refuse(`out of the skill folder (to ${real})`);
+        isDirectory = fs.statSync(real).isDirectory();
+        if (isDirectory && open.has(real)) throw refuse('to a folder that holds it');
+      }
+      if (isDirectory) {
+        if (!JUNK_FOLDERS.has(entry.name)) walk(real, rel, new Set([...open, fs.realpathSync(real)]));
       } else if (!JUNK_FILES.has(entry.name)) {
-        files[rel] = sha256Hex(fs.readFileSync(path.join(dir, entry.name)));
+        files[rel] = sha256Hex(fs.readFileSync(real));
       }
     }
   };
-  walk(folder, '');
+  walk(folder, '', new Set([root]));
   return files;
+}
+
+// Why a slug (or one of its paths) read from the server or the lock may not touch DIR, or null.
+function refusal(dir, slug, paths = []) {
+  const why = unsafeName(slug, { slug: true });
+  if (why) return `the slug ${JSON.stringify(slug)} ${why}`;
+  if (!resolvesInside(dir, slug)) return `${slug}: its folder resolves outside ${dir} (through a link)`;
+  for (const p of paths) {
+    const bad = unsafeName(p);
+    if (bad) return `${slug}: the path ${JSON.stringify(p)} ${bad}`;
+  }
+  return null;
 }
 
 export function verifyBundle(bundle, entry) {
@@ -326,9 +384,18 @@ async function sync(client, _args, options, report = out) {
   }
 
   let code = EXIT.OK;
+  const unsafe = (why) => {
+    report(`${why}: refused as unsafe; nothing written or removed for it`);
+    code = EXIT.INTEGRITY;
+  };
   const plan = [];
   const nextLock = { version: 1, server: client.url, skills: { ...lock.skills } };
   for (const entry of listing) {
+    const why = refusal(dir, entry.slug, entry.files.map((f) => f.path));
+    if (why) {
+      unsafe(why);
+      continue;
+    }
     const want = filesOfListing(entry);
     const have = folderFiles(path.join(dir, entry.slug));
     const locked = lock.skills[entry.slug];
@@ -349,6 +416,11 @@ async function sync(client, _args, options, report = out) {
   const prune = [];
   for (const [slug, locked] of Object.entries(lock.skills)) {
     if (served.has(slug)) continue;
+    const why = refusal(dir, slug);
+    if (why) {
+      unsafe(`${LOCK_FILE}: ${why}`);
+      continue;
+    }
     if (!options.prune) {
       report(`${slug}: no longer served; kept (use --prune to remove it)`);
       continue;
@@ -367,7 +439,7 @@ async function sync(client, _args, options, report = out) {
     for (const slug of prune) report(`${slug}: would be removed`);
     const differs = plan.length > 0 || prune.length > 0 || code !== EXIT.OK;
     if (!differs) report('up to date');
-    return differs ? EXIT.FAILED : EXIT.OK;
+    return code === EXIT.INTEGRITY ? code : differs ? EXIT.FAILED : EXIT.OK;
   }
 
   // Every download is verified before anything is written: a tampered one writes nothing.
@@ -402,12 +474,13 @@ export function readSkillFolder(folder) {
   const slug = path.basename(path.resolve(folder));
   const skillMdPath = path.join(folder, SKILL_MD);
   if (!fs.existsSync(skillMdPath)) throw new ExitError(EXIT.USAGE, `${folder}: no ${SKILL_MD}`);
+  const files = folderFiles(folder, { follow: true });
   const text = fs.readFileSync(skillMdPath, 'utf8');
   const { yaml, body } = splitSkillMd(text);
   const frontmatter = parseFrontmatter(yaml);
   const { name, description, [DISPLAY_NAME_KEY]: displayName, ...rest } = frontmatter;
   const components = [];
-  for (const rel of Object.keys(folderFiles(folder)).sort()) {
+  for (const rel of Object.keys(files).sort()) {
     if (rel === SKILL_MD || rel === 'capsule.json') continue;
     const bytes = fs.readFileSync(path.join(folder, ...rel.split('/')));
     const text = isText(bytes);
