@@ -54,6 +54,12 @@ REVIEW = "skills:review"
 EXECUTE = "skills:execute"
 WORKSPACE_ADMIN = "workspace:admin"
 SCOPES = (READ, WRITE, REVIEW, EXECUTE, WORKSPACE_ADMIN)
+# Scopes a consent never grants by default (docs/oauth.md): what each lets a client do.
+POWERFUL_SCOPES = {
+    REVIEW: "approve, reject and publish revisions, and move labels",
+    EXECUTE: "run the scripts of skills in the sandbox",
+    WORKSPACE_ADMIN: "manage members, tokens, settings, secrets and webhooks",
+}
 
 SAVE_DRAFT = "save_draft"
 SAVE_PUBLISH = "save_publish"

@@ -417,3 +417,27 @@ def test_consent_page_says_what_each_profile_exposes(flow: Flow) -> None:
         "ordinary-full — MCP tools: recall_cloud_skill (read), save_cloud_skill (write)"
     )
     assert re.search(r'<option value="ordinary-full"[^>]*selected', page)
+
+
+def test_consent_leaves_powerful_scopes_unchecked_and_calls_them_out(flow: Flow) -> None:
+    """Issue 37 #13: the consent page pre-checked every scope the client asked for, so one
+    click granted `workspace:admin`. The ordinary scopes asked for start checked; the powerful
+    ones (`workspace:admin`, `skills:review`, `skills:execute`) start unchecked, each named
+    with what it allows; approving as shown grants only the ordinary ones."""
+    asked = "skills:read skills:write skills:review skills:execute workspace:admin"
+    page = flow.authorize_page(scope=asked)
+    html = page.content.decode()
+    checked = set(re.findall(r'<input[^>]*value="([^"]+)"[^>]*checked', html))
+    assert checked == {"skills:read", "skills:write"}
+    callout = html[html.index('data-testid="powerful-scopes"') :]
+    callout = callout[: callout.index("</div>")]
+    for scope in ("workspace:admin", "skills:review", "skills:execute"):
+        assert scope in callout
+    assert page.context["form"].initial["scopes"] == ["skills:read", "skills:write"]
+
+
+def test_consent_for_only_powerful_scopes_starts_with_read(flow: Flow) -> None:
+    """A client asking for `workspace:admin` alone gets nothing pre-checked but read."""
+    page = flow.authorize_page(scope="workspace:admin")
+    assert page.context["form"].initial["scopes"] == ["skills:read"]
+    assert 'data-testid="powerful-scopes"' in page.content.decode()

@@ -29,6 +29,7 @@ from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 from skills_app import errors
 from skills_app.access import SCOPES, Actor, readable_workspaces
 from skills_app.console.base import CONTENT_SECURITY_POLICY, client_ip, with_security_headers
+from skills_app.domain import lifecycle
 from skills_app.models import Workspace
 from skills_app.oauth.redirects import registration_refusal
 from skills_app.oauth.resource import mcp_resource, request_origin, resource_allowed
@@ -104,7 +105,9 @@ class ConsentView(AuthorizationView):
     def get_initial(self) -> dict[str, Any]:
         initial = super().get_initial()
         requested = initial["scope"].split()
-        initial["scopes"] = [s for s in requested if s in SCOPES] or ["skills:read"]
+        # Powerful scopes start unchecked: approving as shown never grants them (issue 37 #13).
+        ordinary = [s for s in requested if s in SCOPES and s not in lifecycle.POWERFUL_SCOPES]
+        initial["scopes"] = ordinary or [lifecycle.READ]
         # RFC 8707: a client that names no resource still gets a token bound to this server.
         initial["resource"] = initial.get("resource") or mcp_resource(request_origin(self.request))
         initial["profile"] = DEFAULT_PROFILE
@@ -153,6 +156,11 @@ class ConsentView(AuthorizationView):
         redirect_uri = context.get("redirect_uri") or ""
         if application is not None:
             context["client"] = oauth_services.client_summary(application, redirect_uri)
+        form = context.get("form")
+        requested = (form["scope"].value() or "").split() if form is not None else []
+        context["powerful_scopes"] = [
+            (scope, what) for scope, what in lifecycle.POWERFUL_SCOPES.items() if scope in requested
+        ]
         return context
 
     def form_invalid(self, form: Any) -> HttpResponse:
