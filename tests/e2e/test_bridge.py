@@ -428,8 +428,9 @@ def test_login_writes_0600_credentials_that_renew_themselves(
 ) -> None:
     """``login``: dynamic registration, PKCE, the loopback redirect, the code exchange; the
     consent is given through the console's consent page (a test client signed in as the user,
-    on the live server's host). Then commands read the file, and renew an expired access token
-    with the refresh token (which rotates)."""
+    on the live server's host), accepting what the page offers: ``login`` asks for read and
+    write, so ``push`` works right after it. Then commands read the file, and renew an expired
+    access token with the refresh token (which rotates)."""
     from django.test import Client
 
     publish(owner, personal_ws(owner), "deploy", description="Deploy. Use when shipping.")
@@ -455,7 +456,8 @@ def test_login_writes_0600_credentials_that_renew_themselves(
         assert page.status_code == 200, page.content
         form = page.context["form"]
         data = {name: form[name].value() or "" for name in form.fields}
-        data.update(scopes=["skills:read"], workspace="", profile="ordinary-full", allow="on")
+        assert data["scopes"] == ["skills:read", "skills:write"]  # what login asked for
+        data.update(workspace="", profile="ordinary-full", allow="on")
         consented = browser.post("/oauth/authorize/", data)
         assert consented.status_code == 302, consented.content
         assert consented["Location"].startswith("http://127.0.0.1:")
@@ -492,6 +494,15 @@ def test_login_writes_0600_credentials_that_renew_themselves(
     assert renewed["access_token"] != first["access_token"]
     assert renewed["expires_at"] > 0
     assert file.stat().st_mode & 0o777 == 0o600
+
+    folder = _folder(tmp_path / "repo", "ship-it", "---\nname: ship-it\ndescription: Ship. "
+                     "Use when a release is due.\n---\n# Ship\n")  # fmt: skip
+    pushed = subprocess.run(
+        [node, str(SCRIPT), "push", str(folder), "--workspace", personal_ws(owner).slug],
+        env=env, capture_output=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert pushed.returncode == 0, pushed.stderr
+    assert Skill.objects.filter(slug="ship-it").exists()
 
     file.chmod(0o644)
     exposed = search()

@@ -12,6 +12,8 @@ import path from 'node:path';
 import { EXIT, ExitError } from './lib.mjs';
 
 const RENEW_MARGIN_SECONDS = 60;
+// What the bridge's commands need: recall and sync read, push and lint write.
+export const DEFAULT_SCOPES = ['skills:read', 'skills:write'];
 const LOGIN_TIMEOUT_MS = 5 * 60 * 1000;
 
 const base64url = (bytes) => Buffer.from(bytes).toString('base64url');
@@ -114,8 +116,15 @@ function waitForCode(server, state) {
   });
 }
 
-export async function login({ url, file, say, openUrl = null }) {
+// The scopes to ask for: each --scope may name several (spaces or commas); none → the default.
+export function requestedScopes(values = []) {
+  const named = values.flatMap((value) => value.split(/[\s,]+/)).filter(Boolean);
+  return named.length ? [...new Set(named)] : DEFAULT_SCOPES;
+}
+
+export async function login({ url, scopes, file, say, openUrl = null }) {
   if (!url) throw new ExitError(EXIT.USAGE, 'login: give --url URL (or set XMEMO_URL)');
+  const wanted = requestedScopes(scopes);
   const origin = new URL(url).origin;
   const metadata = await getJson(`${origin}/.well-known/oauth-authorization-server`);
   const server = http.createServer();
@@ -135,7 +144,7 @@ export async function login({ url, file, say, openUrl = null }) {
     const { verifier, challenge } = pkcePair();
     const state = base64url(randomBytes(16));
     const authorize = new URL(metadata.authorization_endpoint);
-    for (const [key, value] of Object.entries({ response_type: 'code', client_id: registered.client_id, redirect_uri: redirectUri, code_challenge: challenge, code_challenge_method: 'S256', state, resource: origin })) {
+    for (const [key, value] of Object.entries({ response_type: 'code', client_id: registered.client_id, redirect_uri: redirectUri, code_challenge: challenge, code_challenge_method: 'S256', state, resource: origin, scope: wanted.join(' ') })) {
       authorize.searchParams.set(key, value);
     }
     const answer = waitForCode(server, state);
@@ -146,6 +155,9 @@ export async function login({ url, file, say, openUrl = null }) {
     const tokens = await postForm(metadata.token_endpoint, { grant_type: 'authorization_code', code, redirect_uri: redirectUri, client_id: registered.client_id, code_verifier: verifier });
     writeCredentials(file, fromTokenAnswer({ url: origin, client_id: registered.client_id, token_endpoint: metadata.token_endpoint }, tokens));
     say(`Signed in to ${origin}; credentials saved in ${file} (mode 0600).`);
+    const granted = (tokens.scope ?? '').split(' ').filter(Boolean);
+    const missing = wanted.filter((scope) => granted.length && !granted.includes(scope));
+    if (missing.length) say(`Not granted: ${missing.join(' ')} (the commands that need it will be refused; run login again to grant it).`);
     return EXIT.OK;
   } finally {
     server.close();

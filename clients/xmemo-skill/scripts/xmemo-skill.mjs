@@ -40,7 +40,7 @@ const USAGE = `usage: xmemo-skill <command> [options]
   sync --dir DIR [--workspace WS]... [--label L] [--check] [--force] [--prune]
   push DIR... --workspace WS [--dry-run] [--message M]
   lint DIR... [--workspace WS]
-  login [--url URL]
+  login [--url URL] [--scope SCOPE]...   (default: skills:read skills:write)
 
 Configuration: XMEMO_URL and XMEMO_TOKEN, else the credentials file written by login
 ($XDG_CONFIG_HOME/xmemo/credentials.json or ~/.config/xmemo/credentials.json).
@@ -60,16 +60,17 @@ const COMMANDS = {
   },
   push: { options: { workspace: { type: 'string' }, 'dry-run': { type: 'boolean' }, message: { type: 'string' } }, positionals: [1, Infinity] },
   lint: { options: { workspace: { type: 'string' } }, positionals: [1, Infinity] },
-  login: { options: { url: { type: 'string' } }, positionals: [0, 0] },
+  login: { options: { url: { type: 'string' }, scope: { type: 'string', multiple: true } }, positionals: [0, 0] },
 };
 
 // --- arguments -----------------------------------------------------------------------------------
 
+const HELP = new Set(['--help', '-h']);
+
 export function parseCommand(argv) {
   const [command, ...rest] = argv;
-  if (!command || command === '--help' || command === '-h' || command === 'help') {
-    throw new ExitError(EXIT.USAGE, USAGE);
-  }
+  if (!command) throw new ExitError(EXIT.USAGE, USAGE);
+  if (HELP.has(command) || command === 'help' || (COMMANDS[command] && rest.some((a) => HELP.has(a)))) return { command: 'help', args: [], options: {} };
   const spec = COMMANDS[command];
   if (!spec) throw new ExitError(EXIT.USAGE, `unknown command '${command}'\n\n${USAGE}`);
   if (rest.some((a) => /^--token(=|$)/.test(a))) {
@@ -180,7 +181,9 @@ class Client {
   }
 }
 
-const out = (text) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+const out = (text) => {
+  process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+};
 
 // --- search, recall, resource ---------------------------------------------------------------------
 
@@ -555,7 +558,13 @@ async function push(client, folders, options) {
 
 export async function main(argv, env = process.env) {
   const { command, args, options } = parseCommand(argv);
-  if (command === 'login') return login({ url: options.url ?? env.XMEMO_URL ?? bundledUrl(), file: credentialsPath(env), say: out });
+  if (command === 'help') {
+    out(USAGE);
+    return EXIT.OK;
+  }
+  if (command === 'login') {
+    return login({ url: options.url ?? env.XMEMO_URL ?? bundledUrl(), scopes: options.scope, file: credentialsPath(env), say: out });
+  }
   const client = new Client(await configuration(env));
   const run = { search, recall, resource, sync, push, lint }[command];
   const code = await run(client, args, options);

@@ -4,17 +4,13 @@
 // real script runs as a child process; every refusal is exit 4 (sync) or 2 (push, lint) with
 // nothing written, removed or uploaded.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 
 import { canonicalHash, sha256Hex } from '../scripts/lib.mjs';
-
-const SCRIPT = fileURLToPath(new URL('../scripts/xmemo-skill.mjs', import.meta.url));
+import { fakeServer, runScript } from './support.mjs';
 
 // One skill as the server would serve it, hashes and all, whatever its slug and paths say.
 function skill(slug, components = {}, body = `# ${slug}\n`) {
@@ -29,29 +25,18 @@ function skill(slug, components = {}, body = `# ${slug}\n`) {
   };
 }
 
-async function hostileServer(skills) {
-  const seen = [];
-  const server = http.createServer((request, response) => {
-    seen.push(`${request.method} ${request.url.split('?')[0]}`);
-    const send = (status, value) => response.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(value));
-    if (request.url.startsWith('/v1/sync')) return send(200, { skills: skills.map((s) => s.entry) });
+function hostileServer(skills) {
+  return fakeServer((request) => {
+    if (request.url.startsWith('/v1/sync')) return [200, { skills: skills.map((s) => s.entry) }];
     const bundle = /^\/v1\/revisions\/([^/]+)\/bundle$/.exec(request.url);
     const found = bundle && skills.find((s) => s.entry.revision_id === bundle[1]);
-    if (found) return send(200, found.bundle);
-    if (request.url === '/v1/skills/lint') return send(200, { errors: [], warnings: [], approx_tokens: { level0: 1, level1: 1, components: {} } });
-    return send(201, { created: true, revision_id: 'rev_x', revision_number: 1, state: 'published', warnings: [] });
+    if (found) return [200, found.bundle];
+    if (request.url === '/v1/skills/lint') return [200, { errors: [], warnings: [], approx_tokens: { level0: 1, level1: 1, components: {} } }];
+    return [201, { created: true, revision_id: 'rev_x', revision_number: 1, state: 'published', warnings: [] }];
   });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${server.address().port}`, seen, close: () => server.close() };
 }
 
-function run(url, ...args) {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [SCRIPT, ...args], { env: { PATH: process.env.PATH, XMEMO_URL: url, XMEMO_TOKEN: 'xm_test' } }, (error, stdout, stderr) => {
-      resolve({ code: error ? error.code : 0, out: stdout, err: stderr });
-    });
-  });
-}
+const run = (url, ...args) => runScript(args, { XMEMO_URL: url, XMEMO_TOKEN: 'xm_test' });
 
 // Every file under root as {relative path: bytes}, links listed, not followed.
 function tree(root) {

@@ -20,7 +20,7 @@ import {
   splitSkillMd,
 } from '../scripts/lib.mjs';
 import { folderFiles, parseCommand, readSkillFolder, verifyBundle } from '../scripts/xmemo-skill.mjs';
-import { readCredentials, refreshedCredentials, writeCredentials } from '../scripts/login.mjs';
+import { readCredentials, refreshedCredentials, requestedScopes, writeCredentials } from '../scripts/login.mjs';
 
 const vectors = JSON.parse(fs.readFileSync(new URL('./vectors.json', import.meta.url), 'utf8'));
 
@@ -103,6 +103,13 @@ test('arguments: exact commands, usage errors exit 2, never a token on the comma
   for (const argv of [[], ['nope'], ['search'], ['resource', 's', 'p'], ['sync'], ['push', 'x'], ['recall', 's', '--bogus'], ['search', 'q', '--token', 'x'], ['search', 'q', '--limit', 'ten'], ['recall', 's', '--label', 'l', '--revision', 'r'], ['search', 'q', '--label', 'l']]) {
     assert.throws(() => parseCommand(argv), (e) => e.exitCode === EXIT.USAGE, argv.join(' '));
   }
+});
+
+test('login asks for read and write unless --scope names what to ask for', () => {
+  assert.deepEqual(requestedScopes(parseCommand(['login']).options.scope), ['skills:read', 'skills:write']);
+  const { scope } = parseCommand(['login', '--scope', 'skills:read,skills:execute', '--scope', 'skills:read']).options;
+  assert.deepEqual(requestedScopes(scope), ['skills:read', 'skills:execute']);
+  assert.deepEqual(requestedScopes(['skills:read skills:review']), ['skills:read', 'skills:review']);
 });
 
 test('lock logic: files compare as sets of path and sha256', () => {
