@@ -22,13 +22,14 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.http import QueryDict
 from django.utils.datastructures import MultiValueDict
 
 from skills_app.domain.bundle import ComponentData
+from skills_app.domain.merge import merge_text
 from skills_app.domain.paths import guess_media_type, is_text
 from skills_app.models import Skill, SkillComponent, SkillRevision
 from skills_app.selectors.revisions import revision_component_rows, skill_stored_component
@@ -164,3 +165,56 @@ def rows_from_post(
 
 def bundle_components(rows: list[ComponentRow]) -> tuple[ComponentData, ...]:
     return tuple(row.as_component() for row in rows if not row.removed)
+
+
+def _same(a: ComponentRow | None, b: ComponentRow | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return (a.type, a.content) == (b.type, b.content)
+
+
+def merge_rows(
+    *,
+    base: list[ComponentRow],
+    mine: list[ComponentRow],
+    theirs: list[ComponentRow],
+    theirs_label: str,
+) -> tuple[list[ComponentRow], list[dict[str, Any]]]:
+    """The editor's rows with theirs' component changes since ``base`` merged in (by path),
+    and the places both sides changed. A text component both changed is merged line by line;
+    a component one side removed and the other changed stays on screen, never dropped."""
+    rows = list(mine)
+    live = {row.path: row for row in rows if not row.removed}
+    was = {row.path: row for row in base}
+    now = {row.path: row for row in theirs}
+    notes: list[dict[str, Any]] = []
+    next_index = max((row.index for row in rows), default=-1) + 1
+    for path in sorted(was.keys() | now.keys()):
+        b, t, m = was.get(path), now.get(path), live.get(path)
+        if _same(t, b) or _same(m, t):
+            continue
+        if _same(m, b):  # only they changed it: theirs as it is
+            if t is None:
+                assert m is not None
+                m.removed = True
+            elif m is None:
+                rows.append(replace(t, index=next_index))
+                next_index += 1
+            else:
+                rows = [replace(t, index=m.index) if row is m else row for row in rows]
+        elif m is not None and t is not None and m.is_text and t.is_text:
+            merged = merge_text(b.text if b else "", m.text, t.text, theirs_label=theirs_label)
+            m.content, m.keep = merged.text.encode("utf-8"), ""
+            notes += [
+                {"where": f"{path}, line {o.line}", "mine": o.mine, "theirs": o.theirs}
+                for o in merged.overlaps
+            ]
+        elif m is None:  # I removed (or renamed) what they changed: shown, removal undoable
+            assert t is not None
+            rows.append(replace(t, index=next_index, removed=True))
+            next_index += 1
+            notes.append({"where": path, "mine": "(removed)", "theirs": t.text or "(binary)"})
+        else:  # both changed a binary, or they removed what I changed: mine kept
+            theirs_side = "(removed)" if t is None else "(binary)"
+            notes.append({"where": path, "mine": m.text or "(binary)", "theirs": theirs_side})
+    return rows, notes

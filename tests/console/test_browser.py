@@ -404,7 +404,7 @@ def test_new_skill_on_a_taken_slug_then_a_conflict_rebases_cleanly(
     # the editor has loaded and its first preview (fired on load) has returned.
     expect(page.locator("#id_instruction_body")).to_be_visible()
     page.wait_for_load_state("networkidle")
-    save(team["admin"], team["ws"], slug="release", instruction_body="their words\n")
+    save(team["admin"], team["ws"], slug="release", description="Their description.")
     page.fill("input[name=name]", "Release notes writer")
     page.fill("#id_instruction_body", "my words\n")
     page.get_by_test_id("save-draft").click()
@@ -415,3 +415,50 @@ def test_new_skill_on_a_taken_slug_then_a_conflict_rebases_cleanly(
     expect(page.locator(".flash")).to_contain_text("Revision #3 saved as a draft")
     latest = Skill.objects.get(pk=first.skill.pk).latest_revision
     assert (latest.name, latest.instruction_body) == ("Release notes writer", "my words\n")
+    assert latest.description == "Their description."  # their change, merged in
+
+
+def test_the_conflict_editor_merges_both_edits_and_shows_an_overlap(
+    sign_in: Any, team: dict[str, Any]
+) -> None:
+    """Issue 37 #9: "rebased onto revision #2" offered the author's text without the
+    colleague's change, so "Rebase and save" dropped it. Now the colleague's change elsewhere
+    is merged in, the one place both changed keeps both sides (and says so), and after the
+    author resolves it the saved revision holds every non-overlapping edit."""
+    from tests.factories import save
+
+    ws = team["ws"].slug
+    lines = ["# Release", "", "One.", "Two.", "Three.", "Four.", "Five.", "Six.", "Seven."]
+    base = "\n".join(lines) + "\n"
+    first = save(team["author"], team["ws"], slug="release", instruction_body=base).revision
+    page = sign_in(team["author"]).page
+    page.goto(f"/w/{ws}/skills/{first.skill.skill_id}/edit/")
+    expect(page.locator("#id_instruction_body")).to_be_visible()
+    page.wait_for_load_state("networkidle")  # the live server shares this test's connection
+    theirs = base.replace("Two.", "Two, by the admin.").replace("Six.", "Six (theirs).")
+    save(team["admin"], team["ws"], slug="release", instruction_body=theirs)
+    mine = base.replace("Four.", "Four, by the author.").replace("Six.", "Six (mine).")
+    page.fill("#id_instruction_body", mine)
+    page.get_by_test_id("save-draft").click()
+
+    expect(page.get_by_test_id("conflict")).to_be_visible()
+    overlap = page.get_by_test_id("overlap")
+    expect(overlap).to_have_count(1)
+    expect(overlap).to_contain_text("Instructions, line 8")
+    expect(overlap).to_contain_text("Six (mine).")
+    expect(overlap).to_contain_text("Six (theirs).")
+    merged = page.locator("#id_instruction_body").input_value()
+    assert merged == (
+        "# Release\n\nOne.\nTwo, by the admin.\nThree.\nFour, by the author.\nFive.\n"
+        "<<<<<<< your version\nSix (mine).\n=======\nSix (theirs).\n>>>>>>> revision #2\n"
+        "Seven.\n"
+    )
+    _shot(page, "editor-conflict")
+    resolved = re.sub(r"<<<<<<< .*?>>>>>>> revision #2\n", "Six (mine).\n", merged, flags=re.S)
+    page.fill("#id_instruction_body", resolved)
+    page.get_by_test_id("save-draft").click()
+    expect(page.locator(".flash")).to_contain_text("Revision #3 saved as a draft")
+    latest = Skill.objects.get(pk=first.skill.pk).latest_revision
+    assert latest.instruction_body == theirs.replace("Six (theirs).", "Six (mine).").replace(
+        "Four.", "Four, by the author."
+    )

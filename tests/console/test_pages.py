@@ -262,10 +262,13 @@ def test_conflict_shows_the_diff_and_rebases(owner_client: Client, env: Env) -> 
     html = response.content.decode()
     assert 'data-testid="conflict"' in html
     assert "Someone else saved first" in html
-    assert "<del>their</del>" in html
-    assert "<ins>my</ins>" in html
     assert f'name="base_revision_id" value="{theirs.revision_id}"' in html
-    assert "my words" in html  # the author's text is kept in the rebased editor
+    # Both rewrote the body (issue 37 #9): both sides are shown and kept in the editor.
+    overlap = html[html.index('data-testid="overlap"') :]
+    assert "Instructions, line 1" in overlap
+    assert ("my words" in overlap, "their words" in overlap) == (True, True)
+    body = _form_fields(html)["instruction_body"]
+    assert [text in body for text in ("my words", "their words", "<<<<<<< your")] == [True] * 3
     assert SkillRevision.objects.filter(skill=first.skill).count() == 2
 
 
@@ -711,7 +714,7 @@ def test_conflict_editor_holds_plain_values_and_its_save_succeeds(
     """Issue 25 #16: the rebased editor held Python list reprs (``['Release notes writer']``),
     so saving it failed validation."""
     first = save(env.owner, env.personal, slug="race").revision
-    save(env.owner, env.personal, slug="race", instruction_body="their words\n")
+    save(env.owner, env.personal, slug="race", frontmatter={"license": "MIT", "owner": "ops"})
     edit = url("skill_edit", env.personal.slug, first.skill.skill_id)
     conflict = owner_client.post(
         edit,
@@ -725,7 +728,7 @@ def test_conflict_editor_holds_plain_values_and_its_save_succeeds(
     fields = _form_fields(conflict.content.decode())
     assert fields["name"] == "Release notes writer"
     assert fields["description"].strip() == "Triage incoming bugs."
-    assert fields["frontmatter"].strip() == "license: MIT"
+    assert fields["frontmatter"].strip() == "license: MIT\nowner: ops"  # theirs, merged in
     assert fields["instruction_body"].strip() == "my words"
     assert fields["message"] == "first"
     assert "['" not in "".join(fields.values())
@@ -764,3 +767,52 @@ def test_the_footer_api_link_opens_the_interactive_docs(owner_client: Client, en
     docs = Client().get(link.group(1))
     assert docs.status_code == 200
     assert "swagger-ui" in docs.content.decode().lower()
+
+
+def test_conflict_merges_their_component_changes_by_path(owner_client: Client, env: Env) -> None:
+    """Issue 37 #9, components: what they added, changed or removed since the author's base
+    (and the author left alone) is merged in; a text component both changed is merged by
+    line; a component the author removed but they changed stays on screen, marked removed."""
+    base_components = (
+        ComponentData("templates/t.md", "template", b"one\ntwo\n", "text/markdown"),
+        ComponentData("references/a.md", "reference", b"alpha\n", "text/markdown"),
+        ComponentData("references/gone.md", "reference", b"old\n", "text/markdown"),
+    )
+    first = save(env.owner, env.personal, slug="race", components=base_components).revision
+    save(
+        env.owner,
+        env.personal,
+        slug="race",
+        components=(
+            ComponentData("templates/t.md", "template", b"one\ntwo, theirs\n", "text/markdown"),
+            ComponentData("references/a.md", "reference", b"alpha, theirs\n", "text/markdown"),
+            ComponentData("references/new.md", "reference", b"new\n", "text/markdown"),
+        ),
+    )
+    response = owner_client.post(
+        url("skill_edit", env.personal.slug, first.skill.skill_id),
+        editor_post(
+            base_revision_id=first.revision_id,
+            instruction_body="# Deploy\n\nStep one.\n",
+            **{
+                "c-0-path": "templates/t.md",
+                "c-0-type": "template",
+                "c-0-text": "one, mine\ntwo\n",
+                "c-1-path": "references/gone.md",
+                "c-1-type": "reference",
+                "c-1-text": "old\n",
+            },
+        ),
+    )
+    assert response.status_code == 409
+    rows = {row.path: row for row in response.context["rows"]}
+    assert rows["templates/t.md"].content == b"one, mine\ntwo, theirs\n"
+    assert rows["references/new.md"].content == b"new\n"
+    assert (rows["references/a.md"].content, rows["references/a.md"].removed) == (
+        b"alpha, theirs\n",
+        True,  # the author's POST left it out: theirs kept on screen, the removal undoable
+    )
+    assert rows["references/gone.md"].removed  # they removed it and the author left it alone
+    assert response.context["conflict"]["overlaps"] == [
+        {"where": "references/a.md", "mine": "(removed)", "theirs": "alpha, theirs\n"}
+    ]

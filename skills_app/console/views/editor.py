@@ -12,6 +12,7 @@ from skills_app.console.base import Console, console_view
 from skills_app.console.components import (
     ComponentRow,
     bundle_components,
+    merge_rows,
     normalize_newlines,
     rows_from_post,
     rows_from_revision,
@@ -22,6 +23,7 @@ from skills_app.domain import lifecycle
 from skills_app.domain.bundle import COMPONENT_TYPES, SkillBundle
 from skills_app.domain.limits import MAX_BODY_BYTES, MAX_COMPONENT_BYTES, MAX_COMPONENTS
 from skills_app.domain.markdown import render_markdown
+from skills_app.domain.merge import merge_text, merge_value
 from skills_app.domain.render import render
 from skills_app.domain.skillmd import frontmatter_yaml
 from skills_app.models import Skill, SkillRevision
@@ -136,7 +138,7 @@ def _submit(request: HttpRequest, console: Console, skill: Skill | None) -> Http
         )
     except errors.Conflict:
         assert skill is not None  # only a new revision carries a base revision to be stale
-        return _conflict(console, form=form, rows=rows, skill=skill, bundle=bundle)
+        return _conflict(console, form=form, rows=rows, skill=skill)
     except errors.XmemoError as exc:
         add_service_error(form, exc)
         return _render_editor(console, form=form, rows=rows, skill=skill, status=exc.status)
@@ -155,29 +157,85 @@ def _submit(request: HttpRequest, console: Console, skill: Skill | None) -> Http
     return console.redirect("skill_detail", revision.skill.skill_id)
 
 
+def _merged_form(
+    *, form: SkillForm, base: SkillRevision | None, latest: SkillRevision
+) -> tuple[QueryDict, list[dict[str, Any]]]:
+    """What was posted, each field its value (not a list repr), rebased onto ``latest``: a
+    three-way merge of each text field from ``base``, and the places both sides changed."""
+    posted = QueryDict(mutable=True)
+    posted.update(form.data)
+    posted["base_revision_id"] = latest.revision_id
+    if base is None:
+        return posted, []
+    label = f"revision #{latest.revision_number}"
+    overlaps: list[dict[str, Any]] = []
+    name, both = merge_value(base.name, posted.get("name", ""), latest.name)
+    posted["name"] = name
+    if both:
+        overlaps.append({"where": "Name", "mine": name, "theirs": latest.name})
+    for field, title, base_text, theirs_text in (
+        ("description", "Description", base.description, latest.description),
+        ("frontmatter", "Frontmatter", *(frontmatter_yaml(r.frontmatter) for r in (base, latest))),
+        ("instruction_body", "Instructions", base.instruction_body, latest.instruction_body),
+    ):
+        posted_text = normalize_newlines(posted.get(field, ""))
+        merged = merge_text(base_text, posted_text, theirs_text, theirs_label=label)
+        posted[field] = merged.text
+        overlaps += [
+            {"where": f"{title}, line {o.line}", "mine": o.mine, "theirs": o.theirs}
+            for o in merged.overlaps
+        ]
+    return posted, overlaps
+
+
 def _conflict(
     console: Console,
     *,
     form: SkillForm,
     rows: list[ComponentRow],
     skill: Skill,
-    bundle: SkillBundle,
 ) -> HttpResponse:
-    """409: someone saved first. Show their revision against yours; the form is rebased."""
+    """409: someone saved first. Their changes since the author's base revision are merged
+    into the form; overlapping changes keep both sides and are listed."""
     latest = skill.latest_revision
     assert latest is not None
-    posted = QueryDict(mutable=True)  # what was posted, each field its value(s), not a list repr
-    posted.update(form.data)
-    posted["base_revision_id"] = latest.revision_id
+    base = _base_revision(console, skill, form.data.get("base_revision_id", ""))
+    posted, overlaps = _merged_form(form=form, base=base, latest=latest)
+    if base is not None:
+        rows, notes = merge_rows(
+            base=rows_from_revision(base),
+            mine=rows,
+            theirs=rows_from_revision(latest),
+            theirs_label=f"revision #{latest.revision_number}",
+        )
+        overlaps += notes
     rebased = SkillForm(posted)
     rebased.is_valid()
+    merged = SkillBundle(
+        name=posted.get("name", ""),
+        description=posted.get("description", ""),
+        instruction_body=posted.get("instruction_body", ""),
+        frontmatter=rebased.cleaned_data.get("frontmatter") or {},
+        components=bundle_components(rows),
+    )
     conflict = {
         "latest": latest,
-        "diff": bundle_diff(latest, bundle, number=latest.revision_number + 1),
+        "base": base,
+        "overlaps": overlaps,
+        "diff": bundle_diff(latest, merged, number=latest.revision_number + 1),
     }
     return _render_editor(
         console, form=rebased, rows=rows, skill=skill, status=409, conflict=conflict
     )
+
+
+def _base_revision(console: Console, skill: Skill, revision_id: str) -> SkillRevision | None:
+    """The revision the author started from (of this skill), or None."""
+    try:
+        revision = console.revision(revision_id)
+    except errors.NotFound:
+        return None
+    return revision if revision.skill_id == skill.pk else None
 
 
 @console_view()
