@@ -10,7 +10,13 @@ from typing import Any
 from celery import shared_task
 from celery.signals import task_postrun, task_prerun, worker_ready
 
-from skills_app.infra.queue import DELIVER_WEBHOOK, EMBED_REVISIONS, RUN_JOB
+from skills_app.infra.queue import (
+    DELIVER_WEBHOOK,
+    EMBED_REVISIONS,
+    EVALS_REFRESH,
+    OUTCOME_STORE,
+    RUN_JOB,
+)
 
 logger = logging.getLogger(__name__)
 # One JSON line as each task starts and finishes (settings.LOGGING): the job (or delivery) id it
@@ -140,6 +146,22 @@ def embed_revisions(revision_ids: list[str]) -> None:
     from skills_app.services.embeddings import embeddings_compute
 
     embeddings_compute(revision_ids=revision_ids)
+
+
+@shared_task(name=EVALS_REFRESH, acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def evals_refresh(workspace_pk: int) -> None:
+    """The workspace's trigger checks brought up to date with what it serves (§22)."""
+    from skills_app.services.evals import evals_refresh as refresh
+
+    refresh(workspace_pk=workspace_pk)
+
+
+@shared_task(name=OUTCOME_STORE, acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def outcome_store(report: dict[str, Any]) -> None:
+    """One reported outcome, counted if it is its reporter's first of the day (§22)."""
+    from skills_app.services.outcomes import outcome_store as store
+
+    store(report=report)
 
 
 @shared_task(name=DELIVER_WEBHOOK, acks_late=True, reject_on_worker_lost=True, ignore_result=True)

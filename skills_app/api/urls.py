@@ -19,6 +19,7 @@ from skills_app.api.views.accounts import (
     WorkspaceListView,
 )
 from skills_app.api.views.bridge import LintView, RevisionBundleView, SyncView
+from skills_app.api.views.evals import RevisionEvalsView, RevisionOutcomeView
 from skills_app.api.views.jobs import (
     ExecuteView,
     ExportView,
@@ -91,6 +92,12 @@ urlpatterns = [
         name="revision-component",
     ),
     path("revisions/<str:revision_id>/execute", ExecuteView.as_view(), name="revision-execute"),
+    path("revisions/<str:revision_id>/evals", RevisionEvalsView.as_view(), name="revision-evals"),
+    path(
+        "revisions/<str:revision_id>/outcomes",
+        RevisionOutcomeView.as_view(),
+        name="revision-outcomes",
+    ),
     path(
         "revisions/<str:revision_id>/comments",
         RevisionCommentListView.as_view(),

@@ -18,6 +18,8 @@ from skills_app.infra import requestctx
 RUN_JOB = "skills_app.tasks.run_job"
 DELIVER_WEBHOOK = "skills_app.tasks.deliver_webhook"
 EMBED_REVISIONS = "skills_app.tasks.embed_revisions"
+EVALS_REFRESH = "skills_app.tasks.evals_refresh"
+OUTCOME_STORE = "skills_app.tasks.outcome_store"
 
 
 def _task(name: str) -> Any:

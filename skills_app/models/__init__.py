@@ -1,4 +1,5 @@
 from skills_app.models.audit import AuditEntry
+from skills_app.models.evals import RevisionEvaluation, RevisionOutcome
 from skills_app.models.jobs import Job
 from skills_app.models.labels import SkillLabel
 from skills_app.models.oauth import OAuthConnection
@@ -21,6 +22,8 @@ __all__ = [
     "RevisionApproval",
     "RevisionComment",
     "RevisionEmbedding",
+    "RevisionEvaluation",
+    "RevisionOutcome",
     "Skill",
     "SkillComponent",
     "SkillLabel",

@@ -28,6 +28,7 @@ from skills_app.models import Blob, Job, Skill, SkillComponent, SkillRevision, W
 from skills_app.selectors.revisions import revision_bundle
 from skills_app.services.audit import audit_record
 from skills_app.services.embeddings import embedding_wanted
+from skills_app.services.evals import evals_wanted
 from skills_app.services.notifications import lifecycle_notify
 from skills_app.services.reviews import approval_record, thread_comment_record
 
@@ -135,6 +136,7 @@ def _refresh_pointers(skill: Skill) -> None:
             "updated_at",
         ]
     )
+    evals_wanted(skill)
 
 
 def _set_state(

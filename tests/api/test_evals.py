@@ -44,3 +44,59 @@ def test_an_invalid_triggers_file_is_refused_at_save_naming_the_field(
     assert not Skill.objects.filter(slug="db-restore").exists()
     good = {"should_trigger": ["restore the database"], "should_not_trigger": ["deploy"]}
     assert api.post(SAVE, _save_body(env.personal.slug, good)).status_code == 201
+
+
+def test_evals_answer_none_then_pending_then_done(env: Env, api_for: ApiFactory) -> None:
+    from skills_app.models import SkillRevision
+    from skills_app.services.evals import evaluation_compute
+
+    api = api_for(env.owner)
+    plain = api.post(SAVE, {**_save_body(env.personal.slug, {}), "components": []}).json()
+    assert api.get(f"/v1/revisions/{plain['revision_id']}/evals").json() == {"state": "none"}
+    good = {"should_trigger": ["restore the database"], "should_not_trigger": ["deploy"]}
+    saved = api.post(SAVE, _save_body(env.personal.slug, good)).json()
+    url = f"/v1/revisions/{saved['revision_id']}/evals"
+    assert api.get(url).json() == {"state": "pending"}
+    evaluation_compute(revision=SkillRevision.objects.get(revision_id=saved["revision_id"]))
+    answer = api.get(url).json()
+    assert answer["state"] == "done"
+    assert answer["recall_at_1"] == 1.0
+    assert answer["false_trigger_rate"] == 0.0
+    assert answer["tasks"][0] == {
+        "task": "restore the database",
+        "expected": "trigger",
+        "rank": 1,
+        "winner": "db-restore",
+    }
+    assert answer["collisions"] == {"outranked_by": [], "wins_from": []}
+    assert answer["served_set"]["current"] is True
+    assert api_for(env.outsider).get(url).status_code == 404
+
+
+def test_outcomes_are_bounded_per_token_per_day_and_notes_stay_text(
+    env: Env, api_for: ApiFactory
+) -> None:
+    from skills_app.models import RevisionOutcome
+
+    saved = api_for(env.owner).post(SAVE, _save_body(env.personal.slug, {})).json()
+    url = f"/v1/revisions/{saved['revision_id']}/outcomes"
+    agent = api_for(env.owner)
+    note = "<script>alert(1)</script> worked"
+    first = agent.post(url, {"outcome": "success", "note": note})
+    assert first.status_code == 202, first.content
+    assert first.json() == {
+        "revision_id": saved["revision_id"],
+        "outcome": "success",
+        "accepted": True,
+    }
+    assert agent.post(url, {"outcome": "failure"}).status_code == 202
+    other = api_for(env.owner)  # another token of the same person counts on its own
+    assert other.post(url, {"outcome": "partial"}).status_code == 202
+    stored = RevisionOutcome.objects.order_by("pk")
+    assert [o.outcome for o in stored] == ["success", "partial"]
+    assert stored[0].note == note
+    bad = agent.post(url, {"outcome": "great"})
+    assert bad.status_code == 400
+    assert bad.json()["error"]["details"]["field"] == "outcome"
+    assert agent.post(url, {"outcome": "success", "score": 3}).status_code == 400
+    assert api_for(env.outsider).post(url, {"outcome": "success"}).status_code == 404

@@ -264,6 +264,10 @@ def _cases(v: Victim) -> dict[str, dict[str, list[Call]]]:
             "patch": [Call(body={"comments": False}, expect=200)],
         },
         "token-detail": {"delete": [Call({"token_id": v.token.token_id})]},
+        "revision-evals": {"get": [Call({"revision_id": rev}, owner_expect=200)]},
+        "revision-outcomes": {
+            "post": [Call({"revision_id": rev}, body={"outcome": "success"}, owner_expect=202)]
+        },
         "revision-comments": {
             "get": [Call({"revision_id": rev}, owner_expect=200)],
             "post": [Call({"revision_id": rev}, body={"body": "planted", "line": 1})],

@@ -12,7 +12,8 @@ results.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from skills_app.access import Actor
 from skills_app.domain.search_text import (
@@ -26,9 +27,21 @@ from skills_app.domain.search_text import (
 from skills_app.infra import db
 from skills_app.models import Skill, SkillRevision, Workspace
 from skills_app.selectors.search import lexical, semantic
-from skills_app.selectors.search.gate import Gate, gate_for, member_sql
+from skills_app.selectors.search.gate import Gate, gate_for, member_sql, served_gate
 
-__all__ = ["Fusion", "SearchResult", "fuse_by_rank", "fuse_by_score", "search_skills"]
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = [
+    "Fusion",
+    "SearchResult",
+    "StandIn",
+    "fuse_by_rank",
+    "fuse_by_score",
+    "search_gated",
+    "search_skills",
+    "served_gate",
+]
 
 _SKILL = Skill._meta.db_table
 _WS = Workspace._meta.db_table
@@ -90,6 +103,15 @@ def fuse_by_rank(
     return [(int(pk), score) for pk, score in fused]  # type: ignore[call-overload]
 
 
+@dataclass(frozen=True)
+class StandIn:
+    """A revision standing in for its skill (trigger checks, docs/contract.md §22): its words
+    are in the skill's row for the while (``services.evals``), its descriptor's vector here."""
+
+    skill_pk: int
+    vector: np.ndarray | None
+
+
 def search_skills(
     *,
     actor: Actor,
@@ -98,11 +120,24 @@ def search_skills(
     limit: int,
     fusion: Fusion = fuse_by_score,
 ) -> list[SearchResult]:
-    words = query_words(text)
-    if not words.words:
+    if not query_words(text).words:
         return []
-    gate = gate_for(actor=actor, workspace=workspace)
-    if not gate.workspace_ids:
+    return search_gated(
+        gate=gate_for(actor=actor, workspace=workspace), text=text, limit=limit, fusion=fusion
+    )
+
+
+def search_gated(
+    *,
+    gate: Gate,
+    text: str,
+    limit: int,
+    fusion: Fusion = fuse_by_score,
+    stand_in: StandIn | None = None,
+) -> list[SearchResult]:
+    """Level 0 under ``gate``: what ``search_skills`` answers once the gate is known."""
+    words = query_words(text)
+    if not words.words or not gate.workspace_ids:
         return []
     pool = max(POOL, limit)
     embedding = semantic.embed_query(text)  # on a helper thread, while the words are ranked
@@ -110,7 +145,12 @@ def search_skills(
     if embedding is None:
         ranked = by_words
     else:
-        by_meaning = semantic.rank(gate=gate, query=embedding.result(), limit=pool)
+        by_meaning = semantic.rank(
+            gate=gate,
+            query=embedding.result(),
+            limit=pool,
+            stand_in=None if stand_in is None else (stand_in.skill_pk, stand_in.vector),
+        )
         ranked = fusion(by_words, by_meaning, pool)
     return _descriptors(gate, ranked, limit)
 
@@ -152,9 +192,11 @@ def _descriptor_rows(gate: Gate, pks: tuple[int, ...]) -> dict[int, tuple[Any, .
     chosen, chosen_params = member_sql("s.id", pks)
     rows = db.fetch_all(
         "SELECT s.id, s.skill_id, s.slug, w.slug, w.kind, s.search_name, s.search_description,"  # noqa: S608 - names only
-        f" p.revision_number, r.approx_tokens FROM {_SKILL} s JOIN {_WS} w ON w.id = s.workspace_id"
+        " p.revision_number, coalesce(r.approx_tokens, 0)"
+        f" FROM {_SKILL} s JOIN {_WS} w ON w.id = s.workspace_id"
         f" LEFT JOIN {_REV} p ON p.id = s.published_revision_id"
-        f" JOIN {_REV} r ON r.id = s.current_revision_id"
+        # LEFT: a skill linted before its first save has no revision yet (trigger checks, §22).
+        f" LEFT JOIN {_REV} r ON r.id = s.current_revision_id"
         f" WHERE {chosen} AND {where}",
         [*chosen_params, *params],
     )

@@ -31,15 +31,23 @@ class Gate:
     fallback_ids: tuple[int, ...]
     # Tokens are agents: a skill marked ``invoke: {model: false}`` is for people only.
     agents_only: bool
+    # A trigger check's skill (docs/contract.md §22): shown whatever its state, since the
+    # revision being checked stands in for it (``services.evals``).
+    stand_in: int | None = None
 
     def sql(self, alias: str = "s") -> tuple[str, list[Any]]:
         """The condition on a skills row ``alias``."""
         readable, readable_params = member_sql(f"{alias}.workspace_id", self.workspace_ids)
         fallback, fallback_params = member_sql(f"{alias}.workspace_id", self.fallback_ids)
-        return (
-            f"{readable} AND {alias}.status = 'active'"
-            f" AND {alias}.current_revision_id IS NOT NULL"
+        served = (
+            f"{alias}.status = 'active' AND {alias}.current_revision_id IS NOT NULL"
             f" AND ({alias}.published_revision_id IS NOT NULL OR {fallback})"
+        )
+        if self.stand_in is not None:
+            served = f"({alias}.id = %s OR ({served}))"
+            fallback_params = [self.stand_in, *fallback_params]
+        return (
+            f"{readable} AND {served}"
             + (f" AND {alias}.model_invocable" if self.agents_only else ""),
             [*readable_params, *fallback_params],
         )
@@ -53,6 +61,15 @@ def member_sql(column: str, values: tuple[int, ...]) -> tuple[str, list[Any]]:
     if not values:
         return "1 = 0", []
     return f"{column} IN ({', '.join(['%s'] * len(values))})", list(values)
+
+
+def served_gate(*, workspace: Workspace, stand_in: int | None = None) -> Gate:
+    """What Level 0 shows the agents of ``workspace`` alone (a token restricted to it), with
+    ``stand_in``'s skill shown whatever its state (trigger checks, docs/contract.md §22)."""
+    fallback = (workspace.pk,) if workspace.kind in LATEST_FALLBACK_KINDS else ()
+    return Gate(
+        workspace_ids=(workspace.pk,), fallback_ids=fallback, agents_only=True, stand_in=stand_in
+    )
 
 
 def gate_for(*, actor: Actor, workspace: Workspace | None) -> Gate:

@@ -73,16 +73,30 @@ def embed_query(text: str) -> Future[np.ndarray] | None:
     return _EMBEDDER.submit(query_vector, text)
 
 
-def rank(*, gate: Gate, query: np.ndarray, limit: int) -> list[tuple[int, float]]:
+def rank(
+    *,
+    gate: Gate,
+    query: np.ndarray,
+    limit: int,
+    stand_in: tuple[int, np.ndarray | None] | None = None,
+) -> list[tuple[int, float]]:
     """(skill pk, cosine) of the skills nearest in meaning to the query's embedding, best
-    first."""
+    first. ``stand_in`` (a skill's pk, a vector or None) replaces that skill's stored vector:
+    a trigger check's revision standing in for its skill (docs/contract.md §22)."""
     if not gate.workspace_ids:
         return []
-    if connection.vendor != "postgresql":
-        return _rank_uncached(gate, query, limit)
+    wanted = limit + (stand_in is not None)
     found: list[tuple[int, float]] = []
-    for workspace_id in gate.workspace_ids:
-        found += _CACHE.index(workspace_id, gate).search(query, limit)
+    if connection.vendor != "postgresql":
+        found = _rank_uncached(gate, query, wanted)
+    else:
+        for workspace_id in gate.workspace_ids:
+            found += _CACHE.index(workspace_id, gate).search(query, wanted)
+    if stand_in is not None:
+        pk, vector = stand_in
+        found = [pair for pair in found if pair[0] != pk]
+        if vector is not None:
+            found.append((pk, float(vector @ query)))
     found.sort(key=lambda pair: -pair[1])
     return [(pk, score) for pk, score in found[:limit] if score >= MIN_SIMILARITY]
 

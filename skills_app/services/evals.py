@@ -1,0 +1,193 @@
+"""Trigger checks (docs/contract.md §22): each task of a revision's ``evals/triggers.json``, and
+every other served skill's should-trigger task, run through Level 0 — ``search_gated``, the
+code agents hit — over the skills its workspace serves, with the revision standing in for its
+skill.
+
+Standing in, without a second ranking: inside a savepoint the skill's row takes the revision's
+words (name, description, body, ``invoke.model``), so the word ranking, its rarity weights
+(the vocabulary triggers of migration 0014) and the search gate read them as they would once
+it is served; its meaning is the revision's descriptor vector (``StandIn``); the savepoint is
+rolled back. The queries' vectors are computed first, so the row is held about as long as the
+word rankings take. When: ``evals_wanted`` (every change of a skill's pointers) hands the
+workspace to ``evals_refresh`` after commit, which checks every live revision (its latest and
+served revision, proposals) whose figures are missing or were computed against another served
+set (docs/evals.md)."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from skills_app.domain.descriptor import descriptor_text
+from skills_app.domain.evals import figures
+from skills_app.infra import embedding
+from skills_app.infra.queue import EVALS_REFRESH, send_task
+from skills_app.models import RevisionEvaluation, Skill, SkillRevision, Workspace
+from skills_app.selectors.evals import (
+    live_revisions,
+    revision_triggers,
+    served_set,
+    served_trigger_tasks,
+)
+from skills_app.selectors.search import StandIn, search_gated, served_gate
+from skills_app.selectors.search.semantic import query_vector
+from skills_app.services.embeddings import embeddings_available
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from skills_app.domain.evals import Triggers
+
+logger = logging.getLogger(__name__)
+# Level 0's default answer: a rank beyond it is "not answered".
+RANKS = 10
+_MARK = "_xmemo_evals_workspace"
+
+
+def descriptor_vector(*, name: str, description: str, body: str) -> np.ndarray | None:
+    """The vector Level 0 would store for this text (``services.embeddings``), None without
+    semantic search."""
+    if not embeddings_available():
+        return None
+    encoder = embedding.encoder()
+    if encoder is None:
+        return None
+    text = descriptor_text(name=name, description=description, body=body)
+    return embedding.vector_from_bytes(embedding.vector_bytes(encoder.encode([text])[0]))
+
+
+def rank_standing_in(
+    *,
+    workspace: Workspace,
+    skill: Skill | None,
+    slug: str,
+    name: str,
+    description: str,
+    body: str,
+    model_invocable: bool,
+    tasks: list[str],
+) -> dict[str, list[str]]:
+    """Each task → the slugs Level 0 answers for it in ``workspace`` with this text standing
+    in for ``skill`` (None: a skill not saved yet, linted). Nothing it changes is kept."""
+    vector = descriptor_vector(name=name, description=description, body=body)
+    if embeddings_available() and embedding.query_encoder() is not None:
+        for task in tasks:  # before the row is held: the encoder is the slow part
+            query_vector(task)
+    ranked: dict[str, list[str]] = {}
+    with transaction.atomic():
+        columns = {
+            "search_name": name,
+            "search_description": description,
+            "search_body": body,
+            "model_invocable": model_invocable,
+        }
+        if skill is None:
+            stand = Skill.objects.create(workspace=workspace, slug=slug, **columns)
+        else:
+            Skill.objects.filter(pk=skill.pk).update(**columns)
+            stand = skill
+        gate = served_gate(workspace=workspace, stand_in=stand.pk)
+        stand_in = StandIn(skill_pk=stand.pk, vector=vector)
+        for task in dict.fromkeys(tasks):
+            answer = search_gated(gate=gate, text=task, limit=RANKS, stand_in=stand_in)
+            ranked[task] = [hit["slug"] for hit in answer]
+        transaction.set_rollback(True)
+    return ranked
+
+
+def _model_invocable(revision: SkillRevision) -> bool:
+    invoke = (revision.frontmatter or {}).get("invoke")
+    return not (isinstance(invoke, dict) and invoke.get("model") is False)
+
+
+def evaluation_figures(
+    *, revision: SkillRevision, triggers: Triggers
+) -> tuple[dict[str, object], int]:
+    """The figures of ``revision``'s checks now, and how many skills were served."""
+    skill = revision.skill
+    workspace = skill.workspace
+    others = served_trigger_tasks(workspace=workspace, skill_pk=skill.pk)
+    tasks = [*triggers.should_trigger, *triggers.should_not_trigger, *(t for _, t in others)]
+    ranked = rank_standing_in(
+        workspace=workspace,
+        skill=skill,
+        slug=skill.slug,
+        name=revision.name,
+        description=revision.description,
+        body=revision.instruction_body,
+        model_invocable=_model_invocable(revision),
+        tasks=tasks,
+    )
+    result = figures(slug=skill.slug, triggers=triggers, ranked=ranked, others=others)
+    return dict(result), len(others)
+
+
+def evaluation_compute(*, revision: SkillRevision) -> RevisionEvaluation | None:
+    """Compute and store ``revision``'s checks (None: it has no trigger set)."""
+    triggers = revision_triggers(revision_pk=revision.pk)
+    if triggers is None:
+        return None
+    workspace = revision.skill.workspace
+    before = served_set(workspace=workspace)
+    result, _ = evaluation_figures(revision=revision, triggers=triggers)
+    evaluation, _ = RevisionEvaluation.objects.update_or_create(
+        revision=revision,
+        defaults={
+            "state": RevisionEvaluation.State.DONE,
+            "figures": result,
+            "served_set": before.digest,
+            "served_skills": before.skills,
+            "computed_at": timezone.now(),
+        },
+    )
+    return evaluation
+
+
+def evals_refresh(*, workspace_pk: int) -> int:
+    """Check again every live revision of the workspace whose figures are missing or were
+    computed against another served set; answers how many were computed."""
+    workspace = Workspace.objects.filter(pk=workspace_pk).first()
+    if workspace is None:
+        return 0
+    done = 0
+    for revision in live_revisions(workspace=workspace):
+        current = served_set(workspace=workspace)
+        stored = getattr(revision, "evaluation", None)
+        if stored is not None and stored.served_set == current.digest:
+            continue
+        evaluation_compute(revision=revision)
+        done += 1
+    return done
+
+
+def evals_wanted(skill: Skill) -> None:
+    """Inside the transaction that moved ``skill``'s pointers: once it commits, the
+    workspace's checks are brought up to date off the request path (once per transaction)."""
+    workspace_pk = skill.workspace_id
+    pending = connection.run_on_commit if connection.in_atomic_block else []
+    if any(getattr(entry[1], _MARK, None) == workspace_pk for entry in pending):
+        return
+
+    def hand_over() -> None:
+        try:
+            send_task(EVALS_REFRESH, args=[workspace_pk])
+        except Exception:  # the broker is down: the periodic catch-up finds them
+            logger.warning("trigger checks of workspace %s left for the catch-up", workspace_pk)
+
+    setattr(hand_over, _MARK, workspace_pk)
+    transaction.on_commit(hand_over, robust=True)
+
+
+def evals_catch_up() -> int:
+    """The periodic catch-up: every workspace with a live revision out of date."""
+    done = 0
+    for workspace_pk in (
+        SkillRevision.objects.filter(components__logical_path="evals/triggers.json")
+        .values_list("skill__workspace_id", flat=True)
+        .distinct()
+    ):
+        done += evals_refresh(workspace_pk=workspace_pk)
+    return done
