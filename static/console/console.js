@@ -97,7 +97,23 @@
     });
   }
 
+  // Connect page: "Copy" puts its snippet's text on the clipboard.
+  function initCopy() {
+    document.addEventListener("click", function (event) {
+      var button = event.target.closest("button[data-copy]");
+      if (!button) return;
+      var source = button.closest(".snippet").querySelector("[data-copy-source]");
+      navigator.clipboard.writeText(source.textContent).then(function () {
+        button.textContent = "Copied";
+      }, function () {
+        window.getSelection().selectAllChildren(source);
+        button.textContent = "Press Ctrl+C";
+      });
+    });
+  }
+
   function init() {
+    initCopy();
     var form = document.getElementById("editor-form");
     if (form) {
       var refresh = initLimits(form);

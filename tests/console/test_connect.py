@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
+import shutil
+import subprocess
+import tomllib
 import zipfile
+from html import unescape
+from pathlib import Path
 
 from django.test import Client
 
@@ -85,3 +91,64 @@ def test_strangers_get_404_and_the_tokens_page_and_empty_list_link_here(
     connect = f'href="/w/{env.team.slug}/connect/"'
     assert connect in owner_client.get(f"/w/{env.team.slug}/tokens/").content.decode()
     assert connect in owner_client.get(f"/w/{env.team.slug}/skills/").content.decode()
+
+
+def _snippets(html: str, key: str) -> list[str]:
+    section = html.split(f'data-testid="connect-{key}"', 1)[1].split("</section>", 1)[0]
+    pre = r"<pre [^>]*data-copy-source[^>]*>([^<]*)</pre>"
+    return [unescape(text) for text in re.findall(pre, section)]
+
+
+def test_connect_page_has_copyable_configuration_with_this_servers_url(
+    env: Env, owner_client: Client
+) -> None:
+    """Issue 37 #16: no copyable configuration. Each client gets what to paste, with this
+    server's MCP URL filled in: the `claude mcp add` line, Codex's config.toml, Cursor's
+    mcp.json, the connector URL of Claude Desktop and ChatGPT."""
+    html = owner_client.get(f"/w/{env.team.slug}/connect/").content.decode()
+    mcp = "http://testserver/mcp"
+    assert _snippets(html, "claude-code")[0] == f"claude mcp add --transport http xmemo {mcp}"
+    codex = tomllib.loads(_snippets(html, "codex")[0])
+    assert codex == {"mcp_servers": {"xmemo": {"url": mcp, "bearer_token_env_var": "XMEMO_TOKEN"}}}
+    cursor = json.loads(_snippets(html, "cursor")[0])
+    assert cursor == {"mcpServers": {"xmemo": {"url": mcp}}}
+    for key in ("claude-desktop", "chatgpt", "mcp"):
+        assert _snippets(html, key) == [mcp]
+    assert "MCP Skills extension" in html.split('data-testid="skills-extension"', 1)[1]
+
+
+def test_the_unzip_instruction_yields_the_skill_folder_not_xmemo_xmemo(
+    env: Env, owner_client: Client, tmp_path: Path
+) -> None:
+    """Issue 37 #16: "unzip into ~/.claude/skills/xmemo/" gave xmemo/xmemo/SKILL.md, as the
+    ZIP already holds xmemo/. The page's own command, run as written, gives
+    ~/.claude/skills/xmemo/SKILL.md."""
+    html = owner_client.get(f"/w/{env.team.slug}/connect/").content.decode()
+    (tmp_path / "xmemo-skill.zip").write_bytes(
+        owner_client.get(f"/w/{env.team.slug}/connect/xmemo-skill.zip").content
+    )
+    home = tmp_path / "home"
+    for key, folder in (("claude-code", ".claude/skills"), ("codex", ".codex/skills")):
+        command = _snippets(html, key)[-1]
+        assert command == f"mkdir -p ~/{folder} && unzip xmemo-skill.zip -d ~/{folder}"
+        if shutil.which("unzip"):
+            subprocess.run(
+                ["sh", "-c", command],
+                cwd=tmp_path,
+                env={"HOME": str(home), "PATH": os.environ["PATH"]},
+                check=True,
+                capture_output=True,
+            )
+        else:
+            with zipfile.ZipFile(tmp_path / "xmemo-skill.zip") as archive:
+                archive.extractall(home / folder)
+        assert (home / folder / "xmemo" / "SKILL.md").is_file()
+        assert not (home / folder / "xmemo" / "xmemo").exists()
+
+
+def test_connect_is_in_the_navigation(env: Env, member_client: Client) -> None:
+    """Issue 37 #16: Connect was linked only from the tokens page and the empty skills list."""
+    for page in ("skills/", "review/", "members/", "connect/"):
+        html = member_client.get(f"/w/{env.team.slug}/{page}").content.decode()
+        nav = html.split('<nav class="tabs"', 1)[1].split("</nav>", 1)[0]
+        assert f'<a href="/w/{env.team.slug}/connect/"' in nav, page
