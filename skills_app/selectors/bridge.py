@@ -1,15 +1,14 @@
 """The reads of the agent-side bridge (docs/contract.md §17): the sync listing and a revision's
 bundle.
 
-``sync_listing`` names exactly the revisions Level 1 serves by slug (``recall.resolution``'s
-rule: the published revision; in a personal workspace, else the current one, i.e. the newest
-non-deprecated; in a team, nothing unreviewed), of active skills in the enabled workspaces
-asked for. With a label, a skill that has it is served the revision it points at (Level 1 by
-``label``), and one without it what Level 1 serves by default, so the listing stays a complete
-working set. Each lists its files as sync writes them: ``SKILL.md`` with the capsule's bytes
-first, then the components by path. The listing costs three queries whatever the number of
-skills (skills with their label's target, revisions, components); a SKILL.md's digest is cached
-in-process by revision id, and only the bodies of revisions not cached yet are loaded.
+``sync_listing`` names each active skill's published revision in the enabled workspaces asked
+for: never a draft, not even a personal one (Level 1's personal fallback to the newest revision
+stops at the laptop). With a label, a skill that has it is served the revision it points at
+(Level 1 by ``label``), and one without it its published revision. Each lists its files as sync
+writes them: ``SKILL.md`` with the capsule's bytes first, then the components by path. The
+listing costs three queries whatever the number of skills (skills with their label's target,
+revisions, components); a SKILL.md's digest is cached in-process by revision id, and only the
+bodies of revisions not cached yet are loaded.
 """
 
 from __future__ import annotations
@@ -26,7 +25,6 @@ from skills_app import errors
 from skills_app.access import Actor, readable_workspaces, require_scope, revision_for, workspace_for
 from skills_app.domain.canonical import sha256_hex
 from skills_app.domain.labels import validate_label_name
-from skills_app.domain.lifecycle import LATEST_FALLBACK_KINDS
 from skills_app.domain.paths import is_text
 from skills_app.domain.wire import encode_json
 from skills_app.infra.cache import KEY_PREFIX, local_cache
@@ -101,17 +99,15 @@ def sync_listing(
     if label is not None:
         validate_label_name(label, field="label")
     chosen = [ws for ws in _workspaces(actor, workspaces) if ws.cloud_skills_enabled]
-    fallback_ws = {ws.pk for ws in chosen if ws.kind in LATEST_FALLBACK_KINDS}
     served: dict[int, dict[str, Any]] = {}
     labelled = label_target(label) if label is not None else Value(None, IntegerField())
-    skills = Skill.objects.filter(workspace__in=chosen, status=Skill.Status.ACTIVE).annotate(
-        labelled=labelled
-    ).values_list(
-        "skill_id", "slug", "workspace__slug", "workspace_id", "published_revision_id",
-        "current_revision_id", "labelled",
-    )  # fmt: skip
-    for skill_id, slug, ws_slug, ws_pk, published_pk, current_pk, labelled_pk in skills:
-        pk = labelled_pk or published_pk or (current_pk if ws_pk in fallback_ws else None)
+    skills = (
+        Skill.objects.filter(workspace__in=chosen, status=Skill.Status.ACTIVE)
+        .annotate(labelled=labelled)
+        .values_list("skill_id", "slug", "workspace__slug", "published_revision_id", "labelled")
+    )
+    for skill_id, slug, ws_slug, published_pk, labelled_pk in skills:
+        pk = labelled_pk or published_pk
         if pk is not None:
             served[pk] = {"slug": slug, "workspace": ws_slug, "skill_id": skill_id}
     for pk, revision_id, number, digest in SkillRevision.objects.filter(

@@ -42,7 +42,10 @@ def test_sync_lists_what_level1_serves_with_the_capsule_files(
 ) -> None:
     components = (component("references/a.md", "# A\n"), component("assets/x.bin", b"\x00\xff"))
     deploy = publish(env.owner, env.personal, "deploy", components=components).revision
-    draft_only = save(env.owner, env.personal, "drafty", name="Drafty").revision
+    # Personal drafts stay on the server: a skill with only a draft is not listed, and a newer
+    # draft never replaces the published revision (issue 37 item 8).
+    save(env.owner, env.personal, "drafty", name="Drafty")
+    save(env.owner, env.personal, "deploy", components=components, instruction_body="my draft")
     archived = publish(env.owner, env.personal, "old").revision
     Skill.objects.filter(pk=archived.skill_id).update(status=Skill.Status.ARCHIVED)
     team_pub = publish(env.owner, env.team, "team-skill").revision
@@ -56,16 +59,8 @@ def test_sync_lists_what_level1_serves_with_the_capsule_files(
     assert response.status_code == 200, response.content
     assert response["Cache-Control"] == "private, no-cache"
     listed = {(s["workspace"], s["slug"]): s for s in response.json()["skills"]}
-    assert set(listed) == {
-        (env.personal.slug, "deploy"),
-        (env.personal.slug, "drafty"),
-        (env.team.slug, "team-skill"),
-    }
-    for (_, slug), revision in {
-        ("", "deploy"): deploy,
-        ("", "drafty"): draft_only,
-        ("", "team-skill"): team_pub,
-    }.items():
+    assert set(listed) == {(env.personal.slug, "deploy"), (env.team.slug, "team-skill")}
+    for (_, slug), revision in {("", "deploy"): deploy, ("", "team-skill"): team_pub}.items():
         entry = next(s for s in listed.values() if s["slug"] == slug)
         files = _capsule_files(revision)
         assert entry == {
@@ -114,13 +109,13 @@ def _label(user: Any, revision: SkillRevision, name: str) -> None:
     )
 
 
-def test_sync_with_a_label_serves_the_labelled_revisions_and_level1_defaults_elsewhere(
+def test_sync_with_a_label_serves_the_labelled_revisions_and_published_ones_elsewhere(
     env: Env, api_for: ApiFactory
 ) -> None:
     deploy_v1 = publish(env.owner, env.personal, "deploy").revision
     deploy_v2 = save(env.owner, env.personal, "deploy", instruction_body="# Two\n").revision
     plain = publish(env.owner, env.personal, "plain").revision
-    drafty = save(env.owner, env.personal, "drafty", name="Drafty").revision
+    save(env.owner, env.personal, "drafty", name="Drafty")  # a personal draft: never listed
     team_v1 = publish(env.owner, env.team, "team-skill").revision
     team_v2 = save(
         env.member, env.team, "team-skill", intent="publish", instruction_body="# Proposed\n"
@@ -141,13 +136,12 @@ def test_sync_with_a_label_serves_the_labelled_revisions_and_level1_defaults_els
     assert {slug: s["revision_id"] for slug, s in listed.items()} == {
         "deploy": deploy_v2.revision_id,
         "plain": plain.revision_id,
-        "drafty": drafty.revision_id,
         "team-skill": team_v2.revision_id,
         "team-new": team_new.revision_id,
     }
     assert listed["team-skill"]["canonical_hash"] == team_v2.canonical_hash
     assert listed["team-skill"]["files"][0]["sha256"] == _sha(_capsule_files(team_v2)["SKILL.md"])
-    # The same revisions Level 1 serves: by the label where the skill has it, else by default.
+    # The same revisions Level 1 serves: by the label where the skill has it, else published.
     for slug, entry in listed.items():
         qualified = f"{entry['workspace']}/{slug}"
         by_label = api.get("/v1/recall", {"slug": qualified, "label": "staging"})

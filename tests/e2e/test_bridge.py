@@ -423,6 +423,48 @@ def test_a_team_proposal_never_reaches_a_laptop(bridge: Bridge, owner: Any, tmp_
     assert (target / "team-skill" / "SKILL.md").read_text().endswith("# Reviewed\n")
 
 
+def test_a_shared_slug_is_written_once_and_drafts_stay_on_the_server(
+    bridge: Bridge, owner: Any, tmp_path: Path
+) -> None:
+    """Issue 37 item 8: the same slug in the personal workspace and a team stops nobody's sync
+    (the first ``--workspace`` named wins, the other is reported and skipped), and a personal
+    draft never reaches the folder."""
+    from tests.factories import let_authors_approve, make_team
+
+    mine = personal_ws(owner)
+    team = make_team(owner)
+    let_authors_approve(team)
+    publish(owner, mine, "deploy", instruction_body="# Mine\n")
+    publish(owner, team, "deploy", instruction_body="# Ours\n")
+    publish(owner, team, "review", instruction_body="# Review\n")
+    save(owner, mine, "drafty", instruction_body="# Not reviewed, not published\n")
+    target = tmp_path / "skills"
+
+    team_first = bridge("sync", "--dir", str(target), "--workspace", team.slug,
+                        "--workspace", mine.slug)  # fmt: skip
+    assert team_first.code == 0, team_first.out + team_first.err
+    assert (target / "deploy" / "SKILL.md").read_text().endswith("---\n# Ours\n")
+    assert (target / "review" / "SKILL.md").exists()
+    assert f"deploy: also served by {mine.slug}; skipped" in team_first.out
+    assert not (target / "drafty").exists()
+
+    mine_first = bridge("sync", "--dir", str(target), "--workspace", mine.slug,
+                        "--workspace", team.slug)  # fmt: skip
+    assert mine_first.code == 0, mine_first.out + mine_first.err
+    assert (target / "deploy" / "SKILL.md").read_text().endswith("---\n# Mine\n")
+    assert f"deploy: also served by {team.slug}; skipped" in mine_first.out
+    lock = json.loads((target / ".xmemo-lock.json").read_text())
+    assert lock["skills"]["deploy"]["workspace"] == mine.slug
+    assert set(lock["skills"]) == {"deploy", "review"}
+
+    every = bridge("sync", "--dir", str(tmp_path / "all"))
+    assert every.code == 0, every.out + every.err
+    assert sorted(p.name for p in (tmp_path / "all").iterdir() if p.is_dir()) == [
+        "deploy",
+        "review",
+    ]
+
+
 def test_login_writes_0600_credentials_that_renew_themselves(
     node: str, live_server: Any, owner: Any, tmp_path: Path
 ) -> None:

@@ -362,6 +362,22 @@ function writeSkill(dir, slug, files) {
   fs.rmSync(old, { recursive: true, force: true });
 }
 
+// A slug served by several workspaces is written once: from the first --workspace named (else
+// the first in the listing's order); the others are reported and skipped.
+function firstOfEachSlug(listing, named, report) {
+  const rank = (ws) => (named.includes(ws) ? named.indexOf(ws) : named.length);
+  const chosen = new Map();
+  for (const entry of listing) {
+    const held = chosen.get(entry.slug);
+    if (!held || rank(entry.workspace) < rank(held.workspace)) chosen.set(entry.slug, entry);
+  }
+  for (const entry of listing) {
+    const kept = chosen.get(entry.slug);
+    if (kept !== entry) report(`${entry.slug}: also served by ${entry.workspace}; skipped (written from ${kept.workspace})`);
+  }
+  return [...chosen.values()];
+}
+
 async function sync(client, _args, options, report = out) {
   const dir = path.resolve(options.dir);
   const workspaces = [...(options.workspace ?? [])].sort();
@@ -378,27 +394,20 @@ async function sync(client, _args, options, report = out) {
     headers: sameQuery && cache.etag ? { 'If-None-Match': cache.etag } : {},
   });
   const listing = answer.status === 304 ? cache.listing : answer.data.skills;
-  const seen = new Map();
-  for (const entry of listing) {
-    if (seen.has(entry.slug)) {
-      throw new ExitError(EXIT.USAGE, `'${entry.slug}' is served by ${seen.get(entry.slug)} and ${entry.workspace}: sync them into different --dir with --workspace`);
-    }
-    seen.set(entry.slug, entry.workspace);
-  }
 
   let code = EXIT.OK;
   const unsafe = (why) => {
     report(`${why}: refused as unsafe; nothing written or removed for it`);
     code = EXIT.INTEGRITY;
   };
+  const safe = listing.filter((entry) => {
+    const why = refusal(dir, entry.slug, entry.files.map((f) => f.path));
+    if (why) unsafe(why);
+    return !why;
+  });
   const plan = [];
   const nextLock = { version: 1, server: client.url, skills: { ...lock.skills } };
-  for (const entry of listing) {
-    const why = refusal(dir, entry.slug, entry.files.map((f) => f.path));
-    if (why) {
-      unsafe(why);
-      continue;
-    }
+  for (const entry of firstOfEachSlug(safe, options.workspace ?? [], report)) {
     const want = filesOfListing(entry);
     const have = folderFiles(path.join(dir, entry.slug));
     const locked = lock.skills[entry.slug];

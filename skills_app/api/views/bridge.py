@@ -33,7 +33,7 @@ def _json_with_etag(request: Request, body: bytes, etag: str, cache_control: str
 class SyncView(ApiView):
     @extend_schema(
         operation_id="sync",
-        summary="The revisions Level 1 serves by slug, with their files (for sync)",
+        summary="Each skill's published revision, with its files (for sync)",
         parameters=[
             OpenApiParameter(
                 "workspace",
@@ -46,7 +46,7 @@ class SyncView(ApiView):
                 "label",
                 OpenApiTypes.STR,
                 description="Serve each skill the revision this label points at; a skill "
-                "without the label gets what Level 1 serves by default.",
+                "without the label gets its published revision.",
             ),
         ],
         responses={200: SyncOut, 304: _NOT_MODIFIED},
