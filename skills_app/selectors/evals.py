@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from django.db.models import Count, F, Q
 
 from skills_app.access import Actor, require_scope, revision_for
-from skills_app.domain.evals import TRIGGERS_PATH, Triggers, success_rate, triggers_parse
+from skills_app.domain.evals import OUTCOMES, TRIGGERS_PATH, Triggers, success_rate, triggers_parse
 from skills_app.errors import ValidationFailed
 from skills_app.infra import db, embedding
 from skills_app.models import (
@@ -131,21 +131,53 @@ def revision_evals(*, actor: Actor, revision_id: str) -> dict[str, Any]:
     return evaluation_answer(revision=revision)
 
 
-def outcome_counts(revisions: list[int]) -> dict[tuple[int, str], dict[str, int]]:
-    """(revision pk, client) → {success, partial, failure} of the reported outcomes."""
+class Outcomes(TypedDict):
+    success: int
+    partial: int
+    failure: int
+    rate: float | None
+
+
+def outcome_figures(counts: dict[str, int]) -> Outcomes:
+    """Counts of each outcome and the success rate (docs/evals.md)."""
+    success, partial, failure = (int(counts.get(kind, 0)) for kind in OUTCOMES)
+    return {
+        "success": success,
+        "partial": partial,
+        "failure": failure,
+        "rate": success_rate(counts),
+    }
+
+
+def revision_outcomes(*, revision_pk: int) -> Outcomes:
+    """Every outcome reported for one revision."""
     rows = (
-        RevisionOutcome.objects.filter(revision_id__in=revisions)
-        .values("revision_id", "client_name", "outcome")
+        RevisionOutcome.objects.filter(revision_id=revision_pk)
+        .values_list("outcome")
         .annotate(n=Count("id"))
+        .order_by()
     )
-    counts: dict[tuple[int, str], dict[str, int]] = {}
-    for row in rows:
-        entry = counts.setdefault(
-            (row["revision_id"], row["client_name"]), {"success": 0, "partial": 0, "failure": 0}
-        )
-        entry[row["outcome"]] = row["n"]
-    return counts
+    return outcome_figures({outcome: n for outcome, n in rows})
 
 
-def with_rate(counts: dict[str, int]) -> dict[str, Any]:
-    return {**counts, "rate": success_rate(counts)}
+def review_evidence(*, revision: SkillRevision, baseline: SkillRevision | None) -> dict[str, Any]:
+    """What the review and skill pages show (docs/contract.md §22): ``revision``'s checks
+    beside those of the revision it replaces, and how the served revision has been doing."""
+    skill = revision.skill
+    served = skill.published_revision or skill.current_revision
+    return {
+        "checks": evaluation_answer(revision=revision),
+        "was": evaluation_answer(revision=baseline) if baseline is not None else None,
+        "baseline": baseline,
+        "served": served,
+        "outcomes": revision_outcomes(revision_pk=served.pk) if served is not None else None,
+        "notes": (
+            list(
+                RevisionOutcome.objects.filter(revision=served)
+                .exclude(note="")
+                .order_by("-reported_at")[:5]
+            )
+            if served is not None
+            else []
+        ),
+    }

@@ -6,12 +6,13 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 from typing import Any, TypedDict
 
-from django.db.models import F, Max, QuerySet, Sum
+from django.db.models import Count, F, Max, QuerySet, Sum
 from django.utils import timezone
 
 from skills_app import errors
 from skills_app.access import Actor, require_scope, skill_for
-from skills_app.models import Skill, UsageDay
+from skills_app.models import RevisionOutcome, Skill, UsageDay
+from skills_app.selectors.evals import Outcomes, outcome_figures
 
 USAGE_DEFAULT_DAYS = 30
 USAGE_MAX_DAYS = 90
@@ -28,12 +29,14 @@ class RevisionUsage(TypedDict):
     revision_number: int
     level1: int
     level2: int
+    outcomes: Outcomes
 
 
 class ClientUsage(TypedDict):
     name: str
     level1: int
     level2: int
+    outcomes: Outcomes
 
 
 class SkillUsage(TypedDict):
@@ -89,6 +92,26 @@ def usage_of(skill: Skill, *, days: int = USAGE_DEFAULT_DAYS) -> SkillUsage:
         .annotate(total=F("l1") + F("l2"))
         .order_by("-total", "client_name")
     )
+    revisions: dict[str, RevisionUsage] = {
+        row["rid"]: {
+            "revision_id": row["rid"],
+            "revision_number": row["number"],
+            "level1": row["l1"],
+            "level2": row["l2"],
+            "outcomes": outcome_figures({}),
+        }
+        for row in by_revision
+    }
+    clients: dict[str, ClientUsage] = {
+        row["client_name"]: {
+            "name": row["client_name"],
+            "level1": row["l1"],
+            "level2": row["l2"],
+            "outcomes": outcome_figures({}),
+        }
+        for row in by_client
+    }
+    _add_outcomes(skill, since, revisions, clients)
     return {
         "last_recalled_at": last.isoformat() if last is not None else None,
         "days": [
@@ -96,17 +119,53 @@ def usage_of(skill: Skill, *, days: int = USAGE_DEFAULT_DAYS) -> SkillUsage:
             for day in (since + timedelta(days=n) for n in range(days))
             for l1, l2 in (per_day.get(day, (0, 0)),)
         ],
-        "by_revision": [
+        "by_revision": sorted(revisions.values(), key=lambda r: -r["revision_number"]),
+        "by_client": list(clients.values()),
+    }
+
+
+def _add_outcomes(
+    skill: Skill,
+    since: date,
+    revisions: dict[str, RevisionUsage],
+    clients: dict[str, ClientUsage],
+) -> None:
+    """The reported outcomes (docs/contract.md §22) of the window, per revision and client; a
+    revision or client with outcomes but no recall in the window is listed too."""
+    rows = (
+        RevisionOutcome.objects.filter(revision__skill=skill, date__gte=since)
+        .values(
+            "outcome",
+            "client_name",
+            rid=F("revision__revision_id"),
+            number=F("revision__revision_number"),
+        )
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    per_revision: dict[str, dict[str, int]] = {}
+    per_client: dict[str, dict[str, int]] = {}
+    for row in rows:
+        revisions.setdefault(
+            row["rid"],
             {
                 "revision_id": row["rid"],
                 "revision_number": row["number"],
-                "level1": row["l1"],
-                "level2": row["l2"],
-            }
-            for row in by_revision
-        ],
-        "by_client": [
-            {"name": row["client_name"], "level1": row["l1"], "level2": row["l2"]}
-            for row in by_client
-        ],
-    }
+                "level1": 0,
+                "level2": 0,
+                "outcomes": outcome_figures({}),
+            },
+        )
+        clients.setdefault(
+            row["client_name"],
+            {"name": row["client_name"], "level1": 0, "level2": 0, "outcomes": outcome_figures({})},
+        )
+        for bucket in (
+            per_revision.setdefault(row["rid"], {}),
+            per_client.setdefault(row["client_name"], {}),
+        ):
+            bucket[row["outcome"]] = bucket.get(row["outcome"], 0) + row["n"]
+    for rid, counts in per_revision.items():
+        revisions[rid]["outcomes"] = outcome_figures(counts)
+    for name, counts in per_client.items():
+        clients[name]["outcomes"] = outcome_figures(counts)

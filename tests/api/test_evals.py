@@ -100,3 +100,24 @@ def test_outcomes_are_bounded_per_token_per_day_and_notes_stay_text(
     assert bad.json()["error"]["details"]["field"] == "outcome"
     assert agent.post(url, {"outcome": "success", "score": 3}).status_code == 400
     assert api_for(env.outsider).post(url, {"outcome": "success"}).status_code == 404
+
+
+def test_usage_shows_outcome_counts_and_rate_per_revision_and_client(
+    env: Env, api_for: ApiFactory
+) -> None:
+    saved = api_for(env.owner).post(SAVE, _save_body(env.personal.slug, {})).json()
+    url = f"/v1/revisions/{saved['revision_id']}/outcomes"
+    for outcome in ("success", "success", "failure"):  # three tokens, one report each
+        assert api_for(env.owner).post(url, {"outcome": outcome}).status_code == 202
+    usage = api_for(env.owner).get(f"/v1/skills/{saved['skill_id']}/usage").json()
+    expected = {"success": 2, "partial": 0, "failure": 1, "rate": 0.6667}
+    assert usage["by_revision"] == [
+        {
+            "revision_id": saved["revision_id"],
+            "revision_number": 1,
+            "level1": 0,
+            "level2": 0,
+            "outcomes": expected,
+        }
+    ]
+    assert usage["by_client"] == [{"name": "test", "level1": 0, "level2": 0, "outcomes": expected}]

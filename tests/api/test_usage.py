@@ -16,6 +16,8 @@ from tests.api.conftest import Api, ApiFactory, error_code
 from tests.factories import Env, make_token, publish, save
 from tests.usage import flush_usage
 
+NO_OUTCOMES = {"success": 0, "partial": 0, "failure": 0, "rate": None}
+
 
 def _level1(api: Api, **headers: str) -> Any:
     return api.get("/v1/recall", {"slug": "counted"}, **headers)
@@ -65,17 +67,19 @@ def test_usage_counts_each_answer_per_revision_day_and_client(
             "revision_number": 2,
             "level1": 1,
             "level2": 0,
+            "outcomes": NO_OUTCOMES,
         },
         {
             "revision_id": first.revision_id,
             "revision_number": 1,
             "level1": 4,
             "level2": 2,
+            "outcomes": NO_OUTCOMES,
         },
     ]
     assert body["by_client"] == [
-        {"name": "ci-agent", "level1": 3, "level2": 2},
-        {"name": "OAuth: Claude", "level1": 2, "level2": 0},
+        {"name": "ci-agent", "level1": 3, "level2": 2, "outcomes": NO_OUTCOMES},
+        {"name": "OAuth: Claude", "level1": 2, "level2": 0, "outcomes": NO_OUTCOMES},
     ]
     last = body["last_recalled_at"]
     assert last is not None

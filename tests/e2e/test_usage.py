@@ -28,6 +28,8 @@ from tests.support import wait_until
 
 N_REST, M_REST, N_MCP, M_MCP = 4, 3, 2, 5
 
+NO_OUTCOMES = {"success": 0, "partial": 0, "failure": 0, "rate": None}
+
 
 def _usage_when(api: httpx.Client, path: str, level1: int, level2: int) -> dict[str, Any]:
     last: list[dict[str, Any]] = [{}]
@@ -99,11 +101,12 @@ def test_usage_adds_up_over_rest_and_mcp_on_a_real_worker(tmp_path: Path) -> Non
                 "revision_number": 1,
                 "level1": N_REST + N_MCP,
                 "level2": M_REST + M_MCP,
+                "outcomes": NO_OUTCOMES,
             }
         ]
         assert sorted(body["by_client"], key=lambda c: c["name"]) == [
-            {"name": "OAuth: Claude", "level1": N_MCP, "level2": M_MCP},
-            {"name": "rest-agent", "level1": N_REST, "level2": M_REST},
+            {"name": "OAuth: Claude", "level1": N_MCP, "level2": M_MCP, "outcomes": NO_OUTCOMES},
+            {"name": "rest-agent", "level1": N_REST, "level2": M_REST, "outcomes": NO_OUTCOMES},
         ]
         assert body["last_recalled_at"] is not None
         other = httpx.get(

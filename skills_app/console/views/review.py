@@ -14,6 +14,7 @@ from skills_app.domain.markdown import render_markdown
 from skills_app.domain.skillmd import frontmatter_yaml
 from skills_app.models import SkillRevision
 from skills_app.selectors.diff import bundle_diff
+from skills_app.selectors.evals import review_evidence
 from skills_app.selectors.reviews import awaiting_review, revision_approvals, revision_thread
 from skills_app.selectors.revisions import revision_bundle
 from skills_app.selectors.skills import revision_components, skill_diff
@@ -72,6 +73,7 @@ def review(request: HttpRequest, console: Console, revision_id: str) -> HttpResp
             ],
             "body_lines": list(enumerate(revision.instruction_body.splitlines(), start=1)),
             "approvals": revision_approvals(revision),
+            "evidence": review_evidence(revision=revision, baseline=baseline),
         },
     )
 

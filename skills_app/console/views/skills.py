@@ -16,6 +16,7 @@ from skills_app.domain.skillmd import frontmatter_yaml
 from skills_app.gateway.downloads import download_response
 from skills_app.models import Skill, SkillRevision
 from skills_app.selectors.commands import command_name
+from skills_app.selectors.evals import review_evidence
 from skills_app.selectors.labels import labels_by_revision
 from skills_app.selectors.recall.content import ComponentContent
 from skills_app.selectors.skills import (
@@ -131,6 +132,7 @@ def skill_detail(request: HttpRequest, console: Console, skill_id: str) -> HttpR
             "timeline": timeline,
             "usage": usage,
             "usage_chart": usage_chart(usage["days"]),
+            "evidence": review_evidence(revision=shown, baseline=None) if shown else None,
             "latest": revisions[0] if revisions else None,
             "label_names": sorted({name for names in labels.values() for name in names}),
             "skill_actions": lifecycle.skill_actions_available(
