@@ -8,8 +8,10 @@ service is a failure, never a silent skip.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +22,8 @@ import pytest
 T = TypeVar("T")
 
 ROOT = Path(__file__).resolve().parent.parent
+# npm packages the tests run (pinned), installed once per machine and kept across runs.
+TEST_CACHE = Path(os.environ.get("XMEMO_TEST_CACHE", Path.home() / ".cache" / "xmemo-tests"))
 
 
 def services_required(name: str = "") -> bool:
@@ -74,3 +78,34 @@ def run_on_fresh_sqlite(script: str, var_dir: Path, **env_extra: str) -> str:
     shell = [*manage, "shell", "--no-imports", "-c", script]
     done = subprocess.run(shell, env=env, check=True, cwd=ROOT, capture_output=True, text=True)
     return done.stdout.strip()
+
+
+def npm_cached(package: str, version: str) -> Path:
+    """The ``node_modules`` folder holding ``package@version`` from the npm registry, installed
+    once into ``TEST_CACHE`` (``XMEMO_TEST_CACHE``) and reused by later runs. Node.js, npm and
+    the registry are services: missing, the test skips, or fails under XMEMO_REQUIRE_SERVICES."""
+    require_service("Node.js", shutil.which("node") is not None, "install nodejs (>= 20)")
+    npm = shutil.which("npm")
+    require_service("npm", npm is not None, "install npm")
+    assert npm is not None
+    home = TEST_CACHE / "npm" / f"{package.replace('/', '+')}@{version}"
+    modules = home / "node_modules"
+    if (modules / package / "package.json").is_file():
+        return modules
+    home.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=home.parent, prefix=".staging-"))
+    install = [npm, "install", "--prefix", str(staging), "--no-save", "--no-audit", "--no-fund"]
+    done = subprocess.run(
+        [*install, "--ignore-scripts", f"{package}@{version}"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if done.returncode != 0:
+        shutil.rmtree(staging, ignore_errors=True)
+        require_service("the npm registry", False, f"npm install failed: {done.stderr[-500:]}")
+    try:
+        staging.rename(home)  # atomic: a concurrent run either finds it whole or not at all
+    except OSError:  # another run got there first
+        shutil.rmtree(staging, ignore_errors=True)
+    return modules

@@ -112,11 +112,12 @@ def _json_text(value: Any) -> types.TextContent:
 
 def call_result(outcome: dict[str, Any] | XmemoError) -> types.CallToolResult:
     """A tool's answer as its MCP result; a failure as a tool error carrying the REST error
-    envelope (docs/contract.md §7)."""
+    envelope (docs/contract.md §7) as text only: structured content must fit the tool's
+    ``outputSchema`` (§18), which the envelope does not, and standard clients (the TypeScript
+    SDK) refuse the whole result when it does not."""
     if isinstance(outcome, XmemoError):
-        envelope = {"error": outcome.as_dict()}
         return types.CallToolResult(
-            content=[_json_text(envelope)], structured_content=envelope, is_error=True
+            content=[_json_text({"error": outcome.as_dict()})], is_error=True
         )
     return types.CallToolResult(content=[_json_text(outcome)], structured_content=outcome)
 

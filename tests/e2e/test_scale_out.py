@@ -185,7 +185,8 @@ def test_two_of_everything_act_as_one_deployment(tmp_path: Path) -> None:
                 answers.append(_rest_recall(webs[n % 4 // 2], limited, slug="shared").status_code)
             else:
                 result = _mcp_recall(mcps[n % 4 // 2], limited, slug="shared")
-                code = "ok" if not result.is_error else result.structured_content["error"]["code"]
+                answer = json.loads(result.content[0].text)
+                code = "ok" if not result.is_error else answer["error"]["code"]
                 answers.append(200 if code == "ok" else 429 if code == "RATE_LIMITED" else code)
         assert answers.count(200) == RATE, answers
         assert answers.count(429) == 6, answers

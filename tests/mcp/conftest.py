@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 import socket
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -18,12 +19,17 @@ from typing import Any, TypeVar
 import anyio
 import httpx
 import httpx2
+import jsonschema
+import mcp_types as types
 import pytest
 import uvicorn
 from asgiref.sync import sync_to_async
 from django.db import connections
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+
+from skills_app.domain.wire import encode_json
+from skills_app.profiles import tool_spec
 
 # The API's autouse fixture: cached tokens, recalled content and rate counts of one test must
 # not reach the next.
@@ -92,3 +98,19 @@ def with_mcp(
 def rest(url: str, secret: str | None, method: str, path: str, **kwargs: Any) -> httpx.Response:
     """One REST request to the same live server."""
     return httpx.request(method, f"{url}{path}", headers=bearer(secret), timeout=30, **kwargs)
+
+
+def tool_answer(name: str, result: types.CallToolResult) -> dict[str, Any]:
+    """The JSON a tool answered (its text content), once the result is checked as the TypeScript
+    SDK checks it (SPEC §18): structured content, where there is any, fits the tool's
+    ``outputSchema`` and repeats the text; a success always has it; a failure is ``isError``
+    with the error envelope as text."""
+    assert len(result.content) == 1
+    assert isinstance(result.content[0], types.TextContent)
+    answer: dict[str, Any] = json.loads(result.content[0].text)
+    if result.structured_content is not None:
+        jsonschema.validate(result.structured_content, tool_spec(name)["output_schema"])
+        assert encode_json(result.structured_content) == encode_json(answer)
+    assert result.is_error == ("error" in answer), answer
+    assert result.is_error or result.structured_content is not None
+    return answer

@@ -35,7 +35,7 @@ from tests.factories import (
     publish,
     save,
 )
-from tests.mcp.conftest import bearer, rest, with_mcp
+from tests.mcp.conftest import bearer, rest, tool_answer, with_mcp
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -103,14 +103,20 @@ async def _calls(
     return [await client.call_tool(name, args) for args in cases]
 
 
-def _assert_same(result: types.CallToolResult, response: httpx.Response) -> None:
-    """The MCP result carries exactly the REST body, as structured content and as text."""
+def _assert_same(name: str, result: types.CallToolResult, response: httpx.Response) -> None:
+    """The MCP result carries exactly the REST body (as text, and as structured content where
+    that fits the tool's outputSchema), a failure as a tool error."""
     body = response.json()
-    assert result.structured_content == body
-    assert len(result.content) == 1
-    assert isinstance(result.content[0], types.TextContent)
-    assert json.loads(result.content[0].text) == body
+    assert tool_answer(name, result) == body
     assert result.is_error == (response.status_code >= 400), (response.status_code, body)
+
+
+def _error(result: types.CallToolResult) -> dict[str, Any]:
+    """A tool error's envelope, from its text content (SPEC §18)."""
+    assert result.is_error
+    assert isinstance(result.content[0], types.TextContent)
+    error: dict[str, Any] = json.loads(result.content[0].text)["error"]
+    return error
 
 
 def _assert_recall_like_rest(
@@ -118,7 +124,7 @@ def _assert_recall_like_rest(
 ) -> list[types.CallToolResult]:
     results = with_mcp(url, secret, lambda client: _calls(client, RECALL, cases), mode)
     for args, result in zip(cases, results, strict=True):
-        _assert_same(result, rest(url, secret, "GET", "/v1/recall", params=args))
+        _assert_same(RECALL, result, rest(url, secret, "GET", "/v1/recall", params=args))
     return results
 
 
@@ -191,7 +197,7 @@ def test_recall_errors_are_tool_errors_with_the_rest_envelope(live_url: str, mod
         ],
         mode,
     )
-    assert [result.structured_content["error"]["code"] for result in results] == [
+    assert [_error(result)["code"] for result in results] == [
         "REVISION_ID_REQUIRED",
         "NOT_FOUND",
         "AMBIGUOUS_SLUG",
@@ -262,17 +268,15 @@ def test_save_errors_are_the_rest_errors_and_store_nothing(live_url: str) -> Non
     before = _revision_count()
     results = with_mcp(live_url, secret, lambda client: _calls(client, SAVE, cases))
     for payload, result in zip(cases, results, strict=True):
-        _assert_same(result, rest(live_url, secret, "POST", "/v1/skills/save", json=payload))
-    assert [result.structured_content["error"]["code"] for result in results] == [
+        _assert_same(SAVE, result, rest(live_url, secret, "POST", "/v1/skills/save", json=payload))
+    assert [_error(result)["code"] for result in results] == [
         "CONFLICT",
         "VALIDATION_ERROR",
         "BODY_TOO_LARGE",
         "INVALID_PATH",
         "NOT_FOUND",
     ]
-    assert (
-        results[0].structured_content["error"]["details"]["latest_revision_id"] == base.revision_id
-    )
+    assert _error(results[0])["details"]["latest_revision_id"] == base.revision_id
     assert _revision_count() == before
 
 
@@ -306,10 +310,8 @@ def test_bad_save_payloads_are_refused_alike_by_both_doors(live_url: str) -> Non
     before = _revision_count()
     results = with_mcp(live_url, secret, lambda client: _calls(client, SAVE, cases))
     for payload, result in zip(cases, results, strict=True):
-        _assert_same(result, rest(live_url, secret, "POST", "/v1/skills/save", json=payload))
-    assert {result.structured_content["error"]["code"] for result in results} == {
-        "VALIDATION_ERROR"
-    }
+        _assert_same(SAVE, result, rest(live_url, secret, "POST", "/v1/skills/save", json=payload))
+    assert {_error(result)["code"] for result in results} == {"VALIDATION_ERROR"}
     assert _revision_count() == before
 
 
@@ -447,8 +449,8 @@ def test_save_without_skills_write_is_refused_like_rest(live_url: str) -> None:
 
     tools, saved, recalled = with_mcp(live_url, secret, body)
     assert tools == [RECALL, SAVE]  # the profile decides what is listed; the scope what succeeds
-    _assert_same(saved, rest(live_url, secret, "POST", "/v1/skills/save", json=payload))
-    assert saved.structured_content["error"]["code"] == "PERMISSION_DENIED"
+    _assert_same(SAVE, saved, rest(live_url, secret, "POST", "/v1/skills/save", json=payload))
+    assert _error(saved)["code"] == "PERMISSION_DENIED"
     assert not recalled.is_error
     assert _revision_count() == before
 
@@ -474,12 +476,12 @@ def test_a_stranger_gets_exactly_what_rest_gives_a_stranger(live_url: str) -> No
         ],
     )
     assert results[0].structured_content == {"kind": "search", "data": {"results": []}}
-    assert all(r.structured_content["error"]["code"] == "NOT_FOUND" for r in results[1:])
+    assert all(_error(r)["code"] == "NOT_FOUND" for r in results[1:])
     payload = _payload(owner.username)
     before = _revision_count()
     saved = with_mcp(live_url, secret, lambda client: client.call_tool(SAVE, payload))
-    _assert_same(saved, rest(live_url, secret, "POST", "/v1/skills/save", json=payload))
-    assert saved.structured_content["error"]["code"] == "NOT_FOUND"
+    _assert_same(SAVE, saved, rest(live_url, secret, "POST", "/v1/skills/save", json=payload))
+    assert _error(saved)["code"] == "NOT_FOUND"
     assert _revision_count() == before
 
 
@@ -503,13 +505,13 @@ def test_a_workspace_restricted_token_cannot_reach_its_users_other_workspaces(
     assert [hit["workspace"] for hit in results[0].structured_content["data"]["results"]] == [
         user.username
     ]
-    assert [r.structured_content["error"]["code"] for r in results[1:3]] == ["NOT_FOUND"] * 2
+    assert [_error(r)["code"] for r in results[1:3]] == ["NOT_FOUND"] * 2
     assert results[3].structured_content["data"]["workspace"] == user.username
     payload = _payload(team)
     before = _revision_count()
     saved = with_mcp(live_url, secret, lambda client: client.call_tool(SAVE, payload))
-    _assert_same(saved, rest(live_url, secret, "POST", "/v1/skills/save", json=payload))
-    assert saved.structured_content["error"]["code"] == "NOT_FOUND"
+    _assert_same(SAVE, saved, rest(live_url, secret, "POST", "/v1/skills/save", json=payload))
+    assert _error(saved)["code"] == "NOT_FOUND"
     assert _revision_count() == before
 
 

@@ -17,7 +17,7 @@ from mcp import Client
 
 from skills_app.services.labels import label_move
 from tests.factories import actor_for, make_user, personal_ws, save
-from tests.mcp.conftest import rest, with_mcp
+from tests.mcp.conftest import rest, tool_answer, with_mcp
 from tests.mcp.test_http import PNG, RECALL, SAVE, _library, _payload, _token
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -32,7 +32,8 @@ def _text(result: types.CallToolResult) -> bytes:
 
 def _assert_bytes_alike(result: types.CallToolResult, body: bytes, status: int) -> None:
     assert _text(result) == body
-    assert json.loads(body) == result.structured_content
+    if result.structured_content is not None:  # a tool error is text only (SPEC §18)
+        assert json.loads(body) == result.structured_content
     assert result.is_error == (status >= 400), (status, body)
 
 
@@ -92,9 +93,8 @@ def test_recall_levels_and_errors_are_byte_identical(live_url: str) -> None:
     for args, result in zip(cases, results, strict=True):
         response = rest(live_url, secret, "GET", "/v1/recall", params=args)
         _assert_bytes_alike(result, response.content, response.status_code)
-    kinds = [
-        r.structured_content.get("kind") or r.structured_content["error"]["code"] for r in results
-    ]
+    answers = [tool_answer(RECALL, r) for r in results]
+    kinds = [a.get("kind") or a["error"]["code"] for a in answers]
     assert kinds == [
         "search",
         "search",
@@ -166,10 +166,8 @@ def test_save_answers_and_errors_are_byte_identical(live_url: str) -> None:
             body = json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode()
             assert json.loads(response.content).keys() == mcp_answer.keys()
         _assert_bytes_alike(result, body, response.status_code)
-    codes = [
-        r.structured_content.get("created", r.structured_content.get("error", {}).get("code"))
-        for r in results
-    ]
+    answers = [tool_answer(SAVE, r) for r in results]
+    codes = [a.get("created", a.get("error", {}).get("code")) for a in answers]
     assert codes == [
         True,
         False,
@@ -179,9 +177,7 @@ def test_save_answers_and_errors_are_byte_identical(live_url: str) -> None:
         "VALIDATION_ERROR",
         "NOT_FOUND",
     ]
-    assert results[2].structured_content["error"]["details"]["latest_revision_id"] == (
-        base.revision_id
-    )
+    assert answers[2]["error"]["details"]["latest_revision_id"] == base.revision_id
 
 
 def test_prompts_and_resources_answer_what_level1_and_level2_answer(live_url: str) -> None:

@@ -18,16 +18,15 @@ from skills_app.domain.limits import MAX_BODY_BYTES
 from skills_app.models import SkillRevision
 from skills_app.services.skills import revision_transition
 from tests.factories import actor_for, make_team, make_user, personal_ws, publish, save
-from tests.mcp.conftest import with_mcp
-from tests.mcp.test_http import SAVE, _assert_recall_like_rest, _token
+from tests.mcp.conftest import tool_answer, with_mcp
+from tests.mcp.test_http import RECALL, SAVE, _assert_recall_like_rest, _token
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def _error(result: types.CallToolResult) -> str:
     assert result.is_error
-    assert result.structured_content is not None
-    return str(result.structured_content["error"]["code"])
+    return str(tool_answer(RECALL, result)["error"]["code"])
 
 
 def test_unreviewed_team_revisions_never_reach_agents_over_mcp(live_url: str) -> None:

@@ -38,7 +38,13 @@ from skills_app.profiles import tools_for_profile
 from skills_app.services.accounts import token_revoke
 from tests.console.test_browser import CHROMIUM, CHROMIUM_ARGS, PASSWORD
 from tests.factories import let_authors_approve, make_team, make_user, personal_ws, publish
-from tests.mcp.conftest import bearer, live_url, rest, with_mcp  # noqa: F401  (fixture)
+from tests.mcp.conftest import (  # noqa: F401  (fixture)
+    bearer,
+    live_url,
+    rest,
+    tool_answer,
+    with_mcp,
+)
 from tests.support import require_service
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser, pytest.mark.services]
@@ -182,7 +188,7 @@ def test_sdk_oauth_client_connects_through_console_consent(live_url: str) -> Non
     assert level1.json()["data"]["instruction_body"] == "# Deploy\n\nShip it.\n"
     # Restricted at consent to the personal workspace: the team is not there for this token.
     assert elsewhere.is_error
-    assert elsewhere.structured_content["error"]["code"] == "NOT_FOUND"
+    assert tool_answer("recall_cloud_skill", elsewhere)["error"]["code"] == "NOT_FOUND"
     connection = OAuthConnection.objects.select_related("api_token").get(user=user)
     token = connection.api_token
     assert (token.scopes, token.workspace_id, token.client_profile) == (
