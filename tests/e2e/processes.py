@@ -85,13 +85,16 @@ def running(
                 proc.wait()
 
 
-def wait_http(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: float = 30) -> None:
+def wait_http(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: float = 180) -> None:
+    """Wait until ``url`` answers or ``proc`` exits. Generous on purpose: a server starting on a
+    loaded machine (many test processes on two cores) takes long to import and to answer its
+    first request, and the wait ends as soon as it answers, so a long bound costs nothing."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"process exited early:\n{log.read_text(errors='replace')[-3000:]}")
         try:
-            httpx.get(url, timeout=1)
+            httpx.get(url, timeout=10)
             return
         except httpx.HTTPError:
             time.sleep(0.2)
