@@ -85,11 +85,13 @@ serve-prod: install
 serve-mcp: install
 	$(PY) -m xmemo.serve --workers 2 --host $(HOST) --port $(MCP_PORT)
 
-## Two Celery workers: imports/exports (queue xmemo) and sandboxed executions (xmemo-execute),
-## so one tenant's scripts never take the slots imports and exports need.
+## Three Celery workers: imports/exports (queue xmemo), sandboxed executions (xmemo-execute),
+## so one tenant's scripts never take the slots imports and exports need, and the scans of
+## stored revisions (xmemo-scan, docs/scanning.md).
 worker: install
 	$(VENV)/bin/celery -A xmemo worker --loglevel INFO --concurrency 2 -Q xmemo -n jobs@%h & \
 	$(VENV)/bin/celery -A xmemo worker --loglevel INFO --concurrency 4 -Q xmemo-execute -n execute@%h & \
+	$(VENV)/bin/celery -A xmemo worker --loglevel INFO --concurrency 1 -Q xmemo-scan -n scan@%h & \
 	wait
 
 BENCH_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/xmemo_bench

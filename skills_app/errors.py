@@ -174,6 +174,13 @@ class FeatureDisabled(XmemoError):
     default_message = "Cloud Skills is not enabled for this workspace. Ask staff to switch it on."
 
 
+class SecretDetected(XmemoError):
+    """Push protection (docs/contract.md §21): the content holds a live secret."""
+
+    code = "SECRET_DETECTED"
+    default_message = "The content holds a secret; remove it, or acknowledge it to store it."
+
+
 class ScriptFailed(XmemoError):
     """A sandboxed script ran and failed (exit code, timeout, limits, protocol)."""
 

@@ -16,6 +16,7 @@ from skills_app.infra.queue import (
     EVALS_REFRESH,
     OUTCOME_STORE,
     RUN_JOB,
+    SCAN_REVISIONS,
 )
 
 logger = logging.getLogger(__name__)
@@ -68,11 +69,13 @@ def _sweep_forever(interval: float) -> None:
 
     from skills_app.services.jobs.run import jobs_fail_stale
     from skills_app.services.outbox import outbox_sweep
+    from skills_app.services.scans import scans_sweep
 
     while True:
         try:
             jobs_fail_stale()
             outbox_sweep()
+            scans_sweep()
         except Exception:  # the database or broker is down: try again next round
             logger.exception("worker sweep failed")
         finally:
@@ -116,7 +119,8 @@ def _usage_forever(interval: float) -> None:
 def _start_sweep(**kwargs: Any) -> None:
     """Every worker sweeps at start and then periodically: stale jobs are failed (what a poll
     already reads), and jobs and webhook deliveries committed while the broker was down are sent
-    once it is back. All are conditional updates, so several workers sweeping at once act once
+    once it is back, and a round of revisions not yet scanned by this scanner version is
+    scanned. All are conditional updates, so several workers sweeping at once act once
     per row. Current revisions still without a Level 0 vector (saved while the broker or the
     workers were down, or before the model was installed) are embedded by a thread of their
     own, so that a long catch-up never delays the outbox; one worker at a time does it. The
@@ -162,6 +166,14 @@ def outcome_store(report: dict[str, Any]) -> None:
     from skills_app.services.outcomes import outcome_store as store
 
     store(report=report)
+
+
+@shared_task(name=SCAN_REVISIONS, acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def scan_revisions(revision_ids: list[str]) -> None:
+    """The scan of these revisions (docs/scanning.md), unless this scanner version did it."""
+    from skills_app.services.scans import scans_compute
+
+    scans_compute(revision_ids=revision_ids)
 
 
 @shared_task(name=DELIVER_WEBHOOK, acks_late=True, reject_on_worker_lost=True, ignore_result=True)

@@ -14,7 +14,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCKER = ROOT / "docker"
-APP_SERVICES = ("web", "mcp", "worker", "worker-execute")
+APP_SERVICES = ("web", "mcp", "worker", "worker-execute", "worker-scan")
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +41,7 @@ def test_every_long_running_service_has_a_health_check(compose: dict[str, Any]) 
     assert ":8000/" in probes["web"]
     assert "/readyz" in probes["mcp"]
     assert ":8001/" in probes["mcp"]
-    for worker in ("worker", "worker-execute"):
+    for worker in ("worker", "worker-execute", "worker-scan"):
         assert "inspect ping" in " ".join(_services(compose)[worker]["healthcheck"]["test"])
 
 

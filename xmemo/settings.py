@@ -184,6 +184,8 @@ XMEMO_MAX_PENDING_UPLOADS = env_int("XMEMO_MAX_PENDING_UPLOADS", 3, minimum=0)
 XMEMO_EXECUTE_WORKSPACE_CONCURRENCY = env_int("XMEMO_EXECUTE_WORKSPACE_CONCURRENCY", 2, minimum=1)
 XMEMO_EXECUTE_USER_CONCURRENCY = env_int("XMEMO_EXECUTE_USER_CONCURRENCY", 2, minimum=1)
 XMEMO_EXECUTE_CAP_RETRY_SECONDS = env_seconds("XMEMO_EXECUTE_CAP_RETRY_SECONDS", 2)
+# The scan of every revision (docs/scanning.md) runs on a queue of its own.
+XMEMO_SCAN_QUEUE = env_str("XMEMO_SCAN_QUEUE", f"{CELERY_TASK_DEFAULT_QUEUE}-scan")
 # Job outbox: a job is handed to the broker after its transaction commits; one the broker could
 # not take (Redis down) is handed over by the workers' periodic sweep once it is back.
 XMEMO_OUTBOX_SWEEP_SECONDS = env_seconds("XMEMO_OUTBOX_SWEEP_SECONDS", 10)

@@ -58,6 +58,11 @@ class SaveIn(serializers.Serializer):
         max_length=64, required=False, allow_null=True, default=None
     )
     message = _text(required=False, default="")
+    acknowledge_secrets = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Store content holding a live secret anyway (audited); else SECRET_DETECTED.",
+    )
 
 
 class LintIn(SaveIn):

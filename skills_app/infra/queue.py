@@ -20,6 +20,7 @@ DELIVER_WEBHOOK = "skills_app.tasks.deliver_webhook"
 EMBED_REVISIONS = "skills_app.tasks.embed_revisions"
 EVALS_REFRESH = "skills_app.tasks.evals_refresh"
 OUTCOME_STORE = "skills_app.tasks.outcome_store"
+SCAN_REVISIONS = "skills_app.tasks.scan_revisions"
 
 
 def _task(name: str) -> Any:

@@ -4,6 +4,7 @@ from skills_app.models.jobs import Job
 from skills_app.models.labels import SkillLabel
 from skills_app.models.oauth import OAuthConnection
 from skills_app.models.reviews import NotificationPreference, RevisionApproval, RevisionComment
+from skills_app.models.scans import RevisionScan
 from skills_app.models.search import RevisionEmbedding
 from skills_app.models.skills import Blob, Skill, SkillComponent, SkillRevision
 from skills_app.models.tenancy import ApiToken, Invitation, Membership, Workspace, WorkspaceSecret
@@ -24,6 +25,7 @@ __all__ = [
     "RevisionEmbedding",
     "RevisionEvaluation",
     "RevisionOutcome",
+    "RevisionScan",
     "Skill",
     "SkillComponent",
     "SkillLabel",

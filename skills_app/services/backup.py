@@ -44,6 +44,7 @@ from skills_app.models import (
 )
 from skills_app.services.audit import audit_record
 from skills_app.services.embeddings import embeddings_batched
+from skills_app.services.scans import scan_wanted
 from skills_app.services.skills import _refresh_pointers, _store_blobs
 from skills_app.sources.backup import (
     Backup,
@@ -366,6 +367,8 @@ def workspace_restore(
             for label in item.labels
         )
         restored = [{"skill_id": skill.skill_id, "slug": skill.slug} for skill, _ in skills]
+        # Scans are derived data too: every restored revision is scanned after commit.
+        scan_wanted([row.revision_id for row in rows.values()])
         # Vectors are derived data, not in the backup: asked for once, after commit.
         with embeddings_batched():
             for skill_row in Skill.objects.filter(workspace=locked):

@@ -24,6 +24,7 @@ EVENT_TYPES = (
     "revision.published",
     "revision.rejected",
     "revision.deprecated",
+    "revision.scanned",
     "skill.archived",
     "label.moved",
     "import.finished",
@@ -32,6 +33,7 @@ EVENT_TYPES = (
 _BY_ACTION = {
     "skills.revision.reject": "revision.rejected",
     "skills.revision.deprecate": "revision.deprecated",
+    "skills.revision.scan": "revision.scanned",
     "skills.skill.archive": "skill.archived",
     "skills.label.move": "label.moved",
     "skills.label.delete": "label.moved",

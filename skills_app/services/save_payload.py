@@ -28,7 +28,14 @@ from skills_app.models import Membership, SkillRevision, Workspace
 from skills_app.services.skills import save_problems, skill_save
 
 REQUIRED_TEXT = ("workspace", "slug", "name", "description", "instruction_body")
-OPTIONAL_FIELDS = ("frontmatter", "components", "intent", "base_revision_id", "message")
+OPTIONAL_FIELDS = (
+    "frontmatter",
+    "components",
+    "intent",
+    "base_revision_id",
+    "message",
+    "acknowledge_secrets",
+)
 COMPONENT_FIELDS = ("logical_path", "type", "content", "encoding")
 COMPONENT_REQUIRED = ("logical_path", "type", "content")
 ENCODINGS = ("utf-8", "base64")
@@ -56,6 +63,7 @@ def save_input_shape() -> dict[str, Any]:
         intent={"type": "string", "enum": list(INTENTS), "default": INTENTS[0]},
         base_revision_id={"type": "string"},
         message={"type": "string"},
+        acknowledge_secrets={"type": "boolean", "default": False},
     )
     assert tuple(properties) == REQUIRED_TEXT + OPTIONAL_FIELDS
     return {
@@ -152,6 +160,7 @@ class SavePayload:
     intent: str
     base_revision_id: str | None
     message: str
+    acknowledge_secrets: bool = False
 
 
 def payload_read(
@@ -196,6 +205,9 @@ def payload_read(
         components=_components(payload.get("components")),
         source=source,
     )
+    acknowledge = payload.get("acknowledge_secrets", False)
+    if not isinstance(acknowledge, bool):
+        raise _invalid("acknowledge_secrets", "must be true or false")
     return SavePayload(
         workspace=workspace,
         slug=text["slug"],
@@ -203,6 +215,7 @@ def payload_read(
         intent=intent,
         base_revision_id=base_revision_id,
         message=_text(payload.get("message", ""), "message"),
+        acknowledge_secrets=acknowledge,
     )
 
 
@@ -224,6 +237,7 @@ def save_from_payload(
         intent=read.intent,
         base_revision_id=read.base_revision_id,
         message=read.message,
+        acknowledge_secrets=read.acknowledge_secrets,
     )
     return SaveOutcome(
         revision=result.revision,
@@ -269,6 +283,7 @@ def lint_from_payload(*, actor: Actor, payload: Any) -> dict[str, Any]:
         bundle=read.bundle,
         intent=read.intent,
         message=read.message,
+        acknowledge_secrets=read.acknowledge_secrets,
     )
     return {
         "errors": [

@@ -24,6 +24,7 @@ from skills_app.domain.canonical import canonical_hash, sha256_hex
 from skills_app.domain.commands import is_command
 from skills_app.domain.context_cost import revision_tokens
 from skills_app.domain.limits import bundle_checks, collect_problems, validate_slug
+from skills_app.domain.scan import Finding, live_secrets
 from skills_app.models import Blob, Job, Skill, SkillComponent, SkillRevision, Workspace
 from skills_app.selectors.revisions import revision_bundle
 from skills_app.services.audit import audit_record
@@ -31,6 +32,7 @@ from skills_app.services.embeddings import embedding_wanted
 from skills_app.services.evals import evals_wanted
 from skills_app.services.notifications import lifecycle_notify
 from skills_app.services.reviews import approval_record, thread_comment_record
+from skills_app.services.scans import scan_wanted
 
 State = SkillRevision.State
 
@@ -213,6 +215,22 @@ def _check_message(message: str) -> None:
         )
 
 
+def _check_secrets(found: list[Finding], acknowledged: bool) -> None:
+    """Push protection: a live secret is refused unless the request acknowledges it."""
+    if found and not acknowledged:
+        first = found[0]
+        where = ", ".join(f"{f.path} line {f.line}" for f in found[:5])
+        raise errors.SecretDetected(
+            f"The content holds a secret ({first.message.split(' (')[0]}) at {where}. Remove it"
+            " (and revoke it: it has been seen), or send acknowledge_secrets: true to store it.",
+            details={
+                "path": first.path,
+                "line": first.line,
+                "secrets": [{"path": f.path, "line": f.line, "rule_id": f.rule_id} for f in found],
+            },
+        )
+
+
 def _save_rules(
     *,
     actor: Actor,
@@ -222,6 +240,8 @@ def _save_rules(
     intent: str,
     message: str,
     target: _SaveTarget,
+    secrets: list[Finding] | None = None,
+    acknowledge_secrets: bool = False,
 ) -> Iterator[Callable[[], object]]:
     """Every rule a save checks before it stores anything, in the order it reports them; the
     lifecycle rule records the state the new revision takes in ``target``."""
@@ -241,6 +261,8 @@ def _save_rules(
     yield partial(validate_slug, slug)
     yield partial(_check_message, message)
     yield from bundle_checks(bundle)
+    found = live_secrets(slug=slug, bundle=bundle) if secrets is None else secrets
+    yield partial(_check_secrets, found, acknowledge_secrets)
 
 
 def save_problems(
@@ -251,6 +273,7 @@ def save_problems(
     bundle: SkillBundle,
     intent: str,
     message: str = "",
+    acknowledge_secrets: bool = False,
 ) -> list[errors.XmemoError]:
     """What ``skill_save`` would refuse, every rule's error (docs/contract.md §17 lint)."""
     require_scope(actor, lifecycle.transition_for(_save_action(intent)).scope)
@@ -262,6 +285,7 @@ def save_problems(
         intent=intent,
         message=message,
         target=_SaveTarget(),
+        acknowledge_secrets=acknowledge_secrets,
     )
     return collect_problems(rules)
 
@@ -276,6 +300,7 @@ def skill_save(
     base_revision_id: str | None = None,
     message: str = "",
     expect_new: bool = False,
+    acknowledge_secrets: bool = False,
 ) -> SaveResult:
     """Store ``bundle`` as the skill's next revision (creating the skill on first save).
 
@@ -283,10 +308,12 @@ def skill_save(
     ``publish`` that revision is then published (personal) or proposed (team) if its state
     allows. ``base_revision_id`` that is not the latest revision raises ``Conflict``.
     ``expect_new`` (a "new skill" form) only creates: a skill of that slug raises ``SlugTaken``
-    naming it, so a new skill never becomes a revision of an existing one.
+    naming it, so a new skill never becomes a revision of an existing one. A live secret in the
+    content raises ``SecretDetected`` unless ``acknowledge_secrets`` (then it is audited).
     """
     require_scope(actor, lifecycle.transition_for(_save_action(intent)).scope)
     target = _SaveTarget()
+    secrets = live_secrets(slug=slug, bundle=bundle)
     for rule in _save_rules(
         actor=actor,
         workspace=workspace,
@@ -295,6 +322,8 @@ def skill_save(
         intent=intent,
         message=message,
         target=target,
+        secrets=secrets,
+        acknowledge_secrets=acknowledge_secrets,
     ):
         rule()
 
@@ -318,7 +347,7 @@ def skill_save(
                     "latest_revision_number": latest.revision_number if latest else None,
                 },
             )
-        return _save_locked(
+        saved = _save_locked(
             actor=actor,
             skill=skill,
             latest=latest,
@@ -327,6 +356,21 @@ def skill_save(
             intent=intent,
             message=message,
         )
+        if secrets:
+            _secrets_acknowledged(actor=actor, revision=saved.revision, secrets=secrets)
+        return saved
+
+
+def _secrets_acknowledged(*, actor: Actor, revision: SkillRevision, secrets: list[Finding]) -> None:
+    """The audit entry of a save that stored live secrets on purpose (where, never the value)."""
+    audit_record(
+        actor=actor,
+        workspace=revision.workspace,
+        action="skills.revision.secrets_acknowledge",
+        target_type="revision",
+        target_id=revision.revision_id,
+        data={"secrets": [{"path": f.path, "line": f.line, "rule_id": f.rule_id} for f in secrets]},
+    )
 
 
 def _save_locked(
@@ -426,6 +470,7 @@ def _save_locked(
         )
     # From here on the database refuses any change to this revision's component rows.
     SkillRevision.objects.filter(pk=revision.pk).update(components_lock="sealed")
+    scan_wanted([revision.revision_id])
     if target_state == State.PUBLISHED:
         _set_state(revision, actor=actor, to_state=State.PUBLISHED)
     audit_record(

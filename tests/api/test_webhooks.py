@@ -15,6 +15,7 @@ from skills_app.services.events import EVENT_TYPES
 from skills_app.services.jobs import export_start, import_start
 from skills_app.services.jobs.run import job_run
 from skills_app.services.labels import label_move
+from skills_app.services.scans import scans_compute
 from skills_app.services.skills import revision_transition, skill_set_status
 from skills_app.services.webhooks import delivery_attempt
 from tests.api.conftest import ApiFactory, error_code
@@ -96,6 +97,7 @@ def test_every_event_type_is_emitted_from_the_services(env: Env, settings: Any) 
     )
     job_run(job_id=imported.job_id)  # jobs are queued after a commit this test never makes
     job_run(job_id=export_start(actor=owner, revision=first).job_id)
+    scans_compute(revision_ids=[first.revision_id])  # scans run after a commit too
     types = list(WebhookDelivery.objects.order_by("id").values_list("event_type", flat=True))
     # Two saves proposed; the import's draft announces nothing.
     assert sorted(types) == sorted([*EVENT_TYPES, "revision.proposed"])
@@ -210,6 +212,7 @@ def test_every_revision_event_says_which_skill_and_revision_moved(env: Env, sett
         # Publishing the third supersedes the first: revision.deprecated for the first.
         revision_transition(actor=owner, revision=third.revision, action="approve")
         revision_transition(actor=owner, revision=third.revision, action="deprecate")
+        scans_compute(revision_ids=[third.revision.revision_id])
         for delivery in WebhookDelivery.objects.order_by("id"):
             assert delivery_attempt(delivery_id=delivery.delivery_id) is None
         verifier = Verifier(SIGNING_SECRET)
@@ -237,6 +240,7 @@ def test_every_revision_event_says_which_skill_and_revision_moved(env: Env, sett
         ("revision.deprecated", sid, "deploy", rev[1], 1, "deprecated"),
         ("revision.published", sid, "deploy", rev[3], 3, "published"),
         ("revision.deprecated", sid, "deploy", rev[3], 3, "deprecated"),
+        ("revision.scanned", sid, "deploy", rev[3], 3, "deprecated"),
     ]
     assert {e["type"] for e in events} == set(REVISION_EVENTS)
     by_type = {e["type"]: e["data"] for e in events}

@@ -34,6 +34,7 @@ class ImportUrlIn(serializers.Serializer):
     workspace = serializers.CharField(max_length=64)
     slug = serializers.CharField(max_length=64, required=False, allow_blank=True)
     intent = serializers.ChoiceField(choices=INTENTS, default="draft")
+    acknowledge_secrets = serializers.BooleanField(required=False, default=False)
 
 
 class ImportFileIn(serializers.Serializer):
@@ -41,6 +42,7 @@ class ImportFileIn(serializers.Serializer):
     workspace = serializers.CharField(max_length=64)
     slug = serializers.CharField(max_length=64, required=False, allow_blank=True)
     intent = serializers.ChoiceField(choices=INTENTS, default="draft")
+    acknowledge_secrets = serializers.BooleanField(required=False, default=False)
 
 
 class RestoreIn(serializers.Serializer):
@@ -108,6 +110,7 @@ class ImportView(ApiView):
                 filename=upload.name or "",
                 slug=data.get("slug") or None,
                 intent=data["intent"],
+                acknowledge_secrets=data["acknowledge_secrets"],
             )
         else:
             data = self._validated_form(ImportUrlIn)
@@ -117,6 +120,7 @@ class ImportView(ApiView):
                 url=data["url"],
                 slug=data.get("slug") or None,
                 intent=data["intent"],
+                acknowledge_secrets=data["acknowledge_secrets"],
             )
         return _accepted(job)
 

@@ -305,6 +305,7 @@ def _run_import(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]]
                 bundle=bundle,
                 intent=job.params.get("intent", "draft"),
                 message=f"Imported from {bundle.source_ref or bundle.source}",
+                acknowledge_secrets=bool(job.params.get("acknowledge_secrets")),
             )
             rev = outcome.revision
             saved.append(

@@ -84,8 +84,10 @@ def import_start(
     url: str | None = None,
     slug: str | None = None,
     intent: str = "draft",
+    acknowledge_secrets: bool = False,
 ) -> Job:
-    """Queue an import of an uploaded file (SKILL.md, ZIP, skill.json) or of a URL."""
+    """Queue an import of an uploaded file (SKILL.md, ZIP, skill.json) or of a URL; a live
+    secret in it fails the job with SECRET_DETECTED unless ``acknowledge_secrets``."""
     require_scope(actor, "skills:write")
     require_role(actor, workspace)
     if (data is None) == (url is None):
@@ -104,6 +106,8 @@ def import_start(
     if data is not None:
         upload_format_check(data, filename)
     params: dict[str, Any] = {"intent": intent, "slug": slug or None}
+    if acknowledge_secrets:
+        params["acknowledge_secrets"] = True
     if url is not None:
         params["url"] = url
     else:

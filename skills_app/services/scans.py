@@ -1,0 +1,143 @@
+"""The scan of every revision, the write side (docs/contract.md §21, docs/scanning.md).
+
+* When. Whatever stores a revision — a save by any door, an import, a restore of a revision or
+  of a workspace — calls ``scan_wanted`` inside its transaction. Once it commits, the revision
+  is handed to a worker on the queue of its own, ``XMEMO_SCAN_QUEUE`` (task ``scan_revisions``,
+  sent by name through ``infra.queue``, from a thread so the request never waits for the
+  broker). Where tasks run in-process (the embedded default: no worker) the scan runs right
+  after the commit, in the same process.
+* Catch-up. Every worker's periodic sweep (``scans_sweep``) scans a bounded round of revisions
+  with no scan or one by another scanner version: saved while the broker was down, or the
+  scanner changed (``SCANNER_VERSION``), so a new version rescans everything in the background.
+* Storing. The scan is computed outside any transaction, then stored with an upsert that keeps
+  an owner's override; a revision deleted meanwhile is simply skipped.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from skills_app.access import Actor
+from skills_app.domain.scan import SCANNER_VERSION, ScanReport, scan_bundle
+from skills_app.infra.queue import SCAN_REVISIONS, send_task, tasks_run_eagerly
+from skills_app.models import RevisionScan, SkillRevision
+from skills_app.selectors.revisions import revision_bundle
+from skills_app.services.audit import audit_record
+
+logger = logging.getLogger(__name__)
+
+TASK_BATCH = 50
+SWEEP_ROUND = 200
+SCANNER = Actor.for_system(via="scan")
+
+
+def scan_wanted(revision_ids: Sequence[str]) -> None:
+    """These revisions were stored in the current transaction: scan them once it commits.
+    Costs no query and sends nothing now."""
+    ids = list(revision_ids)
+    if ids:
+        transaction.on_commit(lambda: scans_request(ids), robust=True)
+
+
+def scans_request(revision_ids: Sequence[str]) -> None:
+    """After commit: scan now (tasks in-process) or hand to the scan queue. Never raises: the
+    save has committed, and the sweep catches up with what could not be handed over."""
+    ids = list(revision_ids)
+    try:
+        if tasks_run_eagerly():
+            scans_compute(revision_ids=ids)
+            return
+        threading.Thread(
+            target=_hand_over, args=(ids,), name="xmemo-scan-send", daemon=True
+        ).start()
+    except Exception as exc:
+        logger.warning("%d revision(s) not scanned yet (%s); the sweep will", len(ids), exc)
+
+
+def _hand_over(ids: list[str]) -> None:
+    try:
+        for start in range(0, len(ids), TASK_BATCH):
+            send_task(
+                SCAN_REVISIONS,
+                args=[ids[start : start + TASK_BATCH]],
+                queue=settings.XMEMO_SCAN_QUEUE,
+                retry=False,
+            )
+    except Exception as exc:  # the broker's own errors
+        logger.warning(
+            "%d revision(s) not handed over for scanning (%s); the sweep will", len(ids), exc
+        )
+
+
+def _report(revision: SkillRevision) -> ScanReport:
+    return scan_bundle(slug=revision.skill.slug, bundle=revision_bundle(revision))
+
+
+def _store(revision: SkillRevision, report: ScanReport) -> bool:
+    """Store (or replace) the scan of ``revision``; answers whether it was stored anew or
+    changed (not when the revision is gone or already holds this version's scan)."""
+    with transaction.atomic():
+        if not SkillRevision.objects.filter(pk=revision.pk).exists():
+            return False
+        existing = RevisionScan.objects.select_for_update().filter(revision_id=revision.pk).first()
+        if existing is not None and existing.scanner_version == SCANNER_VERSION:
+            return False
+        values = {
+            "verdict": report.verdict,
+            "scanner_version": SCANNER_VERSION,
+            "scanned_at": timezone.now(),
+            "findings": [f.as_dict() for f in report.findings],
+        }
+        RevisionScan.objects.update_or_create(revision_id=revision.pk, defaults=values)
+        # Audited as the scanner's own act; the entry is webhook event ``revision.scanned``.
+        audit_record(
+            actor=SCANNER,
+            workspace=revision.workspace,
+            action="skills.revision.scan",
+            target_type="revision",
+            target_id=revision.revision_id,
+            data={
+                "verdict": report.verdict,
+                "findings": len(report.findings),
+                "scanner_version": SCANNER_VERSION,
+            },
+        )
+        return True
+
+
+def scans_compute(*, revision_ids: Sequence[str]) -> int:
+    """The task's work: scan those of ``revision_ids`` not yet scanned by this scanner version.
+    Idempotent; answers how many scans it stored."""
+    revisions = (
+        SkillRevision.objects.filter(revision_id__in=list(revision_ids))
+        .exclude(scan__scanner_version=SCANNER_VERSION)
+        .select_related("skill", "workspace")
+    )
+    return sum(_store(revision, _report(revision)) for revision in revisions)
+
+
+def scans_catch_up(*, limit: int | None = None, grace_seconds: float = 0) -> int:
+    """Scan revisions with no scan, or one by another scanner version, oldest first (at most
+    ``limit``; those stored in the last ``grace_seconds`` are left to their own task)."""
+    todo = SkillRevision.objects.filter(
+        Q(scan__isnull=True) | ~Q(scan__scanner_version=SCANNER_VERSION)
+    )
+    if grace_seconds:
+        todo = todo.filter(created_at__lt=timezone.now() - timedelta(seconds=grace_seconds))
+    ids = todo.order_by("pk").values_list("revision_id", flat=True)
+    return scans_compute(revision_ids=list(ids if limit is None else ids[:limit]))
+
+
+def scans_sweep() -> int:
+    """One bounded round of catch-up (every worker, periodically)."""
+    return scans_catch_up(
+        limit=SWEEP_ROUND, grace_seconds=float(settings.XMEMO_OUTBOX_GRACE_SECONDS)
+    )
