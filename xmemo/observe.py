@@ -14,7 +14,7 @@ from collections.abc import Callable
 from django.http import HttpRequest, HttpResponse
 
 from skills_app.infra import requestctx
-from xmemo.probes import PROBES
+from xmemo.probes import PROBE_PATHS
 
 Handler = Callable[[HttpRequest], HttpResponse]
 HEADER = requestctx.HEADER
@@ -29,7 +29,7 @@ def route_of(request: HttpRequest) -> str:
     match = getattr(request, "resolver_match", None)
     if match is not None and match.route:
         return str(match.route)
-    if request.path_info in PROBES:
+    if request.path_info in PROBE_PATHS:
         return request.path_info.lstrip("/")
     return "unmatched"
 

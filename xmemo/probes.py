@@ -38,6 +38,8 @@ def readyz(request: HttpRequest) -> HttpResponse:
 
 
 PROBES: dict[str, Handler] = {"/healthz": healthz, "/readyz": readyz}
+# The paths this middleware answers, each its own route in the request log.
+PROBE_PATHS = frozenset({*PROBES, "/metrics"})
 
 
 class ProbesMiddleware:

@@ -478,6 +478,11 @@ LOGGING = {
             "propagate": False,
         },
         "skills_app.jobs": {"handlers": ["json"], "level": "INFO", "propagate": False},
+        # Django logs every 4xx as a plain-text warning ("Not Found: /x"); the request's JSON line
+        # already says it (docs/contract.md §19: one JSON line per request). A 5xx still logs its
+        # traceback, as JSON.
+        "django.request": {"handlers": ["json"], "level": "ERROR", "propagate": False},
+        "django.security": {"handlers": ["json"], "level": "ERROR", "propagate": False},
     },
     "root": {"handlers": ["console"], "level": env_str("XMEMO_LOG_LEVEL", "WARNING")},
 }

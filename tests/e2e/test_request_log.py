@@ -106,3 +106,45 @@ def test_each_request_logs_one_json_line_and_echoes_its_request_id(tmp_path: Pat
         jobs = _wait_lines(worker_log, "job_id", job_id, 2)
         assert [j["event"] for j in jobs] == ["job.start", "job.finish"]
         assert {j["request_id"] for j in jobs} == {"export-req-1"}
+
+
+METRICS_TOKEN = "scrape-secret-log-0123456789"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_refusals_write_only_their_json_line_and_metrics_has_its_route(tmp_path: Path) -> None:
+    """Issue 37 #12: every 4xx also wrote Django's plain-text ``Not Found: …`` line to standard
+    error, so the log was not one JSON line per request; ``/metrics`` was logged as
+    ``unmatched``."""
+    require_production_services()
+    user = make_user("refused")
+    _, secret = make_token(user)
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = process_env(XMEMO_METRICS_TOKEN=METRICS_TOKEN, XMEMO_TASK_QUEUE=unique_queue())
+    web_log = tmp_path / "web.log"
+    with (
+        running(gunicorn(port), env=env, ready_url=f"{base}/healthz", log=web_log),
+        httpx.Client(base_url=base, headers={"Authorization": f"Bearer {secret}"}) as api,
+    ):
+        started = len(web_log.read_text(errors="replace").splitlines())
+        ids = []
+        for method, path, status in [
+            ("GET", "/v1/skills/skill_nope", 404),
+            ("GET", "/no/such/page", 404),
+            ("POST", "/v1/skills/save", 400),
+            ("GET", "/v1/workspaces/nobody/audit", 404),
+            ("DELETE", "/v1/recall", 405),
+        ]:
+            answer = api.request(method, path, json={} if method == "POST" else None)
+            assert answer.status_code == status, (path, answer.text)
+            ids.append(answer.headers["X-Request-ID"])
+        scraped = httpx.get(f"{base}/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"})
+        assert scraped.status_code == 200
+        (metrics,) = _wait_lines(web_log, "request_id", scraped.headers["X-Request-ID"], 1)
+        assert metrics["route"] == "metrics"
+        for rid in ids:
+            _wait_lines(web_log, "request_id", rid, 1)
+        written = web_log.read_text(errors="replace").splitlines()[started:]
+        assert [line for line in written if not line.startswith("{")] == []
+        assert len(written) == len(ids) + 1
