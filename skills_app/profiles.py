@@ -99,3 +99,25 @@ def profile_with_tools(preferred: str) -> str:
     """``preferred`` if it exposes an MCP tool, else ``DEFAULT_PROFILE``: a client that calls
     tools is never pointed at a profile that shows it nothing (docs/contract.md §17)."""
     return preferred if exposed_tools(preferred) else DEFAULT_PROFILE
+
+
+SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
+
+
+def profile_extensions(profile: str) -> dict[str, dict[str, Any]]:
+    """The MCP extensions declared to a client profile (identifier -> settings): those of the
+    contract's ``extensions`` that list the profile. Every extension here serves files, so a
+    profile that does not see resources is declared none."""
+    if not profile_sees(profile, "resources"):
+        return {}
+    return {
+        identifier: dict(spec.get("settings", {}))
+        for identifier, spec in contract().get("extensions", {}).items()
+        if isinstance(spec, dict) and profile in spec.get("profiles", {})
+    }
+
+
+def published_only(profile: str) -> bool:
+    """Whether the profile reads published revisions only (``chatgpt-public``, §20)."""
+    entry = contract().get("surfaces", {}).get("profiles", {}).get(profile, {})
+    return bool(entry.get("published_only", False))

@@ -53,6 +53,15 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # double-quoted style escapes them, so strings holding them must use it.
 _NEEDS_DOUBLE_QUOTES = re.compile("[\r\x85\u2028\u2029]")
 _NO_WRAP = 2**31 - 1
+# Plain scalars a YAML 1.2 (core schema) reader takes for null, a boolean or a number. PyYAML,
+# a YAML 1.1 writer, already quotes what YAML 1.1 reads so (dates, yes/on, 0x1F, 1_000); these
+# are the ones it would leave plain (``1e3``, ``0o17``), which 1.2 readers turn into numbers.
+_YAML12_NOT_TEXT = re.compile(
+    r"~|null|Null|NULL|true|True|TRUE|false|False|FALSE"
+    r"|[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+"
+    r"|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
+)
 
 
 class _FrontmatterLoader(yaml.SafeLoader):
@@ -121,6 +130,8 @@ def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
         style = '"'
     elif "\n" in data:
         style = "|"  # readable; the emitter falls back to quoting when a literal can't hold it
+    elif _YAML12_NOT_TEXT.fullmatch(data):
+        style = "'"  # text to YAML 1.1 and 1.2 readers alike (docs/contract.md §20)
     return dumper.represent_scalar(_STR_TAG, data, style=style)
 
 

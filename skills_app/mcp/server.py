@@ -26,7 +26,7 @@ from django.conf import settings
 from django.db import close_old_connections
 from mcp.server import Server
 from mcp.server.caching import CacheHint
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.runner import modern_error_data
 from mcp.shared.exceptions import MCPError
 
@@ -35,10 +35,19 @@ from skills_app.domain.wire import encode_json
 from skills_app.errors import XmemoError
 from skills_app.mcp import surfaces
 from skills_app.mcp.tools import SERVED_TOOLS, tool_run
-from skills_app.profiles import contract, exposed_tools, tool_spec
+from skills_app.profiles import (
+    contract,
+    exposed_tools,
+    profile_extensions,
+    tool_spec,
+)
 
-# The MCP specification's code for a resource that does not exist.
-RESOURCE_NOT_FOUND = -32002
+# An unknown, foreign or archived resource, skill or folder: -32602 (Invalid params), as the
+# 2026-07-28 revision and the Skills extension say, on both protocol revisions (§20).
+NOT_SERVED = types.INVALID_PARAMS
+# ``skills/list`` and ``skills/get`` results are cacheable results (the SDK's cache hints cover
+# only the base protocol's methods): private to the token, like every listing here.
+SKILL_RESULT = {"resultType": "complete", "ttlMs": 0, "cacheScope": "private"}
 ActorResolver = Callable[[ServerRequestContext[Any, Any]], Awaitable[Actor]]
 T = TypeVar("T")
 
@@ -171,20 +180,29 @@ def build_server(resolve_actor: ActorResolver) -> Server[Any]:
         return call_result(answer)
 
     async def surface(
-        ctx: ServerRequestContext[Any, Any], what: str, fn: Callable[..., T], **kwargs: Any
+        ctx: ServerRequestContext[Any, Any],
+        what: str,
+        fn: Callable[..., T],
+        uri: str | None = None,
+        **kwargs: Any,
     ) -> T | None:
-        """``fn`` for the caller if its profile sees ``what`` (prompts, resources), else None;
-        a product error as the JSON-RPC error carrying the REST envelope."""
+        """``fn`` for the caller if its profile sees ``what`` (prompts, resources, skills),
+        else None; a product error as the JSON-RPC error carrying the REST envelope (and the
+        URI asked for). Whatever the reason a URI is not served (unknown, another tenant's,
+        archived, switched off) the code is the same -32602."""
         actor = await actor_or_refusal(ctx)
         if not surfaces.sees(actor, what):
             return None
+        if uri is not None:
+            kwargs["uri"] = uri
         try:
             return await in_db_thread(fn, actor=actor, **kwargs)
         except XmemoError as exc:
             code = types.INVALID_PARAMS if exc.status < 500 else types.INTERNAL_ERROR
-            if exc.status == 404 and what == "resources":
-                code = RESOURCE_NOT_FOUND
-            raise MCPError(code=code, message=exc.message, data={"error": exc.as_dict()}) from exc
+            data: dict[str, Any] = {"error": exc.as_dict()}
+            if uri is not None:
+                data = {"uri": uri, **data}
+            raise MCPError(code=code, message=exc.message, data=data) from exc
 
     async def list_prompts(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -221,12 +239,56 @@ def build_server(resolve_actor: ActorResolver) -> Server[Any]:
     ) -> types.ReadResourceResult:
         answer = await surface(ctx, "resources", surfaces.resource_get, uri=params.uri)
         if answer is None:
-            raise MCPError(code=RESOURCE_NOT_FOUND, message=f"Unknown resource: {params.uri}")
+            raise MCPError(
+                code=NOT_SERVED, message=f"Unknown resource: {params.uri}", data={"uri": params.uri}
+            )
         return answer
+
+    async def list_skills(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams
+    ) -> dict[str, Any]:
+        listed = await surface(ctx, "skills", surfaces.skills_list, cursor=params.cursor)
+        if listed is None:
+            raise _method_not_found("skills/list")
+        return {**SKILL_RESULT, **listed}
+
+    async def get_skill(ctx: ServerRequestContext[Any, Any], params: UriParams) -> dict[str, Any]:
+        answer = await surface(ctx, "skills", surfaces.skill_get, uri=params.uri)
+        if answer is None:
+            raise _method_not_found("skills/get")
+        return {**SKILL_RESULT, **answer}
+
+    async def read_directory(
+        ctx: ServerRequestContext[Any, Any], params: DirectoryParams
+    ) -> dict[str, Any]:
+        answer = await surface(
+            ctx, "skills", surfaces.directory_get, uri=params.uri, cursor=params.cursor
+        )
+        if answer is None:
+            raise _method_not_found("resources/directory/read")
+        return {"resultType": "complete", **answer}
+
+    async def declare_extensions(
+        ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        """The caller's profile's extensions in ``initialize`` and ``server/discover`` (the
+        contract's ``extensions``): capabilities are per caller, as tools are."""
+        result = await call_next(ctx)
+        if ctx.method not in ("initialize", "server/discover") or not isinstance(result, dict):
+            return result
+        try:
+            actor = await resolve_actor(ctx)
+        except XmemoError:
+            return result
+        declared = profile_extensions(surfaces.profile_of(actor))
+        capabilities = result.get("capabilities")
+        if declared and isinstance(capabilities, dict):
+            capabilities["extensions"] = {**capabilities.get("extensions", {}), **declared}
+        return result
 
     # Every listing depends on the caller's token: never share one between callers.
     private = CacheHint(ttl_ms=0, scope="private")
-    return Server(
+    server: Server[Any] = Server(
         SERVER_NAME,
         version=SERVER_VERSION,
         instructions=INSTRUCTIONS,
@@ -246,3 +308,27 @@ def build_server(resolve_actor: ActorResolver) -> Server[Any]:
             "resources/read": private,
         },
     )
+    # The Skills extension's methods, through the SDK's public extension points (its lowlevel
+    # server has no skills helpers): request handlers and a middleware for the declaration.
+    server.add_request_handler("skills/list", types.PaginatedRequestParams, list_skills)
+    server.add_request_handler("skills/get", UriParams, get_skill)
+    server.add_request_handler("resources/directory/read", DirectoryParams, read_directory)
+    server.middleware.append(declare_extensions)
+    return server
+
+
+class UriParams(types.RequestParams):
+    """``skills/get``'s params."""
+
+    uri: str
+
+
+class DirectoryParams(types.PaginatedRequestParams):
+    """``resources/directory/read``'s params."""
+
+    uri: str
+
+
+def _method_not_found(method: str) -> MCPError:
+    """What a caller whose profile is declared no Skills extension gets for its methods."""
+    return MCPError(code=types.METHOD_NOT_FOUND, message="Method not found", data=method)

@@ -11,12 +11,10 @@ unreviewed revision of a team.
 
 from __future__ import annotations
 
-import base64
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, unquote
 
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from skills_app import errors
 from skills_app.access import Actor, readable_workspaces, require_scope
@@ -27,8 +25,7 @@ from skills_app.domain.commands import (
     unknown_arguments,
 )
 from skills_app.domain.lifecycle import LATEST_FALLBACK_KINDS
-from skills_app.models import Skill, SkillComponent
-from skills_app.selectors.pagination import Page, paginate
+from skills_app.models import Skill
 from skills_app.selectors.recall import recall
 
 SCHEME = "skill://"
@@ -141,93 +138,3 @@ def command_render(
         arguments=argument_string(declared, arguments),
     )["data"]
     return rendered, rendered["rendered_body"]
-
-
-# --- resources -----------------------------------------------------------------------------------
-
-
-def resource_uri(workspace: str, slug: str, path: str, revision_id: str | None = None) -> str:
-    pinned = f"@{revision_id}" if revision_id else ""
-    return f"{SCHEME}{workspace}/{slug}{pinned}/{quote(path, safe='/')}"
-
-
-@dataclass(frozen=True)
-class ResourceRef:
-    workspace: str
-    slug: str
-    revision_id: str | None
-    path: str
-
-
-def resource_parse(uri: str) -> ResourceRef:
-    """``skill://WS/SLUG/PATH`` or ``skill://WS/SLUG@REVISION_ID/PATH``."""
-    bad = errors.NotFound(
-        "A skill resource URI looks like skill://WORKSPACE/SLUG/PATH or "
-        "skill://WORKSPACE/SLUG@REVISION_ID/PATH.",
-        details={"uri": uri},
-    )
-    if not isinstance(uri, str) or not uri.startswith(SCHEME):
-        raise bad
-    workspace, _, rest = uri[len(SCHEME) :].partition("/")
-    head, _, path = rest.partition("/")
-    slug, _, revision_id = head.partition("@")
-    if not (workspace and slug and path) or ("@" in head and not revision_id):
-        raise bad
-    return ResourceRef(workspace, slug, revision_id or None, unquote(path))
-
-
-def resource_read(*, actor: Actor, uri: str) -> tuple[dict[str, Any], bytes]:
-    """Level 2's answer for the URI and the component's bytes; an unpinned URI reads the
-    revision Level 1 serves."""
-    ref = resource_parse(uri)
-    slug = f"{ref.workspace}/{ref.slug}"
-    revision_id = ref.revision_id
-    if revision_id is None:
-        revision_id = recall(actor=actor, slug=slug)["data"]["revision_id"]
-    data = recall(actor=actor, slug=slug, revision_id=revision_id, resource=ref.path)["data"]
-    content = data["content"]
-    raw = base64.b64decode(content) if data["encoding"] == "base64" else content.encode("utf-8")
-    return data, raw
-
-
-def resource_list(*, actor: Actor, cursor: str | None) -> Page:
-    """The components of every skill the actor reads, as served by Level 1, one page."""
-    require_scope(actor, "skills:read")
-    served = _served(actor)
-    components = SkillComponent.objects.filter(revision__skill__in=served).filter(
-        Q(revision__skill__published_revision=F("revision"))
-        | Q(
-            revision__skill__published_revision__isnull=True,
-            revision__skill__current_revision=F("revision"),
-        )
-    )
-    return paginate(
-        components.select_related("revision__skill__workspace").only(
-            "logical_path",
-            "type",
-            "size",
-            "media_type",
-            "revision__skill__slug",
-            "revision__skill__workspace__slug",
-        ),
-        kind="resources",
-        order=[
-            ("revision__skill__workspace__slug", False),
-            ("revision__skill__slug", False),
-            ("logical_path", False),
-        ],
-        cursor=cursor,
-        limit=RESOURCES_PAGE,
-        serialize=_resource_row,
-    )
-
-
-def _resource_row(component: SkillComponent) -> dict[str, Any]:
-    skill = component.revision.skill
-    return {
-        "uri": resource_uri(skill.workspace.slug, skill.slug, component.logical_path),
-        "name": f"{skill.workspace.slug}/{skill.slug}/{component.logical_path}",
-        "type": component.type,
-        "size": component.size,
-        "media_type": component.media_type,
-    }

@@ -475,3 +475,17 @@ def test_absurd_nesting_is_a_validation_error_not_a_crash() -> None:
     with pytest.raises(ValidationFailed) as caught:
         parse_skill_md("---\nx: " + "[" * depth + "]" * depth + "\n---\n")
     assert caught.value.details["path"] == "SKILL.md"
+
+
+@pytest.mark.parametrize(
+    "text", ["1e3", "0o17", "+12", ".5", "1.", "-.inf", ".NaN", "~", "Null", "TRUE", "0x1F"]
+)
+def test_text_a_yaml_1_2_reader_would_take_for_a_number_is_quoted(text: str) -> None:
+    """YAML 1.2 readers (the conformance suite's, most JavaScript hosts') take plain ``1e3`` and
+    ``0o17`` for numbers, which YAML 1.1 (PyYAML) reads as text: the writer quotes them, so every
+    reader gets back the text (docs/contract.md §20)."""
+    written = serialize_skill_md({"name": "x", "value": text, text: "key"}, "")
+    assert f"value: '{text}'\n" in written
+    assert f"'{text}': key\n" in written
+    assert parse_skill_md(written).frontmatter == {"name": "x", "value": text, text: "key"}
+    assert "version: 1.0\n" in serialize_skill_md({"version": 1.0}, "")  # a float stays one

@@ -176,19 +176,27 @@ def test_resources_read_equal_level2_byte_for_byte_pinned_and_not(live_url: str)
         reads = {}
         for resource in listed.resources:
             reads[str(resource.uri)] = await client.read_resource(str(resource.uri))
-        pinned = await client.read_resource(f"{base}@{old.revision_id}/references/guide.md")
+        pinned = await client.read_resource(
+            f"skill://{user.username}/{old.revision_id}/deploy/references/guide.md"
+        )
+        legacy = await client.read_resource(f"{base}@{old.revision_id}/references/guide.md")
         try:
             await client.read_resource(f"{base}/nope.md")
         except MCPError as exc:
             missing = exc.error.code
-        return listed, templates, reads, pinned, missing
+        return listed, templates, reads, pinned, legacy, missing
 
-    listed, templates, reads, pinned, missing = with_mcp(live_url, secret, body)
+    listed, templates, reads, pinned, legacy, missing = with_mcp(live_url, secret, body)
     uris = [str(r.uri) for r in listed.resources]
-    assert uris == [f"{base}/assets/logo.png", f"{base}/references/guide%20%C3%A9.md"]
+    assert uris == [
+        f"{base}/SKILL.md",
+        f"{base}/assets/logo.png",
+        f"{base}/references/guide%20%C3%A9.md",
+    ]
+    uris = uris[1:]
     assert [t.uri_template for t in templates.resource_templates] == [
         "skill://{workspace}/{slug}/{+path}",
-        "skill://{workspace}/{slug}@{revision_id}/{+path}",
+        "skill://{workspace}/{revision_id}/{slug}/{+path}",
     ]
 
     def level2(revision_id: str, path: str) -> dict[str, Any]:
@@ -213,7 +221,10 @@ def test_resources_read_equal_level2_byte_for_byte_pinned_and_not(live_url: str)
     old_guide = pinned.contents[0]
     assert isinstance(old_guide, types.TextResourceContents)
     assert old_guide.text == level2(old.revision_id, "references/guide.md")["content"] == "# Old\n"
-    assert missing == -32002
+    legacy_guide = legacy.contents[0]  # the old pinned form still reads components
+    assert isinstance(legacy_guide, types.TextResourceContents)
+    assert legacy_guide.text == old_guide.text
+    assert missing == -32602
 
 
 def test_profiles_decide_who_sees_prompts_and_resources(live_url: str) -> None:
@@ -242,10 +253,10 @@ def test_profiles_decide_who_sees_prompts_and_resources(live_url: str) -> None:
         return with_mcp(live_url, secret, body)
 
     assert seen("generic-public")[:3] == (0, 0, 0)
-    assert seen("chatgpt-public")[:3] == (0, 0, 0)
-    assert seen("claude-code")[:3] == (1, 1, 0)
+    assert seen("chatgpt-public")[:3] == (0, 2, 0)  # SKILL.md and r.md, published (§20)
+    assert seen("claude-code")[:3] == (1, 2, 0)
     full = seen("ordinary-full")
-    assert full[:3] == (1, 1, 2)
+    assert full[:3] == (1, 2, 2)
     assert full[3] == "0.1.0"
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import astuple, dataclass
+from typing import Any
 
 from skills_app.domain.paths import is_text
 from skills_app.domain.wire import encode_json
@@ -41,37 +43,50 @@ class ComponentContent:
     raw: bytes
 
 
+# A revision's columns RootContent is made of (``root_from_row``), and a component's.
+ROOT_COLUMNS = (
+    "revision_number",
+    "name",
+    "description",
+    "canonical_hash",
+    "frontmatter",
+    "instruction_body",
+    "approx_tokens",
+)
+RESOURCE_COLUMNS = ("logical_path", "type", "content_hash", "size", "media_type")
+
+
+def root_from_row(
+    row: tuple[Any, ...], resources: tuple[tuple[str, str, str, int, str], ...]
+) -> RootContent:
+    number, name, description, canonical, frontmatter, body, tokens = row
+    return RootContent(
+        revision_number=number,
+        name=name,
+        description=description,
+        canonical_hash=canonical,
+        frontmatter_json=json.dumps(frontmatter or {}, ensure_ascii=False),
+        instruction_body=body,
+        resources=resources,
+        approx_tokens=tokens,
+    )
+
+
 def _root_content(revision_id: str, revision_pk: int) -> RootContent:
     def load() -> RootContent:
-        rev = (
-            SkillRevision.objects.filter(pk=revision_pk)
-            .values_list(
-                "revision_number",
-                "name",
-                "description",
-                "canonical_hash",
-                "frontmatter",
-                "instruction_body",
-                "approx_tokens",
-            )
-            .get()
-        )
+        row = SkillRevision.objects.filter(pk=revision_pk).values_list(*ROOT_COLUMNS).get()
         resources = tuple(
             SkillComponent.objects.filter(revision_id=revision_pk)
             .order_by("logical_path")
-            .values_list("logical_path", "type", "content_hash", "size", "media_type")
+            .values_list(*RESOURCE_COLUMNS)
         )
-        return RootContent(
-            revision_number=rev[0],
-            name=rev[1],
-            description=rev[2],
-            canonical_hash=rev[3],
-            frontmatter_json=json.dumps(rev[4] or {}, ensure_ascii=False),
-            instruction_body=rev[5],
-            resources=resources,
-            approx_tokens=rev[6],
-        )
+        return root_from_row(row, resources)
 
+    return root_content_cached(revision_id, load)
+
+
+def root_content_cached(revision_id: str, load: Callable[[], RootContent]) -> RootContent:
+    """A revision's RootContent from the caches, else ``load()`` (then cached)."""
     content = cached_immutable(
         f"root:{revision_id}", load, encode=_root_encode, decode=_root_decode
     )
