@@ -16,13 +16,15 @@ set (docs/evals.md)."""
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.db import connection, transaction
 from django.utils import timezone
 
+from skills_app.domain.bundle import SkillBundle
 from skills_app.domain.descriptor import descriptor_text
-from skills_app.domain.evals import figures
+from skills_app.domain.evals import TRIGGERS_PATH, figures, triggers_parse
+from skills_app.errors import ValidationFailed
 from skills_app.infra import embedding
 from skills_app.infra.queue import EVALS_REFRESH, send_task
 from skills_app.models import RevisionEvaluation, Skill, SkillRevision, Workspace
@@ -35,6 +37,7 @@ from skills_app.selectors.evals import (
 from skills_app.selectors.search import StandIn, search_gated, served_gate
 from skills_app.selectors.search.semantic import query_vector
 from skills_app.services.embeddings import embeddings_available
+from skills_app.services.events import event_emit
 
 if TYPE_CHECKING:
     import numpy as np
@@ -98,8 +101,8 @@ def rank_standing_in(
     return ranked
 
 
-def _model_invocable(revision: SkillRevision) -> bool:
-    invoke = (revision.frontmatter or {}).get("invoke")
+def _model_invocable(frontmatter: dict[str, object] | None) -> bool:
+    invoke = (frontmatter or {}).get("invoke")
     return not (isinstance(invoke, dict) and invoke.get("model") is False)
 
 
@@ -118,11 +121,48 @@ def evaluation_figures(
         name=revision.name,
         description=revision.description,
         body=revision.instruction_body,
-        model_invocable=_model_invocable(revision),
+        model_invocable=_model_invocable(revision.frontmatter),
         tasks=tasks,
     )
     result = figures(slug=skill.slug, triggers=triggers, ranked=ranked, others=others)
     return dict(result), len(others)
+
+
+def lint_triggers(
+    *, workspace: Workspace, slug: str, bundle: SkillBundle
+) -> dict[str, object] | None:
+    """Lint's trigger checks (docs/contract.md §17, §22): the unsaved ``bundle`` standing in
+    for ``slug`` in ``workspace`` (a new skill when there is none); None without a valid
+    trigger set (components carried over: the latest revision's)."""
+    skill = Skill.objects.filter(workspace=workspace, slug=slug).first()
+    if bundle.components is not None:
+        raw = next((c.content for c in bundle.components if c.logical_path == TRIGGERS_PATH), None)
+        try:
+            triggers = None if raw is None else triggers_parse(raw)
+        except ValidationFailed:  # the lint's errors say why
+            triggers = None
+    elif skill is not None and skill.latest_revision_id is not None:
+        triggers = revision_triggers(revision_pk=skill.latest_revision_id)
+    else:
+        triggers = None
+    if triggers is None:
+        return None
+    others = served_trigger_tasks(workspace=workspace, skill_pk=skill.pk if skill else 0)
+    ranked = rank_standing_in(
+        workspace=workspace,
+        skill=skill,
+        slug=slug,
+        name=bundle.name,
+        description=bundle.description,
+        body=bundle.instruction_body,
+        model_invocable=_model_invocable(bundle.frontmatter),
+        tasks=[*triggers.should_trigger, *triggers.should_not_trigger, *(t for _, t in others)],
+    )
+    served = served_set(workspace=workspace)
+    return {
+        **figures(slug=slug, triggers=triggers, ranked=ranked, others=others),
+        "served_set": {"digest": served.digest, "skills": served.skills},
+    }
 
 
 def evaluation_compute(*, revision: SkillRevision) -> RevisionEvaluation | None:
@@ -133,17 +173,43 @@ def evaluation_compute(*, revision: SkillRevision) -> RevisionEvaluation | None:
     workspace = revision.skill.workspace
     before = served_set(workspace=workspace)
     result, _ = evaluation_figures(revision=revision, triggers=triggers)
-    evaluation, _ = RevisionEvaluation.objects.update_or_create(
-        revision=revision,
-        defaults={
-            "state": RevisionEvaluation.State.DONE,
-            "figures": result,
-            "served_set": before.digest,
-            "served_skills": before.skills,
-            "computed_at": timezone.now(),
-        },
-    )
+    with transaction.atomic():
+        previous = (
+            RevisionEvaluation.objects.filter(revision=revision, state="done")
+            .values_list("figures", flat=True)
+            .first()
+        )
+        evaluation, _ = RevisionEvaluation.objects.update_or_create(
+            revision=revision,
+            defaults={
+                "state": RevisionEvaluation.State.DONE,
+                "figures": result,
+                "served_set": before.digest,
+                "served_skills": before.skills,
+                "computed_at": timezone.now(),
+            },
+        )
+        if previous != result:
+            event_emit(
+                workspace=workspace,
+                event_type="revision.evaluated",
+                data=lambda: _event_data(revision, result),
+            )
     return evaluation
+
+
+def _event_data(revision: SkillRevision, result: dict[str, Any]) -> dict[str, Any]:
+    """``revision.evaluated``'s data: the revision, as every revision event names it, and the
+    figures without the per-task detail (``GET /v1/revisions/{id}/evals`` has it)."""
+    return {
+        "skill_id": revision.skill.skill_id,
+        "slug": revision.skill.slug,
+        "revision_id": revision.revision_id,
+        "revision_number": revision.revision_number,
+        "state": revision.state,
+        **{key: result[key] for key in ("recall_at_1", "recall_at_3", "false_trigger_rate")},
+        "collisions": result["collisions"],
+    }
 
 
 def evals_refresh(*, workspace_pk: int) -> int:

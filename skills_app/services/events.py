@@ -10,6 +10,7 @@ could not take is sent by the workers' sweep once it is back.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
@@ -17,7 +18,7 @@ from django.utils import timezone
 
 from skills_app.infra.outbox import Outbox, outbox_send
 from skills_app.infra.queue import DELIVER_WEBHOOK, send_task
-from skills_app.models import AuditEntry, SkillRevision, Webhook, WebhookDelivery, ids
+from skills_app.models import AuditEntry, SkillRevision, Webhook, WebhookDelivery, Workspace, ids
 
 EVENT_TYPES = (
     "revision.proposed",
@@ -25,6 +26,7 @@ EVENT_TYPES = (
     "revision.rejected",
     "revision.deprecated",
     "revision.scanned",
+    "revision.evaluated",
     "skill.archived",
     "label.moved",
     "import.finished",
@@ -84,9 +86,16 @@ def emit_from_audit(entry: AuditEntry) -> None:
     event_type = event_type_of(entry)
     if event_type is None:
         return
-    webhooks = [
-        w for w in Webhook.objects.filter(workspace=entry.workspace) if event_type in w.events
-    ]
+    event_emit(workspace=entry.workspace, event_type=event_type, data=lambda: _event_data(entry))
+
+
+def event_emit(
+    *, workspace: Workspace, event_type: str, data: Callable[[], dict[str, Any]]
+) -> None:
+    """One event to every webhook of ``workspace`` subscribed to it (``data`` is built only
+    when one is), delivered after commit. An event no audit entry names (``revision.evaluated``,
+    docs/contract.md §22) is sent from here directly."""
+    webhooks = [w for w in Webhook.objects.filter(workspace=workspace) if event_type in w.events]
     if not webhooks:
         return
     event_id = ids.event_id()
@@ -94,8 +103,8 @@ def emit_from_audit(entry: AuditEntry) -> None:
         "id": event_id,
         "type": event_type,
         "created_at": timezone.now().isoformat(),
-        "workspace": entry.workspace.slug,
-        "data": _event_data(entry),
+        "workspace": workspace.slug,
+        "data": data(),
     }
     deliveries = WebhookDelivery.objects.bulk_create(
         WebhookDelivery(webhook=w, event_id=event_id, event_type=event_type, payload=payload)

@@ -25,6 +25,7 @@ from skills_app.domain.paths import guess_media_type
 from skills_app.domain.text import unstorable_field
 from skills_app.errors import ValidationFailed
 from skills_app.models import Membership, SkillRevision, Workspace
+from skills_app.services.evals import lint_triggers
 from skills_app.services.skills import save_problems, skill_save
 
 REQUIRED_TEXT = ("workspace", "slug", "name", "description", "instruction_body")
@@ -296,4 +297,5 @@ def lint_from_payload(*, actor: Actor, payload: Any) -> dict[str, Any]:
         ],
         "warnings": agent_skill_advice(read.bundle, slug=read.slug),
         "approx_tokens": approx_tokens(read.bundle, slug=read.slug),
+        "triggers": lint_triggers(workspace=workspace, slug=read.slug, bundle=read.bundle),
     }

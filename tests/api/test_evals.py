@@ -121,3 +121,41 @@ def test_usage_shows_outcome_counts_and_rate_per_revision_and_client(
         }
     ]
     assert usage["by_client"] == [{"name": "test", "level1": 0, "level2": 0, "outcomes": expected}]
+
+
+def test_lint_runs_the_trigger_checks_of_an_unsaved_folder(env: Env, api_for: ApiFactory) -> None:
+    from tests.factories import publish
+
+    migrate = json.dumps({"should_trigger": ["run the pending schema migrations"]}).encode()
+    from skills_app.domain.bundle import ComponentData
+
+    publish(
+        env.owner,
+        env.personal,
+        slug="db-migrate",
+        name="Migrate a database schema",
+        description="Run database schema migrations before a release.",
+        instruction_body="# Migrate\n",
+        components=(ComponentData("evals/triggers.json", "document", migrate, "application/json"),),
+    )
+    api = api_for(env.owner)
+    steals = {
+        "should_trigger": ["restore the postgres database from a dump"],
+        "should_not_trigger": ["plan the sprint"],
+    }
+    body = _save_body(env.personal.slug, steals)
+    body["description"] = (
+        "Restore a postgres database from a dump, or run the pending schema migrations."
+    )
+    answer = api.post("/v1/skills/lint", body).json()
+    assert answer["errors"] == []
+    checks = answer["triggers"]
+    assert checks["recall_at_1"] == 1.0
+    assert checks["false_trigger_rate"] == 0.0
+    assert checks["collisions"]["wins_from"] == [
+        {"slug": "db-migrate", "tasks": ["run the pending schema migrations"]}
+    ]
+    assert checks["served_set"]["skills"] == 1
+    assert not Skill.objects.filter(slug="db-restore").exists()  # nothing stored
+    plain = api.post("/v1/skills/lint", {**body, "components": []}).json()
+    assert plain["triggers"] is None

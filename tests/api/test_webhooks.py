@@ -9,8 +9,10 @@ from typing import Any
 import pytest
 from standardwebhooks import Webhook as Verifier
 
+from skills_app.domain.bundle import ComponentData
 from skills_app.infra.crypto import secret_encrypt
 from skills_app.models import AuditEntry, Webhook, WebhookDelivery
+from skills_app.services.evals import evaluation_compute
 from skills_app.services.events import EVENT_TYPES
 from skills_app.services.jobs import export_start, import_start
 from skills_app.services.jobs.run import job_run
@@ -75,6 +77,11 @@ def test_bad_webhooks_are_refused_with_the_envelope(
     assert not Webhook.objects.exists()
 
 
+TRIGGERS = ComponentData(
+    "evals/triggers.json", "document", b'{"should_trigger": ["deploy the app"]}', "text/plain"
+)
+
+
 def test_every_event_type_is_emitted_from_the_services(env: Env, settings: Any) -> None:
     settings.XMEMO_WEBHOOK_ALLOW_PRIVATE = True
     Webhook.objects.create(
@@ -90,6 +97,8 @@ def test_every_event_type_is_emitted_from_the_services(env: Env, settings: Any) 
     revision_transition(actor=owner, revision=second.revision, action="reject", comment="no")
     label_move(actor=owner, skill=first.skill, name="production", revision_id=first.revision_id)
     save(env.member, env.team, slug="other", intent="draft")  # a draft announces nothing
+    checked = save(env.member, env.team, slug="checked", intent="draft", components=(TRIGGERS,))
+    evaluation_compute(revision=checked.revision)  # revision.evaluated
     revision_transition(actor=owner, revision=first, action="deprecate")
     skill_set_status(actor=owner, skill=first.skill, status="archived")
     imported = import_start(
@@ -187,7 +196,10 @@ def test_the_delivery_log_and_redelivery_over_the_api(
     assert (missing.status_code, error_code(missing)) == (404, "NOT_FOUND")
 
 
-REVISION_EVENTS = [t for t in EVENT_TYPES if t.startswith("revision.")]
+# Moves of a revision; revision.evaluated (no move) is tests/services/test_evals.py's.
+REVISION_EVENTS = [
+    t for t in EVENT_TYPES if t.startswith("revision.") and t != "revision.evaluated"
+]
 
 
 def test_every_revision_event_says_which_skill_and_revision_moved(env: Env, settings: Any) -> None:

@@ -220,3 +220,27 @@ def test_same_served_set_same_figures_and_a_published_collision_changes_them(
     assert changed.served_set != digest
     assert changed.figures != figures
     assert "restore-rows" in {c["slug"] for c in changed.figures["collisions"]["outranked_by"]}
+
+
+def test_revision_evaluated_is_sent_when_the_figures_change(env: Env, team: Workspace) -> None:
+    from skills_app.infra.crypto import secret_encrypt
+    from skills_app.models import Webhook, WebhookDelivery
+
+    Webhook.objects.create(
+        workspace=team,
+        url="https://hooks.example/x",
+        events=["revision.evaluated"],
+        secret_ciphertext=secret_encrypt("whsec_s"),
+    )
+    restore = _served(team, "db-restore")
+    evaluation_compute(revision=restore)
+    evaluation_compute(revision=restore)  # the same figures: nothing new to say
+    sent = list(WebhookDelivery.objects.filter(event_type="revision.evaluated"))
+    assert len(sent) == 1
+    data = sent[0].payload["data"]
+    assert data["skill_id"] == restore.skill.skill_id
+    assert (data["revision_id"], data["revision_number"]) == (restore.revision_id, 1)
+    assert data["slug"] == "db-restore"
+    assert data["state"] == "published"
+    assert data["recall_at_1"] == 1.0
+    assert set(data["collisions"]) == {"outranked_by", "wins_from"}
