@@ -21,7 +21,13 @@ from skills_app.domain.paths import (
     validate_logical_path,
     validate_media_type,
 )
-from skills_app.domain.skillmd import DISPLAY_NAME_KEY, RESERVED_KEYS, validate_frontmatter
+from skills_app.domain.skillmd import (
+    DISPLAY_NAME_KEY,
+    IDENTITY_KEYS,
+    METADATA_KEY,
+    RESERVED_KEYS,
+    validate_frontmatter,
+)
 from skills_app.domain.text import control_character_reason, unstorable_reason
 from skills_app.errors import (
     BodyTooLarge,
@@ -140,13 +146,17 @@ def _check_body(bundle: SkillBundle) -> None:
 
 
 def _check_frontmatter(bundle: SkillBundle) -> None:
-    for key in RESERVED_KEYS:
-        if key in bundle.frontmatter:
-            field = "name" if key == DISPLAY_NAME_KEY else key
-            raise ValidationFailed(
-                f"The frontmatter must not hold {key!r}; send it as the {field} field.",
-                details={"field": f"frontmatter.{key}"},
-            )
+    metadata = bundle.frontmatter.get(METADATA_KEY)
+    reserved = [key for key in RESERVED_KEYS if key in bundle.frontmatter]
+    if isinstance(metadata, dict) and DISPLAY_NAME_KEY in metadata:
+        reserved.append(f"{METADATA_KEY}.{DISPLAY_NAME_KEY}")
+    if reserved:
+        key = reserved[0]
+        field = key if key in IDENTITY_KEYS else "name"
+        raise ValidationFailed(
+            f"The frontmatter must not hold {key!r}; send it as the {field} field.",
+            details={"field": f"frontmatter.{key}"},
+        )
     validate_frontmatter(bundle.frontmatter)
     frontmatter_size = len(
         json.dumps(bundle.frontmatter, separators=(",", ":"), ensure_ascii=False).encode("utf-8")

@@ -5,8 +5,11 @@ The errors of a lint are the save's own rules (``services.skills.save_problems``
 never refuses anything. Advice follows the Agent Skills specification (agentskills.io): the
 ``name`` is the folder's name (a display name that suggests another slug is probably a
 mistake), the description says what the skill does *and when to use it* (it is all an agent
-reads before choosing), and the body stays well under the limit (the specification suggests
-fewer than 500 lines and about 5,000 tokens; detail belongs in referenced files).
+reads before choosing), the body stays well under the limit (the specification suggests
+fewer than 500 lines and about 5,000 tokens; detail belongs in referenced files), and the
+frontmatter holds no top-level key the format does not know (its reference validator,
+``skills-ref validate``, refuses the folder). What the product adds to a SKILL.md (the slug as
+``name``, the display name inside ``metadata``) never draws a warning.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ _WHEN = re.compile(
     r"if you|in case)\b",
     re.IGNORECASE,
 )
+# The top-level frontmatter keys of the Agent Skills format besides name and description.
+AGENT_SKILLS_KEYS = frozenset({"license", "compatibility", "allowed-tools", "metadata"})
 # The rest of a Level 0 result besides name, slug and description (ids, scope, score).
 LEVEL0_ALLOWANCE = 30
 
@@ -82,6 +87,18 @@ def agent_skill_advice(bundle: SkillBundle, *, slug: str) -> list[Problem]:
                 "task and the situations it fits so search and agents can find it.",
             )
         )
+    frontmatter = bundle.frontmatter if isinstance(bundle.frontmatter, dict) else {}
+    for key in frontmatter:
+        if key not in AGENT_SKILLS_KEYS:
+            warnings.append(
+                _advice(
+                    "UNKNOWN_TOP_LEVEL_KEY",
+                    f"frontmatter.{key}",
+                    f"{key!r} is not an Agent Skills frontmatter key: XMemo keeps and uses it, "
+                    "but tools that follow the format strictly (skills-ref validate) refuse a "
+                    "SKILL.md holding it; put what only you read under 'metadata'.",
+                )
+            )
     body = bundle.instruction_body if isinstance(bundle.instruction_body, str) else ""
     lines = body.count("\n") + 1 if body else 0
     tokens = text_tokens(body)

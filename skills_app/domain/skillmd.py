@@ -33,10 +33,14 @@ from skills_app.errors import ValidationFailed
 
 IDENTITY_KEYS = ("name", "description")
 # A SKILL.md written for agents says ``name: <slug>`` (the Agent Skills rule: the name equals
-# the folder's); a display name that differs travels under this key, which every reader takes
-# back as the name (docs/contract.md §9). It is never part of the stored frontmatter.
-DISPLAY_NAME_KEY = "x-xmemo-display-name"
-RESERVED_KEYS = (*IDENTITY_KEYS, DISPLAY_NAME_KEY)
+# the folder's); a display name that differs travels in the Agent Skills ``metadata`` map under
+# DISPLAY_NAME_KEY, never as a top-level key (validators refuse unknown ones). Every reader takes
+# it back as the name, and still reads LEGACY_DISPLAY_NAME_KEY, the top-level key older exports
+# wrote (docs/contract.md §9). Neither is ever part of the stored frontmatter.
+METADATA_KEY = "metadata"
+DISPLAY_NAME_KEY = "xmemo-display-name"
+LEGACY_DISPLAY_NAME_KEY = "x-xmemo-display-name"
+RESERVED_KEYS = (*IDENTITY_KEYS, LEGACY_DISPLAY_NAME_KEY)
 COMPATIBILITY_MAX = 500
 SCRIPT_CLASSES = ("safe", "mutating", "dangerous")
 # Renderer words an argument name may not shadow (docs/contract.md §11).
@@ -275,18 +279,28 @@ def serialize_skill_md(frontmatter: Mapping[str, Any], body: str) -> str:
 def split_frontmatter(frontmatter: Mapping[str, Any]) -> tuple[str, str, dict[str, Any]]:
     """``(name, description, every other key)``; scalars are turned into text, absent is "".
 
-    A ``DISPLAY_NAME_KEY`` is the name (the ``name`` key then holds the slug, see
-    ``skill_md_slug``)."""
+    A display name (``metadata``'s DISPLAY_NAME_KEY, or the legacy top-level key) is the name
+    (the ``name`` key then holds the slug, see ``skill_md_slug_hint``); it leaves ``metadata``,
+    and a ``metadata`` left empty goes too."""
+    rest = {key: value for key, value in frontmatter.items() if key not in RESERVED_KEYS}
+    fields: dict[str, Any] = {"name": frontmatter.get("name")}
+    metadata = rest.get(METADATA_KEY)
+    if isinstance(metadata, dict) and DISPLAY_NAME_KEY in metadata:
+        fields = {f"{METADATA_KEY}.{DISPLAY_NAME_KEY}": metadata[DISPLAY_NAME_KEY]}
+        rest[METADATA_KEY] = {k: v for k, v in metadata.items() if k != DISPLAY_NAME_KEY}
+        if not rest[METADATA_KEY]:
+            del rest[METADATA_KEY]
+    if LEGACY_DISPLAY_NAME_KEY in frontmatter:
+        fields = {LEGACY_DISPLAY_NAME_KEY: frontmatter[LEGACY_DISPLAY_NAME_KEY]}
+    fields["description"] = frontmatter.get("description")
     identity: list[str] = []
-    for key in (DISPLAY_NAME_KEY if DISPLAY_NAME_KEY in frontmatter else "name", "description"):
-        value = frontmatter.get(key)
+    for key, value in fields.items():
         if isinstance(value, dict | list):
             raise ValidationFailed(
                 f"The frontmatter key {key!r} must be text, not a {type(value).__name__}.",
                 details={"field": key},
             )
         identity.append("" if value is None else str(value))
-    rest = {key: value for key, value in frontmatter.items() if key not in RESERVED_KEYS}
     return identity[0], identity[1], rest
 
 
@@ -301,14 +315,19 @@ def merge_frontmatter(
 ) -> dict[str, Any]:
     """The full frontmatter of a SKILL.md: name and description first, then ``rest`` in order.
 
-    With ``slug``, ``name`` is the slug and a display name that differs follows the description
-    under ``DISPLAY_NAME_KEY``. A stray reserved key inside ``rest`` never overrides the
-    arguments.
+    With ``slug``, ``name`` is the slug and a display name that differs goes last into the
+    author's ``metadata`` (a ``metadata`` of its own follows the description when there is
+    none). A stray reserved key inside ``rest`` never overrides the arguments.
     """
     merged: dict[str, Any] = {"name": slug or name, "description": description}
+    extra = {key: value for key, value in rest.items() if key not in RESERVED_KEYS}
     if slug and slug != name:
-        merged[DISPLAY_NAME_KEY] = name
-    merged.update((key, value) for key, value in rest.items() if key not in RESERVED_KEYS)
+        metadata = extra.get(METADATA_KEY)
+        if isinstance(metadata, dict):
+            extra[METADATA_KEY] = {**metadata, DISPLAY_NAME_KEY: name}
+        else:
+            merged[METADATA_KEY] = {DISPLAY_NAME_KEY: name}
+    merged.update(extra)
     return merged
 
 

@@ -7,7 +7,7 @@ One revision's capsule is a ZIP holding, in this order::
                       canonical_hash, components with type/size/media_type/sha256)
     SKILL.md          serialize_skill_md(name + description + frontmatter, body); body byte-exact;
                       ``name:`` is the slug (an Agent Skill's name is its folder's), a display
-                      name that differs follows as ``x-xmemo-display-name`` (``merge_frontmatter``)
+                      name that differs goes into ``metadata`` (``merge_frontmatter``)
     <components>      every component at its logical path, sorted by path
 
 Determinism: the same revision always gives the same bytes — fixed entry order, every

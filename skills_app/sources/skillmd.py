@@ -13,8 +13,8 @@ def skill_md_bundle_read(data: bytes, *, filename: str = "SKILL.md") -> SkillBun
 
     Unknown frontmatter keys are kept verbatim. The bundle has no components (an empty tuple,
     not None: an imported SKILL.md is the whole skill, nothing is carried over) and a slug
-    suggested by its ``name`` key, which the caller may override; an ``x-xmemo-display-name``
-    key is the name (docs/contract.md §9).
+    suggested by its ``name`` key, which the caller may override; a display name
+    (``metadata.xmemo-display-name``, or the older top-level key) is the name (docs/contract.md §9).
     """
     parsed = parse_skill_md(data, path=filename)
     with located(filename):

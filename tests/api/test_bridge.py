@@ -214,7 +214,7 @@ def test_bundle_holds_the_capsule_files_and_the_hashed_fields(
     data = response.json()
     files = _capsule_files(revision)
     assert files["SKILL.md"].startswith(b"---\nname: deploy\ndescription: ")
-    assert b"\nx-xmemo-display-name: Deploy runbook\n" in files["SKILL.md"]
+    assert b"\nmetadata:\n  xmemo-display-name: Deploy runbook\n" in files["SKILL.md"]
     assert data == {
         "revision_id": revision.revision_id,
         "canonical_hash": revision.canonical_hash,
@@ -355,6 +355,27 @@ def test_save_answers_carry_the_lint_warnings(env: Env, api_for: ApiFactory) -> 
         ("NAME_NOT_FOLDER", "name"),
         ("DESCRIPTION_WITHOUT_WHEN", "description"),
     ]
+
+
+def test_lint_warns_about_each_key_the_agent_skills_validator_refuses(
+    env: Env, api_for: ApiFactory
+) -> None:
+    """Issue 37 item 7: one ``UNKNOWN_TOP_LEVEL_KEY`` per top-level key ``skills-ref validate``
+    refuses (the product's own dialects included: kept and used, but not portable); the keys
+    of the Agent Skills format draw none."""
+    frontmatter = {
+        "license": "MIT",
+        "compatibility": "Node 20",
+        "allowed-tools": ["Read"],
+        "metadata": {"team": "sre"},
+        "when_to_use": "When paged.",
+        "invoke": {"user": True},
+    }
+    response = api_for(env.owner).post(LINT, _lint_body(frontmatter=frontmatter))
+    assert response.status_code == 200, response.content
+    unknown = [w for w in response.json()["warnings"] if w["code"] == "UNKNOWN_TOP_LEVEL_KEY"]
+    assert [w["field"] for w in unknown] == ["frontmatter.when_to_use", "frontmatter.invoke"]
+    assert all("skills-ref validate" in w["message"] for w in unknown)
 
 
 def test_the_bridge_is_itself_an_agent_skill_that_passes_the_lint(

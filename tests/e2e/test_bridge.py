@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -180,7 +181,7 @@ def test_sync_writes_the_capsule_files_then_costs_one_request_and_writes_nothing
     assert first.requests == 1 + 2  # the listing, then one bundle per skill
     skill_md = (target / "deploy" / "SKILL.md").read_text()
     assert skill_md.startswith("---\nname: deploy\ndescription: Deploy the app.")
-    assert "\nx-xmemo-display-name: Deploy runbook\n" in skill_md
+    assert "\n  xmemo-display-name: Deploy runbook\n" in skill_md  # inside metadata
     assert (target / "deploy" / "assets" / "logo.bin").read_bytes() == b"\x00\x01\xff\xfe"
     assert os.access(target / "deploy" / "scripts" / "go.sh", os.X_OK)
     lock = json.loads((target / ".xmemo-lock.json").read_text())
@@ -251,6 +252,46 @@ def test_sync_leaves_hand_edits_alone_check_and_prune(
     assert (target / "mine" / "SKILL.md").exists()  # never listed in the lock: never pruned
     lock = json.loads((target / ".xmemo-lock.json").read_text())
     assert set(lock["skills"]) == {"deploy"}
+
+
+def test_every_folder_sync_writes_passes_the_agent_skills_validator(
+    bridge: Bridge, owner: Any, tmp_path: Path
+) -> None:
+    """Issue 37 item 7: ``skills-ref validate`` (the Agent Skills reference validator) passes
+    on every folder sync writes, for skills made as the console makes them (display names that
+    differ from the slug, with and without the author's ``metadata``) and imported ones; each
+    pushes back unchanged and the lint has nothing to say about the product's own keys."""
+    from skills_app.services.jobs import import_start
+    from tests.sources.helpers import fixture_zip
+
+    _seed(owner)
+    ws = personal_ws(owner)
+    publish(owner, ws, "ship-it", name="Ship it!", description="Ship. Use when a release is due.")
+    for fixture in ("incident-response", "pdf-report-builder"):
+        job = import_start(actor=actor_for(owner), workspace=ws, data=fixture_zip(fixture),
+                           filename=f"{fixture}.zip", intent="publish")  # fmt: skip
+        job.refresh_from_db()
+        assert job.state == "succeeded", job.error
+    target = tmp_path / "skills"
+    assert bridge("sync", "--dir", str(target)).code == 0
+
+    folders = sorted(p for p in target.iterdir() if p.is_dir())
+    assert [p.name for p in folders] == [
+        "deploy", "incident-response", "pdf-report-builder", "review", "ship-it",
+    ]  # fmt: skip
+    for folder in folders:
+        checked = subprocess.run(
+            [sys.executable, "-m", "skills_ref.cli", "validate", str(folder)],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert checked.returncode == 0, f"{folder.name}: {checked.stdout}{checked.stderr}"
+        pushed = bridge("push", str(folder), "--workspace", ws.slug)
+        assert (pushed.code, "unchanged" in pushed.out) == (0, True), pushed.out + pushed.err
+        linted = bridge("lint", str(folder))
+        assert linted.code == 0, linted.out + linted.err
+        assert "UNKNOWN_TOP_LEVEL_KEY" not in linted.out
+        assert "NAME_NOT_FOLDER" not in linted.out
+    assert "\n  xmemo-display-name: Ship it!\n" in (target / "ship-it" / "SKILL.md").read_text()
 
 
 def _label(owner: Any, revision: SkillRevision, name: str) -> None:

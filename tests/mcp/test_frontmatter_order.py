@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from skills_app.domain.skillmd import DISPLAY_NAME_KEY
 from tests.factories import make_team, make_token, make_user, personal_ws
 from tests.mcp.conftest import rest, with_mcp
 from tests.support import require_service
@@ -74,8 +73,9 @@ def test_key_order_survives_save_recall_export_and_import(live_url: str) -> None
     skill_md = zipfile.ZipFile(io.BytesIO(capsule)).read("SKILL.md").decode()
     header = skill_md.split("---\n")[1]
     keys = [line.split(":", 1)[0] for line in header.splitlines() if line[:1].isalpha()]
-    # The capsule's SKILL.md is named by the slug; the display name follows the description.
-    assert keys == ["name", "description", DISPLAY_NAME_KEY, *FRONTMATTER]
+    # The capsule's SKILL.md is named by the slug; the display name goes last into metadata.
+    assert keys == ["name", "description", *FRONTMATTER]
+    assert "\n  aa-nested:\n    y: 1\n    b: 2\n  xmemo-display-name: " in header
     assert header.startswith("name: ordered\n")
 
     imported = rest(

@@ -351,7 +351,8 @@ def test_any_revision_round_trips(rev: CapsuleRevision) -> None:
 
 def test_capsule_skill_md_names_the_slug_and_keeps_the_display_name() -> None:
     """SPEC §17: a capsule's SKILL.md is a valid Agent Skill (``name`` = the folder = the slug);
-    the display name travels as ``x-xmemo-display-name`` and every importer takes it back."""
+    the display name travels as ``metadata.xmemo-display-name`` and every importer takes it
+    back, as it takes back the top-level ``x-xmemo-display-name`` older exports wrote."""
     original = replace(
         _fixture_bundle("incident-response"),
         name="Production incident response",
@@ -362,8 +363,8 @@ def test_capsule_skill_md_names_the_slug_and_keeps_the_display_name() -> None:
     entries = _entries(capsule)
     assert entries["SKILL.md"].decode().startswith("---\nname: incident-response\ndescription: ")
     assert (
-        b"\nx-xmemo-display-name: Production incident response\nlicense: MIT\n"
-        in (entries["SKILL.md"])
+        b"\nlicense: MIT\nmetadata:\n  team: sre\n  xmemo-display-name: Production incident "
+        b"response\n---\n" in entries["SKILL.md"]
     )
     assert json.loads(entries["capsule.json"])["name"] == "Production incident response"
 
@@ -381,11 +382,32 @@ def test_capsule_skill_md_names_the_slug_and_keeps_the_display_name() -> None:
     assert (from_skill_md.name, from_skill_md.slug) == (original.name, "incident-response")
     assert from_skill_md.frontmatter == original.frontmatter
 
-
-def test_the_display_name_key_is_not_stored_frontmatter() -> None:
-    bundle = SkillBundle(
-        name="n", description="d", instruction_body="", frontmatter={"x-xmemo-display-name": "x"}
+    legacy = entries["SKILL.md"].replace(
+        b"  xmemo-display-name: Production incident response\n", b""
     )
+    legacy = legacy.replace(b"description:", b"x-xmemo-display-name: Old export\ndescription:")
+    from_legacy = skill_md_bundle_read(legacy)
+    assert (from_legacy.name, from_legacy.frontmatter) == ("Old export", original.frontmatter)
+    alone = skill_md_bundle_read(
+        b"---\nname: x\ndescription: d\nmetadata:\n  xmemo-display-name: X\n---\n"
+    )
+    assert (alone.name, alone.frontmatter) == ("X", {})  # the metadata it alone filled goes
+
+
+@pytest.mark.parametrize(
+    ("frontmatter", "field"),
+    [
+        ({"x-xmemo-display-name": "x"}, "frontmatter.x-xmemo-display-name"),
+        (
+            {"metadata": {"a": "b", "xmemo-display-name": "x"}},
+            "frontmatter.metadata.xmemo-display-name",
+        ),
+    ],
+)
+def test_the_display_name_keys_are_not_stored_frontmatter(
+    frontmatter: dict[str, Any], field: str
+) -> None:
+    bundle = SkillBundle(name="n", description="d", instruction_body="", frontmatter=frontmatter)
     with pytest.raises(ValidationFailed) as raised:
         validate_bundle(bundle)
-    assert raised.value.details == {"field": "frontmatter.x-xmemo-display-name"}
+    assert raised.value.details == {"field": field}

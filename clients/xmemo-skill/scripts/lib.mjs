@@ -6,7 +6,10 @@
 import { createHash } from 'node:crypto';
 
 export const SKILL_MD = 'SKILL.md';
-export const DISPLAY_NAME_KEY = 'x-xmemo-display-name';
+// A display name that differs from the slug: in the Agent Skills `metadata` map (the server's
+// skills_app/domain/skillmd.py); the top-level key older servers wrote is still read.
+export const DISPLAY_NAME_KEY = 'xmemo-display-name';
+export const LEGACY_DISPLAY_NAME_KEY = 'x-xmemo-display-name';
 export const LOCK_FILE = '.xmemo-lock.json';
 export const CACHE_FILE = '.xmemo-cache.json';
 
@@ -438,6 +441,21 @@ export function unsafeName(text, { slug = false } = {}) {
   if (parts.some((part) => part === '' || part === '.')) return "holds an empty or '.' segment";
   if (slug && !SLUG.test(text)) return 'is not a slug (a-z, 0-9 and single dashes)';
   return null;
+}
+
+// A SKILL.md's frontmatter as a save's fields: the display name (else `name`), the
+// description, and the rest without the display name (a `metadata` it leaves empty goes too).
+export function splitIdentity(frontmatter) {
+  const { name, description, [LEGACY_DISPLAY_NAME_KEY]: legacy, ...rest } = frontmatter;
+  let display = legacy;
+  const metadata = rest.metadata;
+  if (metadata && typeof metadata === 'object' && !Array.isArray(metadata) && Object.hasOwn(metadata, DISPLAY_NAME_KEY)) {
+    const { [DISPLAY_NAME_KEY]: carried, ...others } = metadata;
+    display ??= carried;
+    if (Object.keys(others).length) rest.metadata = others;
+    else delete rest.metadata;
+  }
+  return { name: display ?? name, description, rest };
 }
 
 // --- lock comparisons -------------------------------------------------------------------------

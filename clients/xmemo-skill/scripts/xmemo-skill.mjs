@@ -11,7 +11,6 @@ import { parseArgs } from 'node:util';
 
 import {
   CACHE_FILE,
-  DISPLAY_NAME_KEY,
   EXIT,
   ExitError,
   JUNK_FILES,
@@ -27,6 +26,7 @@ import {
   readJson,
   sameFiles,
   sha256Hex,
+  splitIdentity,
   splitSkillMd,
   unsafeName,
 } from './lib.mjs';
@@ -482,6 +482,8 @@ async function sync(client, _args, options, report = out) {
 
 // --- push and lint -------------------------------------------------------------------------------
 
+// A folder as a save body, and whether its SKILL.md's own `name` is the folder's (the Agent
+// Skills rule holds, so a display name beside it is deliberate: no NAME_NOT_FOLDER advice).
 export function readSkillFolder(folder) {
   const slug = path.basename(path.resolve(folder));
   const skillMdPath = path.join(folder, SKILL_MD);
@@ -490,7 +492,7 @@ export function readSkillFolder(folder) {
   const text = fs.readFileSync(skillMdPath, 'utf8');
   const { yaml, body } = splitSkillMd(text);
   const frontmatter = parseFrontmatter(yaml);
-  const { name, description, [DISPLAY_NAME_KEY]: displayName, ...rest } = frontmatter;
+  const { name, description, rest } = splitIdentity(frontmatter);
   const components = [];
   for (const rel of Object.keys(files).sort()) {
     if (rel === SKILL_MD || rel === 'capsule.json') continue;
@@ -505,14 +507,12 @@ export function readSkillFolder(folder) {
   }
   const asText = (value) => (value === null || value === undefined ? '' : String(value));
   return {
-    slug,
-    name: asText(displayName ?? name),
-    description: asText(description),
-    instruction_body: body,
-    frontmatter: rest,
-    components,
+    body: { slug, name: asText(name), description: asText(description), instruction_body: body, frontmatter: rest, components },
+    namesFolder: frontmatter.name === slug,
   };
 }
+
+const advice = (warnings, namesFolder) => (warnings ?? []).filter((w) => !(namesFolder && w.code === 'NAME_NOT_FOLDER'));
 
 function printProblems(folder, answer) {
   for (const e of answer.errors) out(`${folder}: error ${e.code}${e.field ? ` (${e.field})` : ''}: ${e.message}`);
@@ -520,9 +520,11 @@ function printProblems(folder, answer) {
 }
 
 async function lintFolder(client, folder, workspace, extra = {}) {
-  const payload = { ...readSkillFolder(folder), ...(workspace ? { workspace } : {}), ...extra };
+  const { body, namesFolder } = readSkillFolder(folder);
+  const payload = { ...body, ...(workspace ? { workspace } : {}), ...extra };
   try {
-    return (await client.json('POST', '/v1/skills/lint', { body: payload })).data;
+    const answer = (await client.json('POST', '/v1/skills/lint', { body: payload })).data;
+    return { ...answer, warnings: advice(answer.warnings, namesFolder) };
   } catch (error) {
     // A body of the wrong shape is a lint failure of that folder, not a server failure.
     if (error.status === 400) return { errors: [{ code: error.error.code, field: String(error.error.details?.field ?? ''), message: error.error.message }], warnings: [] };
@@ -551,9 +553,10 @@ async function push(client, folders, options) {
       else out(`${folder}: would be saved (dry run, nothing stored)`);
       continue;
     }
-    const payload = { ...readSkillFolder(folder), workspace: options.workspace, intent: 'publish', ...(options.message ? { message: options.message } : {}) };
+    const { body, namesFolder } = readSkillFolder(folder);
+    const payload = { ...body, workspace: options.workspace, intent: 'publish', ...(options.message ? { message: options.message } : {}) };
     const answer = (await client.json('POST', '/v1/skills/save', { body: payload })).data;
-    for (const w of answer.warnings ?? []) out(`${folder}: warning ${w.code}: ${w.message}`);
+    for (const w of advice(answer.warnings, namesFolder)) out(`${folder}: warning ${w.code}: ${w.message}`);
     out(
       answer.created
         ? `${folder}: saved ${options.workspace}/${payload.slug} revision ${answer.revision_number} (${answer.state}) ${answer.revision_id}`

@@ -150,7 +150,8 @@ test('a skill folder is read as a save body; types follow the folders as the ser
   fs.writeFileSync(path.join(folder, 'scripts', 'go.sh'), 'echo go\n');
   fs.writeFileSync(path.join(folder, 'logo.bin'), Buffer.from([0, 255]));
   fs.writeFileSync(path.join(folder, '.DS_Store'), 'junk');
-  const body = readSkillFolder(folder);
+  const { body, namesFolder } = readSkillFolder(folder);
+  assert.ok(namesFolder);
   assert.deepEqual(body, {
     slug: 'deploy',
     name: 'Deploy runbook',
@@ -163,6 +164,12 @@ test('a skill folder is read as a save body; types follow the folders as the ser
     ],
   });
   assert.deepEqual(Object.keys(folderFiles(folder)).sort(), ['SKILL.md', 'logo.bin', 'scripts/go.sh']);
+  // What sync writes now: the display name inside `metadata`, which it leaves (empty: gone).
+  for (const [metadata, rest] of [['metadata:\n  xmemo-display-name: Deploy runbook\n', {}], ['metadata:\n  team: sre\n  xmemo-display-name: Deploy runbook\n', { metadata: { team: 'sre' } }]]) {
+    fs.writeFileSync(path.join(folder, 'SKILL.md'), `---\nname: deploy\ndescription: d\n${metadata}---\n# Body\n`);
+    const read = readSkillFolder(folder).body;
+    assert.deepEqual([read.name, read.frontmatter], ['Deploy runbook', rest]);
+  }
   assert.equal(componentType('notes.md', Buffer.from('x')), 'document');
 });
 
