@@ -379,6 +379,16 @@ def workspace_restore(
             action="workspace.restore",
             target_type="workspace",
             target_id=locked.slug,
-            data={"from": backup.workspace_slug, "skills": len(restored), "revisions": total},
+            data={
+                "from": backup.workspace_slug,
+                "skills": len(restored),
+                "revisions": total,
+                "notes": backup.notes,
+            },
         )
-    return {"skills": restored, "revision_count": total, "from_workspace": backup.workspace_slug}
+    return {
+        "skills": restored,
+        "revision_count": total,
+        "from_workspace": backup.workspace_slug,
+        "notes": backup.notes,
+    }

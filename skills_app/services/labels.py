@@ -93,18 +93,31 @@ def label_delete(*, actor: Actor, skill: Skill, name: str) -> None:
                 f"'{locked.slug}' has no label '{name}'.",
                 details={"skill_id": locked.skill_id, "label": name},
             )
-        found.delete()
-        audit_record(
-            actor=actor,
-            workspace=locked.workspace,
-            action="skills.label.delete",
-            target_type="skill",
-            target_id=locked.skill_id,
-            data={
-                "slug": locked.slug,
-                "label": name,
-                "revision_id": None,
-                "revision_number": None,
-                "from_revision_id": found.revision.revision_id,
-            },
-        )
+        _remove(actor=actor, skill=locked, label=found)
+
+
+def labels_drop_rejected(*, actor: Actor, revision: SkillRevision) -> None:
+    """Remove every label on ``revision``, which a reviewer has just rejected: a label never
+    points at a rejected revision (docs/contract.md §18). The caller holds the skill's row lock
+    (the lifecycle transaction); each removal is audited and sent like ``label_delete``'s."""
+    labels = SkillLabel.objects.filter(revision=revision).select_related("revision")
+    for label in labels.order_by("name"):
+        _remove(actor=actor, skill=revision.skill, label=label)
+
+
+def _remove(*, actor: Actor, skill: Skill, label: SkillLabel) -> None:
+    label.delete()
+    audit_record(
+        actor=actor,
+        workspace=skill.workspace,
+        action="skills.label.delete",
+        target_type="skill",
+        target_id=skill.skill_id,
+        data={
+            "slug": skill.slug,
+            "label": label.name,
+            "revision_id": None,
+            "revision_number": None,
+            "from_revision_id": label.revision.revision_id,
+        },
+    )

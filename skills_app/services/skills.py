@@ -23,6 +23,7 @@ from skills_app.domain.bundle import ComponentData, SkillBundle
 from skills_app.domain.canonical import canonical_hash, sha256_hex
 from skills_app.domain.commands import is_command
 from skills_app.domain.context_cost import revision_tokens
+from skills_app.domain.labels import is_rejected
 from skills_app.domain.limits import bundle_checks, collect_problems, validate_slug
 from skills_app.domain.scan import Finding, live_secrets
 from skills_app.models import Blob, Job, Skill, SkillComponent, SkillRevision, Workspace
@@ -30,6 +31,7 @@ from skills_app.selectors.revisions import revision_bundle
 from skills_app.services.audit import audit_record
 from skills_app.services.embeddings import embedding_wanted
 from skills_app.services.evals import evals_wanted
+from skills_app.services.labels import labels_drop_rejected
 from skills_app.services.notifications import lifecycle_notify
 from skills_app.services.reviews import approval_record, thread_comment_record
 from skills_app.services.scans import scan_wanted
@@ -530,6 +532,8 @@ def _transition_locked(*, actor: Actor, revision: SkillRevision, action: str, co
         target = from_state  # recorded; published when the last required approval arrives
     else:
         _set_state(revision, actor=actor, to_state=target, comment=comment, review=review)
+    if is_rejected(state=revision.state, reviewed=review):
+        labels_drop_rejected(actor=actor, revision=revision)
     if review and comment.strip():
         thread_comment_record(actor=actor, revision=revision, body=comment, action=action)
     audit_record(

@@ -40,7 +40,7 @@ from typing import Any, BinaryIO
 
 from skills_app.domain.bundle import ComponentData, SkillBundle
 from skills_app.domain.canonical import canonical_hash, sha256_hex
-from skills_app.domain.labels import check_label_target, validate_label_name
+from skills_app.domain.labels import is_rejected, validate_label_name
 from skills_app.domain.limits import validate_bundle, validate_slug
 from skills_app.domain.skillmd import merge_frontmatter, serialize_skill_md
 from skills_app.errors import UnsafeArchive, UnsupportedFormat, ValidationFailed, XmemoError
@@ -147,6 +147,9 @@ class BackupSkill:
     created_at: datetime
     revisions: tuple[BackupRevision, ...]
     labels: tuple[BackupLabel, ...] = ()
+    # What the reader left out, each a sentence for the restore's result (a label on a rejected
+    # revision, which backups written before rejecting removed labels could hold).
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -158,6 +161,10 @@ class Backup:
     @property
     def revision_count(self) -> int:
         return sum(len(skill.revisions) for skill in self.skills)
+
+    @property
+    def notes(self) -> list[str]:
+        return [note for skill in self.skills for note in skill.notes]
 
 
 # --- writing ----------------------------------------------------------------------------------
@@ -496,18 +503,21 @@ def _skill_read(item: Any, index: int, reader: _Reader, version: int) -> BackupS
     )
     if sum(rev.state == "published" for rev in revisions) > 1:
         raise _refuse(where, f"{slug} has more than one published revision.")
+    notes: list[str] = []
     return BackupSkill(
         slug=slug,
         status=_choice(item, "status", STATUSES, where),
         created_at=_parse_time(item, "created_at", where),
         revisions=revisions,
-        labels=_labels_read(item, where, revisions) if version >= 3 else (),
+        labels=_labels_read(item, where, revisions, notes) if version >= 3 else (),
+        notes=tuple(notes),
     )
 
 
 def _labels_read(
-    item: Mapping[str, Any], where: str, revisions: tuple[BackupRevision, ...]
+    item: Mapping[str, Any], where: str, revisions: tuple[BackupRevision, ...], notes: list[str]
 ) -> tuple[BackupLabel, ...]:
+    """The skill's labels; one on a rejected revision is left out with a note in ``notes``."""
     labels = []
     by_number = {rev.revision_number: rev for rev in revisions}
     for index, entry in enumerate(_get(item, "labels", (list,), where)):
@@ -521,7 +531,12 @@ def _labels_read(
         revision = by_number.get(number)
         if revision is None:
             raise _refuse(at, f"points at revision {number}, which the skill does not have.")
-        check_label_target(state=revision.state, reviewed=revision.reviewed_at is not None)
+        if is_rejected(state=revision.state, reviewed=revision.reviewed_at is not None):
+            notes.append(
+                f"{item['slug']}: label '{name}' pointed at revision {number}, which was rejected"
+                " in review; it was left out (a label never points at a rejected revision)."
+            )
+            continue
         labels.append(
             BackupLabel(
                 name=name,

@@ -160,6 +160,29 @@ def test_a_label_never_points_at_a_rejected_revision(env: Env, api_for: ApiFacto
     assert _put(api_for(env.owner), again, "canary").status_code == 200
 
 
+def test_rejecting_a_revision_removes_its_labels(env: Env, api_for: ApiFactory) -> None:
+    """Issue 37 #6: ``label=beta`` and ``/v1/sync?label=beta`` kept serving a rejected text."""
+    published = publish(env.member, env.team, slug="deploy").revision
+    proposal = save(env.member, env.team, slug="deploy", intent="publish", instruction_body="x")
+    owner = api_for(env.owner)
+    assert _put(owner, proposal.revision, "beta").status_code == 200
+    revision_transition(
+        actor=actor_for(env.owner), revision=proposal.revision, action="reject", comment="no"
+    )
+
+    skill_id = proposal.revision.skill.skill_id
+    assert owner.get(_labels(skill_id)).json() == []
+    recalled = owner.get(RECALL, {"slug": f"{env.team.slug}/deploy", "label": "beta"})
+    assert recalled.status_code == 404
+    assert error_code(recalled) == "LABEL_NOT_FOUND"
+    synced = owner.get("/v1/sync", {"workspace": env.team.slug, "label": "beta"})
+    # Without the label, sync serves the published revision (docs/contract.md §17).
+    assert [row["revision_id"] for row in synced.json()["skills"]] == [published.revision_id]
+    removed = AuditEntry.objects.filter(action="skills.label.delete").get()
+    assert (removed.data["label"], removed.data["revision_id"]) == ("beta", None)
+    assert removed.data["from_revision_id"] == proposal.revision.revision_id
+
+
 def test_label_names_are_checked(env: Env, api_for: ApiFactory) -> None:
     rev = publish(env.owner, env.personal, slug="deploy").revision
     api = api_for(env.owner)

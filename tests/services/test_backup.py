@@ -284,7 +284,6 @@ def _body_changed(entries: dict[str, bytes]) -> None:
             "UNSUPPORTED_FORMAT",
         ),
         (lambda data: _tampered(data, _edit_manifest(_label_on(9))), "VALIDATION_ERROR"),
-        (lambda data: _tampered(data, _edit_manifest(_label_on(3))), "INVALID_TRANSITION"),
     ],
     ids=[
         "truncated",
@@ -295,7 +294,6 @@ def _body_changed(entries: dict[str, bytes]) -> None:
         "unlisted-file",
         "version",
         "label-missing-revision",
-        "label-on-rejected",
     ],
 )
 def test_a_damaged_backup_is_refused_and_nothing_is_stored(
@@ -312,6 +310,25 @@ def test_a_damaged_backup_is_refused_and_nothing_is_stored(
     assert refused.value.code == code, refused.value.message
     assert not Skill.objects.filter(workspace=target).exists()
     assert not SkillRevision.objects.filter(workspace=target).exists()
+
+
+def test_an_older_backup_with_a_label_on_a_rejected_revision_restores_without_it(
+    env: Env, restore_into: Callable[[bytes, Workspace], dict[str, Any]]
+) -> None:
+    """Issue 37 #6: a backup taken while a label survived its revision's rejection could not be
+    restored (INVALID_TRANSITION). The label is left out, and the result says so."""
+    _history(env)
+    data = backup_write(workspace_backup(workspace=env.team))
+    target = make_team(env.owner, slug="restored")
+    result = restore_into(_tampered(data, _edit_manifest(_label_on(3))), target)
+    runbook = Skill.objects.get(workspace=target, slug="runbook")
+    assert list(runbook.labels.values_list("name", flat=True)) == ["production"]
+    (note,) = result["notes"]
+    assert "runbook" in note
+    assert "'previous'" in note
+    assert "rejected" in note
+    entry = AuditEntry.objects.get(workspace=target, action="workspace.restore")
+    assert entry.data["notes"] == [note]
 
 
 def test_restore_needs_an_empty_team_and_an_admin(

@@ -90,6 +90,7 @@ def test_a_forged_backup_names_a_non_member_only_as_imported_text(env: Env, who:
         "skills": [{"skill_id": "<id>", "slug": "runbook"}],
         "revision_count": 1,
         "from_workspace": env.team.slug,
+        "notes": [],
     }
     revision = SkillRevision.objects.get(workspace=target)
     people = _restored_people(revision)
@@ -104,7 +105,7 @@ def test_a_forged_backup_names_a_non_member_only_as_imported_text(env: Env, who:
     assert [(a["user"], a["imported_user"]) for a in people["approvals"]] == [(None, name)]
     assert revision.review_comment == f"LGTM from {name}"
     entry = AuditEntry.objects.get(workspace=target, action="workspace.restore")
-    assert entry.data == {"from": env.team.slug, "skills": 1, "revisions": 1}
+    assert entry.data == {"from": env.team.slug, "skills": 1, "revisions": 1, "notes": []}
     assert not RevisionApproval.objects.filter(user=bob).exists()
 
 
