@@ -1,7 +1,8 @@
 """The bodies of the MCP tools: the selectors and services REST calls, and nothing else.
 
 A tool body is a plain synchronous function of ``(actor, arguments)`` returning exactly the
-JSON its REST twin sends (``GET /v1/recall``, ``POST /v1/skills/save``). ``tool_run`` is the
+JSON its REST twin sends (``GET /v1/recall``, ``POST /v1/skills/save``, ``POST
+/v1/revisions/{id}/outcomes``). ``tool_run`` is the
 one entry: it applies the REST rate limit, the token scope the contract names and the
 contract's input schema, then runs the body. Failures are ``skills_app.errors`` exceptions,
 which the server reports as tool errors carrying the REST error envelope.
@@ -23,6 +24,7 @@ from skills_app.gateway.wire import save_as_dict
 from skills_app.models import SkillRevision
 from skills_app.profiles import tool_spec
 from skills_app.selectors.recall import recall
+from skills_app.services.outcomes import outcome_report
 from skills_app.services.save_payload import reject_unstorable, save_from_payload
 
 ToolBody = Callable[[Actor, dict[str, Any]], dict[str, Any]]
@@ -30,6 +32,15 @@ ToolBody = Callable[[Actor, dict[str, Any]], dict[str, Any]]
 
 def _recall(actor: Actor, arguments: dict[str, Any]) -> dict[str, Any]:
     return recall(actor=actor, **arguments)
+
+
+def _report_outcome(actor: Actor, arguments: dict[str, Any]) -> dict[str, Any]:
+    return outcome_report(
+        actor=actor,
+        revision_id=arguments["revision_id"],
+        outcome=arguments["outcome"],
+        note=arguments.get("note"),
+    )
 
 
 def _save(actor: Actor, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -40,6 +51,7 @@ def _save(actor: Actor, arguments: dict[str, Any]) -> dict[str, Any]:
 SERVED_TOOLS: Mapping[str, ToolBody] = {
     "recall_cloud_skill": _recall,
     "save_cloud_skill": _save,
+    "report_skill_outcome": _report_outcome,
 }
 # Tools whose body is the one validator of its input (``services.save_payload``, shared with
 # REST): no JSON-Schema pass runs first, so both doors refuse a bad payload with one envelope.

@@ -41,6 +41,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 RECALL = "recall_cloud_skill"
 SAVE = "save_cloud_skill"
+OUTCOME = "report_skill_outcome"
 MODES = ["auto", "legacy"]  # the 2026-07-28 per-request protocol, and the initialize handshake
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256))
 PUBLIC_PROFILES = ["chatgpt-public", "generic-public", "claude-code"]
@@ -136,12 +137,12 @@ def _revision_count() -> int:
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_ordinary_full_lists_exactly_the_two_tools_with_their_contract_schemas(
+def test_ordinary_full_lists_exactly_its_tools_with_their_contract_schemas(
     live_url: str, mode: str
 ) -> None:
     secret = _token(make_user())
     tools = with_mcp(live_url, secret, lambda client: client.list_tools(), mode).tools
-    assert [tool.name for tool in tools] == [RECALL, SAVE]
+    assert [tool.name for tool in tools] == [RECALL, SAVE, OUTCOME]
     for tool in tools:
         spec = tool_spec(tool.name)
         assert tool.input_schema == spec["input_schema"]
@@ -205,6 +206,34 @@ def test_recall_errors_are_tool_errors_with_the_rest_envelope(live_url: str, mod
         "NOT_FOUND",
         "VALIDATION_ERROR",
     ]
+
+
+def test_an_outcome_reported_over_mcp_counts_like_rest(live_url: str) -> None:
+    """docs/contract.md §22: report_skill_outcome answers what REST answers, counted once per
+    token per revision per day; a bad outcome is the REST envelope as a tool error."""
+    user = make_user()
+    secret = _token(user)
+    saved = rest(live_url, secret, "POST", "/v1/skills/save", json=_payload(user.username)).json()
+    rid = saved["revision_id"]
+
+    async def calls(client: Client) -> list[types.CallToolResult]:
+        return [
+            await client.call_tool(OUTCOME, {"revision_id": rid, "outcome": "success"}),
+            await client.call_tool(OUTCOME, {"revision_id": rid, "outcome": "failure"}),
+            await client.call_tool(OUTCOME, {"revision_id": rid, "outcome": "great"}),
+        ]
+
+    first, second, bad = with_mcp(live_url, secret, calls)
+    assert first.structured_content == {"revision_id": rid, "outcome": "success", "accepted": True}
+    assert not second.is_error
+    assert _error(bad)["code"] == "VALIDATION_ERROR"
+    usage = rest(live_url, secret, "GET", f"/v1/skills/{saved['skill_id']}/usage").json()
+    assert usage["by_revision"][0]["outcomes"] == {
+        "success": 1,
+        "partial": 0,
+        "failure": 0,
+        "rate": 1.0,
+    }
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -448,7 +477,11 @@ def test_save_without_skills_write_is_refused_like_rest(live_url: str) -> None:
         )
 
     tools, saved, recalled = with_mcp(live_url, secret, body)
-    assert tools == [RECALL, SAVE]  # the profile decides what is listed; the scope what succeeds
+    assert tools == [
+        RECALL,
+        SAVE,
+        OUTCOME,
+    ]  # the profile decides what is listed; the scope what succeeds
     _assert_same(SAVE, saved, rest(live_url, secret, "POST", "/v1/skills/save", json=payload))
     assert _error(saved)["code"] == "PERMISSION_DENIED"
     assert not recalled.is_error

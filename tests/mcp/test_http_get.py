@@ -33,4 +33,8 @@ def test_get_without_a_token_is_still_asked_to_authenticate(live_url: str) -> No
 def test_the_sdk_client_still_lists_tools(live_url: str) -> None:
     _, secret = make_token(make_user())
     result = with_mcp(live_url, secret, lambda client: client.list_tools())
-    assert {tool.name for tool in result.tools} == {"recall_cloud_skill", "save_cloud_skill"}
+    assert {tool.name for tool in result.tools} == {
+        "recall_cloud_skill",
+        "save_cloud_skill",
+        "report_skill_outcome",
+    }

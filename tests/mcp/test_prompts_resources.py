@@ -256,7 +256,7 @@ def test_profiles_decide_who_sees_prompts_and_resources(live_url: str) -> None:
     assert seen("chatgpt-public")[:3] == (0, 2, 0)  # SKILL.md and r.md, published (§20)
     assert seen("claude-code")[:3] == (1, 2, 0)
     full = seen("ordinary-full")
-    assert full[:3] == (1, 2, 2)
+    assert full[:3] == (1, 2, 3)
     assert full[3] == "0.1.0"
 
 

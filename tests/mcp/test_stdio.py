@@ -95,7 +95,7 @@ def test_stdio_lists_recalls_and_saves_like_rest(mode: str) -> None:
         return names, recalled, saved
 
     names, recalled, saved = _with_stdio(secret, body, mode)
-    assert names == ["recall_cloud_skill", "save_cloud_skill"]
+    assert names == ["recall_cloud_skill", "save_cloud_skill", "report_skill_outcome"]
     auth = {"Authorization": f"Bearer {secret}"}
     rest = DjangoClient().get("/v1/recall", {"slug": "deploy"}, headers=auth)
     assert recalled.structured_content == rest.json()

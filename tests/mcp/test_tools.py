@@ -39,12 +39,14 @@ def test_the_input_schemas_match_what_the_shared_functions_take() -> None:
     save_schema = tool_spec("save_cloud_skill")["input_schema"]
     assert set(save_schema["properties"]) == set(REQUIRED_TEXT + OPTIONAL_FIELDS)
     assert save_schema["required"] == list(REQUIRED_TEXT)
-    assert set(SERVED_TOOLS) == {"recall_cloud_skill", "save_cloud_skill"}
+    outcome_schema = tool_spec("report_skill_outcome")["input_schema"]
+    assert set(outcome_schema["properties"]) == {"revision_id", "outcome", "note"}
+    assert set(SERVED_TOOLS) == {"recall_cloud_skill", "save_cloud_skill", "report_skill_outcome"}
 
 
 def test_the_shipped_contract_follows_spec_12() -> None:
     profiles = contract()["profiles"]
-    both = ["recall_cloud_skill", "save_cloud_skill"]
+    both = ["recall_cloud_skill", "save_cloud_skill", "report_skill_outcome"]
     assert profiles == {
         "cursor-plugin": both,
         "ordinary-full": both,
