@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+# `make run` needs the runtime lock only (no playwright, mypy, …); `make install` brings both.
+RUNTIME_STAMP := $(VENV)/.runtime-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8000
 MCP_PORT ?= 8001
@@ -14,11 +16,12 @@ LOCK := requirements/lock.txt
 RUNTIME_LOCK := requirements/runtime.txt
 UV_VERSION := 0.13.9
 LOCK_VENV := .venv-lock
+UV := $(LOCK_VENV)/bin/uv
 # Extra arguments for `make lock`: LOCK_ARGS=--upgrade moves every pin to the newest release the
 # ranges allow, LOCK_ARGS='--upgrade-package mcp' only one; without them every pin already in
 # the lock is kept (uv prefers the versions of the file it rewrites).
 LOCK_ARGS ?=
-UV_COMPILE = $(LOCK_VENV)/bin/uv pip compile pyproject.toml --quiet --generate-hashes \
+UV_COMPILE = $(UV) pip compile pyproject.toml --quiet --generate-hashes \
 	--python-version 3.11 --python-platform x86_64-manylinux_2_28 \
 	--custom-compile-command 'make lock' $(LOCK_ARGS)
 
@@ -30,9 +33,25 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --require-hashes -r $(LOCK)
 	$(PY) -m pip install --quiet --no-deps -e .
-	touch $(STAMP)
+	touch $(STAMP) $(RUNTIME_STAMP)
 
 install: $(STAMP)
+
+# The runtime lock (requirements/runtime.txt, a subset of the dev lock at the same versions),
+# installed with uv (pinned, in .venv-lock as for `make lock`): it fetches in parallel, about
+# five times faster than pip on a fresh machine. A venv `make install` filled holds it already.
+$(RUNTIME_STAMP): pyproject.toml $(RUNTIME_LOCK)
+	@if [ -f $(STAMP) ] && [ $(STAMP) -nt $(RUNTIME_LOCK) ] && [ $(STAMP) -nt pyproject.toml ]; then \
+	  echo "make run: install: the development install in $(VENV) holds the runtime"; \
+	else \
+	  echo "make run: install: the runtime dependencies ($(RUNTIME_LOCK)) into $(VENV) with uv"; \
+	  { test -x $(UV) || { $(PYTHON) -m venv $(LOCK_VENV) && $(LOCK_VENV)/bin/python -m pip \
+	      install --quiet --disable-pip-version-check 'uv==$(UV_VERSION)'; }; } && \
+	  $(PYTHON) -m venv $(VENV) && \
+	  $(UV) pip install --quiet --python $(PY) --require-hashes -r $(RUNTIME_LOCK) && \
+	  $(UV) pip install --quiet --python $(PY) --no-deps -e . || exit 1; \
+	fi
+	@touch $@
 
 ## Re-resolve the lock files from pyproject.toml after a dependency changed (one command, same
 ## answer for the same pyproject.toml and lock); tests/test_packaging.py fails until it is run.
@@ -43,9 +62,13 @@ lock:
 	$(UV_COMPILE) -c $(LOCK) -o $(RUNTIME_LOCK)
 
 ## Embedded default: SQLite, in-process tasks, demo data; console + API + MCP on one origin.
-run: install
-	$(PY) manage.py migrate --noinput -v0
-	$(PY) -m xmemo.run --host $(HOST) --port $(PORT)
+## Each step says what it does: install (the runtime lock only), then xmemo.run's migrate,
+## seed and serve.
+run:
+	@if $(MAKE) --no-print-directory -q $(RUNTIME_STAMP); then \
+	  echo "make run: install: up to date ($(RUNTIME_LOCK) in $(VENV))"; \
+	else $(MAKE) --no-print-directory $(RUNTIME_STAMP); fi
+	@$(PY) -m xmemo.run --host $(HOST) --port $(PORT)
 
 ## Lint, types, the production settings check, no model change without its migration, then
 ## every test.

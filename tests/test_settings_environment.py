@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -72,3 +73,17 @@ def test_the_defaults_and_good_values_are_read_as_before() -> None:
     )
     assert given.returncode == 0, given.stderr
     assert given.stdout.strip() == repr((2.5, "", False, 10, 1.0))
+
+
+def test_a_stored_secret_is_written_once_0600_and_read_back(tmp_path: Path) -> None:
+    """Issue 37 #15: the embedded default's SECRET_KEY lives in var/secret_key, so a restart
+    keeps it; an existing database keeps the fixed key it was made with (``initial``)."""
+    from xmemo.environment import stored_secret
+
+    path = tmp_path / "secret_key"
+    made = stored_secret(path)
+    assert len(made) >= 50
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert stored_secret(path, initial="other") == made
+    assert stored_secret(tmp_path / "legacy", initial="old-fixed-key") == "old-fixed-key"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["legacy", "secret_key"]

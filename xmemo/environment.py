@@ -15,6 +15,7 @@ stays exactly as it was, written next to its setting.
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -124,3 +125,23 @@ def env_secret(name: str, default: str = "") -> str:
                 f"{name}_FILE={path!r}: expected a readable UTF-8 file ({exc.__class__.__name__})."
             ) from None
     return os.environ.get(name, default)
+
+
+def stored_secret(path: Path, *, initial: str = "") -> str:
+    """The secret kept in ``path`` (mode 0600), written once — ``initial`` or a new random
+    one — by whichever process gets there first, so a restart finds the same value."""
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        pass
+    draft = path.with_name(f".{path.name}.{os.getpid()}")
+    fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write((initial or secrets.token_urlsafe(50)) + "\n")
+    try:
+        os.link(draft, path)  # never replaces a secret another process wrote meanwhile
+    except FileExistsError:
+        pass
+    finally:
+        draft.unlink()
+    return path.read_text(encoding="utf-8").strip()

@@ -2,7 +2,9 @@
 
     python -m xmemo.run --host 127.0.0.1 --port 8000
 
-Seeds the demo data (``seed_demo --print-credentials``, its output held back), then serves the
+Migrates the database and seeds the demo data (``seed_demo --print-credentials``, its output
+held back; the demo token kept in ``var/demo-token`` and reused across restarts), each step
+announced, then serves the
 ASGI application with uvicorn in this process. The demo login, the token and the URLs are
 printed, followed by ``Ready``, once the port accepts connections: what is printed can be
 used at once, and a port already in use ends the command with uvicorn's error, not with a
@@ -24,18 +26,32 @@ import uvicorn
 APP = "xmemo.asgi:application"
 
 
-def _seed_demo() -> str:
+def _step(name: str, what: str) -> None:
+    print(f"make run: {name}: {what}", flush=True)
+
+
+def _migrate_and_seed() -> str:
+    """Brings the database up to date and seeds the demo data, in this process (one Django
+    start instead of two); each step says what it does. Answers the login and token lines."""
     import django
     from django.core.management import call_command
     from django.db import connections
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "xmemo.settings")
     django.setup()
+    from django.conf import settings
+
+    database = "DATABASE_URL" if settings.DATABASE_URL else f"SQLite in {settings.VAR_DIR}"
+    _step("migrate", f"the database schema ({database}); the first run applies every migration")
+    call_command("migrate", interactive=False, verbosity=1)
+    _step("seed", "the demo users, a team and sample skills (once), then the server starts")
     out = io.StringIO()
     # The embedded default's e-mail backend prints to stdout: seeding's review-request mails to
     # the demo users would bury the login, and the console's notifications list them anyway.
+    # The demo token is kept in var/demo-token and reused while it works.
+    token_file = str(settings.VAR_DIR / "demo-token")
     with contextlib.redirect_stdout(io.StringIO()):
-        call_command("seed_demo", "--print-credentials", stdout=out)
+        call_command("seed_demo", "--print-credentials", "--token-file", token_file, stdout=out)
     connections.close_all()  # the server's threads open their own
     return out.getvalue()
 
@@ -67,7 +83,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     args = parser.parse_args(argv)
-    credentials = _seed_demo()
+    credentials = _migrate_and_seed()
     server = uvicorn.Server(
         uvicorn.Config(APP, host=args.host, port=args.port, log_level="warning")
     )

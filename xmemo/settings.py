@@ -29,6 +29,7 @@ from xmemo.environment import (
     env_seconds,
     env_secret,
     env_str,
+    stored_secret,
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -45,7 +46,12 @@ SECRET_KEY = env_secret("SECRET_KEY")
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY (or SECRET_KEY_FILE) must be set when DEBUG is off.")
-    SECRET_KEY = "embedded-mode-only-not-a-secret"
+    # Kept in var/ (0600), so a restart keeps sessions and stored secrets. A database made
+    # before the key file existed was made with the old fixed key: it keeps that one.
+    legacy = EMBEDDED and (VAR_DIR / "xmemo.sqlite3").exists()
+    SECRET_KEY = stored_secret(
+        VAR_DIR / "secret_key", initial="embedded-mode-only-not-a-secret" if legacy else ""
+    )
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
 # /v1/ paths answer the JSON error envelope for a CSRF refusal too.

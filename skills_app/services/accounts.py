@@ -68,7 +68,8 @@ def user_create(
                 details={"username": username},
             )
         user = user_model.objects.create_user(username=username, email=email, password=password)
-    elif password:
+    elif password and not user.check_password(password):
+        # Only a changed password is set again: a new hash would sign out every session.
         user.set_password(password)
         user.save(update_fields=["password"])
     personal_workspace_ensure(user=user)

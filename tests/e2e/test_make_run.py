@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import queue
+import re
 import signal
 import sqlite3
 import subprocess
@@ -77,16 +78,7 @@ def test_make_run_serves_demo_data_with_a_working_token(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in EMBEDDED_DROP}
     env["XMEMO_VAR_DIR"] = str(tmp_path)
     port = free_port()
-    venv = Path(sys.executable).parent.parent
-    proc = subprocess.Popen(
-        ["make", "--no-print-directory", "run", f"PORT={port}", f"VENV={venv}"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
+    proc = _make_run(env, port)
     try:
         token, lines = _read_until_ready(proc, time.monotonic() + 180)
         base = f"http://127.0.0.1:{port}"
@@ -111,5 +103,61 @@ def test_make_run_serves_demo_data_with_a_working_token(tmp_path: Path) -> None:
         assert (tmp_path / "xmemo.sqlite3").exists()
         _wait_for_vectors(tmp_path / "xmemo.sqlite3")
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=20)
+        _stop(proc)
+
+
+def _make_run(env: dict[str, str], port: int) -> subprocess.Popen[str]:
+    venv = Path(sys.executable).parent.parent
+    return subprocess.Popen(
+        ["make", "--no-print-directory", "run", f"PORT={port}", f"VENV={venv}"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    os.killpg(proc.pid, signal.SIGTERM)
+    proc.wait(timeout=20)
+
+
+def test_restarting_make_run_keeps_the_session_and_the_demo_token(tmp_path: Path) -> None:
+    """Issue 37 #15: restarting `make run` signed the browser out and minted another
+    never-expiring all-scope demo token each time. The second run prints the same token, the
+    signed-in browser stays signed in, one demo token exists; each step is announced."""
+    env = {k: v for k, v in os.environ.items() if k not in EMBEDDED_DROP}
+    env["XMEMO_VAR_DIR"] = str(tmp_path)
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    browser = httpx.Client(base_url=base)
+    proc = _make_run(env, port)
+    try:
+        first, lines = _read_until_ready(proc, time.monotonic() + 180)
+        login = browser.get("/login/")
+        csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', login.text)
+        assert csrf is not None
+        signed_in = browser.post(
+            "/login/",
+            data={"csrfmiddlewaretoken": csrf.group(1), "username": "demo", "password": "demo"},
+        )
+        assert signed_in.status_code == 302, signed_in.text
+        assert browser.get("/w/demo/skills/").status_code == 200
+    finally:
+        _stop(proc)
+    steps = [line for line in lines if line.startswith("make run: ")]
+    assert [step.split(":", 2)[1].strip() for step in steps] == ["install", "migrate", "seed"]
+    proc = _make_run(env, port)
+    try:
+        second, _ = _read_until_ready(proc, time.monotonic() + 180)
+        assert second == first
+        assert browser.get("/w/demo/skills/").status_code == 200  # still signed in
+    finally:
+        _stop(proc)
+    with sqlite3.connect(tmp_path / "xmemo.sqlite3") as db:
+        names = [row[0] for row in db.execute("SELECT name FROM skills_app_apitoken")]
+    assert names.count("demo") == 1
+    for name in ("secret_key", "demo-token"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == 0o600, name

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 
 from skills_app.domain.tokens import token_hash
 from skills_app.models import ApiToken, Membership, Skill, SkillRevision, Workspace
+
+User = get_user_model()
 
 
 def _call(*args: str) -> tuple[str, str]:
@@ -96,3 +100,26 @@ def test_seed_demo_is_idempotent_and_has_skills_in_several_states() -> None:
     assert reviewed.exists()
     assert all(r.reviewed_by_id != r.author_id for r in reviewed)
     assert SkillRevision.objects.filter(components__type="artifact").exists()
+
+
+@pytest.mark.django_db
+def test_seed_demo_reuses_the_token_in_its_file_and_keeps_the_password_hash(
+    tmp_path: Path,
+) -> None:
+    """Issue 37 #15: every `make run` minted another never-expiring all-scope demo token and
+    set the demo password again (a new hash, which signs out every session). The token kept in
+    --token-file (0600) is printed again while it works; a revoked one is replaced."""
+    kept = tmp_path / "demo-token"
+    first, _ = _call("seed_demo", "--print-credentials", "--token-file", str(kept))
+    password = User.objects.get(username="demo").password
+    again, _ = _call("seed_demo", "--print-credentials", "--token-file", str(kept))
+    assert again == first
+    assert User.objects.get(username="demo").password == password
+    secret = first.split("Demo token: ")[1].strip()
+    assert kept.read_text().strip() == secret
+    assert kept.stat().st_mode & 0o777 == 0o600
+    assert ApiToken.objects.filter(user__username="demo").count() == 1
+    ApiToken.objects.filter(secret_hash=token_hash(secret)).update(revoked_at=timezone.now())
+    renewed, _ = _call("seed_demo", "--print-credentials", "--token-file", str(kept))
+    assert renewed != first
+    assert kept.read_text().strip() == renewed.split("Demo token: ")[1].strip()

@@ -1,14 +1,19 @@
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
+from django.utils import timezone
 
 from skills_app.access import Actor
+from skills_app.domain import lifecycle
+from skills_app.domain.tokens import token_hash
 from skills_app.management import demo_data
-from skills_app.models import Membership, Skill, SkillRevision, Workspace
+from skills_app.models import ApiToken, Membership, Skill, SkillRevision, Workspace
 from skills_app.services.accounts import token_create, user_create
 from skills_app.services.skills import revision_transition, skill_save
 
@@ -20,7 +25,14 @@ class Command(BaseCommand):
         parser.add_argument(
             "--print-credentials",
             action="store_true",
-            help="Also create a fresh demo API token and print the login and token.",
+            help="Also print the demo login and a demo API token (a new one, unless --token-file "
+            "holds one that still works).",
+        )
+        parser.add_argument(
+            "--token-file",
+            type=Path,
+            help="Where the demo token is kept (mode 0600) and reused from, so a restart does "
+            "not mint another one.",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -28,18 +40,7 @@ class Command(BaseCommand):
             self._seed()
         if options["print_credentials"]:
             user = get_user_model().objects.get(username=demo_data.DEMO_USER)
-            _, secret = token_create(
-                actor=Actor(user=user, via="cli"),
-                user=user,
-                name="demo",
-                scopes=[
-                    "skills:read",
-                    "skills:write",
-                    "skills:review",
-                    "skills:execute",
-                    "workspace:admin",
-                ],
-            )
+            secret = _demo_token(user, options["token_file"])
             self.stdout.write(
                 f"Demo login: {demo_data.DEMO_USER} / {demo_data.DEMO_PASSWORD}\n"
                 f"Demo token: {secret}\n"
@@ -89,3 +90,27 @@ class Command(BaseCommand):
                 revision_transition(
                     actor=Actor(user=riley, via="cli"), revision=result.revision, action="approve"
                 )
+
+
+def _demo_token(user: Any, path: Path | None) -> str:
+    """The demo token kept in ``path`` while it still works (not revoked, not expired), else a
+    new one, written there (0600)."""
+    if path is not None and path.exists():
+        secret = path.read_text(encoding="utf-8").strip()
+        usable = ApiToken.objects.filter(
+            user=user, secret_hash=token_hash(secret), revoked_at__isnull=True
+        ).exclude(expires_at__lte=timezone.now())
+        if usable.exists():
+            return secret
+    _, secret = token_create(
+        actor=Actor(user=user, via="cli"),
+        user=user,
+        name="demo",
+        scopes=list(lifecycle.SCOPES),
+    )
+    if path is not None:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(secret + "\n")
+        path.chmod(0o600)  # a file that was there before keeps its old mode otherwise
+    return secret
