@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
+from skills_app.domain.bundle import ComponentData
 from skills_app.models import Skill, SkillRevision
 from skills_app.services.labels import label_move
 from tests.factories import (
@@ -619,3 +620,59 @@ def test_the_connect_page_download_runs_with_only_a_token(
     )  # fmt: skip
     assert found.returncode == 0, found.stderr
     assert b"/deploy" in found.stdout
+
+
+def test_lint_prints_trigger_checks_and_outcome_reports(
+    bridge: Bridge, owner: Any, tmp_path: Path
+) -> None:
+    """docs/contract.md §22 through the bridge: lint runs a folder's evals/triggers.json
+    against the served skills (the collision it would make named), outcome reports a use."""
+    ws = personal_ws(owner)
+    triggers = {"should_trigger": ["run the pending schema migrations"]}
+    publish(
+        owner,
+        ws,
+        "db-migrate",
+        name="Migrate a database schema",
+        description="Run database schema migrations before a release.",
+        instruction_body="# Migrate\n",
+        components=(
+            ComponentData(
+                "evals/triggers.json", "document", json.dumps(triggers).encode(), "text/plain"
+            ),
+        ),
+    )
+    folder = _folder(
+        tmp_path / "repo",
+        "db-restore",
+        "---\nname: db-restore\ndescription: Restore a postgres database from a dump, or run"
+        " the pending schema migrations. Use when data is lost.\n---\n# Restore\n",
+        **{
+            "evals__triggers.json": json.dumps(
+                {
+                    "should_trigger": ["restore the postgres database from a dump"],
+                    "should_not_trigger": ["plan the sprint"],
+                }
+            ).encode()
+        },
+    )
+    linted = bridge("lint", str(folder))
+    assert linted.code == 0, linted.err
+    assert "db-restore: triggers: picked first for 1/1 of its tasks" in linted.out
+    assert "now wins 1 of db-migrate's tasks" in linted.out
+
+    served = SkillRevision.objects.get(skill__slug="db-migrate")
+    reported = bridge(
+        "outcome",
+        "db-migrate",
+        "--revision",
+        served.revision_id,
+        "success",
+        "--note",
+        "<b>fine</b>",
+    )
+    assert reported.code == 0, reported.err
+    assert "reported success" in reported.out
+    assert list(served.outcomes.values_list("outcome", "note")) == [("success", "<b>fine</b>")]
+    assert bridge("outcome", "db-migrate", "--revision", served.revision_id, "great").code == 2
+    assert bridge("outcome", "db-migrate", "success").code == 2

@@ -40,6 +40,7 @@ const USAGE = `usage: xmemo-skill <command> [options]
   sync --dir DIR [--workspace WS]... [--label L] [--check] [--force] [--prune]
   push DIR... --workspace WS [--dry-run] [--message M]
   lint DIR... [--workspace WS]
+  outcome SLUG --revision R success|partial|failure [--note N] [--json]
   login [--url URL] [--scope SCOPE]...   (default: skills:read skills:write)
 
 Configuration: XMEMO_URL and XMEMO_TOKEN, else the credentials file written by login
@@ -60,12 +61,14 @@ const COMMANDS = {
   },
   push: { options: { workspace: { type: 'string' }, 'dry-run': { type: 'boolean' }, message: { type: 'string' } }, positionals: [1, Infinity] },
   lint: { options: { workspace: { type: 'string' } }, positionals: [1, Infinity] },
+  outcome: { options: { revision: { type: 'string' }, note: { type: 'string' }, json: { type: 'boolean' } }, positionals: [2, 2] },
   login: { options: { url: { type: 'string' }, scope: { type: 'string', multiple: true } }, positionals: [0, 0] },
 };
 
 // --- arguments -----------------------------------------------------------------------------------
 
 const HELP = new Set(['--help', '-h']);
+const OUTCOMES = ['success', 'partial', 'failure'];
 
 export function parseCommand(argv) {
   const [command, ...rest] = argv;
@@ -87,6 +90,10 @@ export function parseCommand(argv) {
     throw new ExitError(EXIT.USAGE, `${command}: wrong number of arguments\n\n${USAGE}`);
   }
   const { values } = parsed;
+  if (command === 'outcome') {
+    if (!values.revision) throw new ExitError(EXIT.USAGE, 'outcome: --revision R is required (the revision_id recall printed)');
+    if (!OUTCOMES.includes(parsed.positionals[1])) throw new ExitError(EXIT.USAGE, `outcome: say ${OUTCOMES.join(', ')}`);
+  }
   if (command === 'resource' && !values.revision) {
     throw new ExitError(EXIT.USAGE, 'resource: --revision R is required (the revision_id recall printed)');
   }
@@ -532,11 +539,37 @@ async function lintFolder(client, folder, workspace, extra = {}) {
   }
 }
 
+// The trigger checks of a folder's evals/triggers.json against what the workspace serves.
+export function triggerLines(folder, checks) {
+  if (!checks) return [];
+  const share = (part, whole) => `${part}/${whole}`;
+  const lines = [
+    `${folder}: triggers: picked first for ${share(checks.hits_at_1, checks.should_trigger)} of its tasks, in the top 3 for ${share(checks.hits_at_3, checks.should_trigger)}` +
+      (checks.should_not_trigger ? `; false triggers ${share(checks.false_triggers, checks.should_not_trigger)}` : '') +
+      ` (over ${checks.served_set?.skills ?? '?'} served skills)`,
+  ];
+  for (const task of checks.tasks) {
+    const missed = task.expected === 'trigger' ? task.rank !== 1 : task.rank === 1;
+    if (missed) lines.push(`${folder}:   ${task.expected === 'trigger' ? 'missed' : 'false trigger'}: "${task.task}" -> ${task.winner ?? 'nothing'}${task.rank ? ` (rank ${task.rank})` : ''}`);
+  }
+  for (const c of checks.collisions.wins_from) lines.push(`${folder}:   now wins ${c.tasks.length} of ${c.slug}'s tasks`);
+  for (const c of checks.collisions.outranked_by) lines.push(`${folder}:   outranked by ${c.slug} on ${c.tasks.length} of its tasks`);
+  return lines;
+}
+
+async function outcome(client, [slug, result], options) {
+  const body = { outcome: result, ...(options.note !== undefined ? { note: options.note } : {}) };
+  const answer = (await client.json('POST', `/v1/revisions/${encodeURIComponent(options.revision)}/outcomes`, { body })).data;
+  out(options.json ? JSON.stringify(answer) : `${slug}: reported ${answer.outcome} for revision ${answer.revision_id} (one report a day counts)`);
+  return EXIT.OK;
+}
+
 async function lint(client, folders, options) {
   let code = EXIT.OK;
   for (const folder of folders) {
     const answer = await lintFolder(client, folder, options.workspace);
     printProblems(folder, answer);
+    for (const line of triggerLines(folder, answer.triggers)) out(line);
     if (answer.errors.length) code = EXIT.FAILED;
     else out(`${folder}: ok${answer.approx_tokens ? ` (about ${answer.approx_tokens.level1} tokens at Level 1)` : ''}`);
   }
@@ -578,7 +611,7 @@ export async function main(argv, env = process.env) {
     return login({ url: options.url ?? env.XMEMO_URL ?? bundledUrl(), scopes: options.scope, file: credentialsPath(env), say: out });
   }
   const client = new Client(await configuration(env));
-  const run = { search, recall, resource, sync, push, lint }[command];
+  const run = { search, recall, resource, sync, push, lint, outcome }[command];
   const code = await run(client, args, options);
   if (env.XMEMO_BRIDGE_REQUESTS) fs.writeFileSync(env.XMEMO_BRIDGE_REQUESTS, String(client.requests));
   return code ?? EXIT.OK;
