@@ -23,6 +23,7 @@ Restore rules (decided here, documented in docs/backup.md):
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import date
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -36,6 +37,7 @@ from skills_app.domain.context_cost import revision_tokens
 from skills_app.models import (
     RevisionApproval,
     RevisionComment,
+    RevisionOutcome,
     Skill,
     SkillComponent,
     SkillLabel,
@@ -51,6 +53,7 @@ from skills_app.sources.backup import (
     BackupApproval,
     BackupComment,
     BackupLabel,
+    BackupOutcome,
     BackupRevision,
     BackupSkill,
 )
@@ -114,6 +117,17 @@ def _backup_revision(rev: SkillRevision, numbers: dict[int, int]) -> BackupRevis
         answers_revision_number=numbers.get(rev.answers_revision_id)
         if rev.answers_revision_id
         else None,
+        outcomes=tuple(
+            BackupOutcome(
+                date=o.date.isoformat(),
+                reporter=o.reporter,
+                client_name=o.client_name,
+                outcome=o.outcome,
+                note=o.note,
+                reported_at=o.reported_at,
+            )
+            for o in sorted(rev.outcomes.all(), key=lambda o: (o.reported_at, o.pk))
+        ),
     )
 
 
@@ -123,7 +137,7 @@ def workspace_backup(*, workspace: Workspace, on_progress: Progress = _no_progre
     revisions = list(
         SkillRevision.objects.filter(workspace=workspace)
         .select_related("author", "reviewed_by")
-        .prefetch_related("components__blob", "comments__author", "approvals__user")
+        .prefetch_related("components__blob", "comments__author", "approvals__user", "outcomes")
         .order_by("skill_id", "revision_number")
     )
     numbers = {rev.pk: rev.revision_number for rev in revisions}
@@ -239,7 +253,8 @@ def _conversations_restore(
     workspace: Workspace,
     people: _People,
 ) -> None:
-    """Each revision's comments, approvals and answered review, after every revision exists."""
+    """Each revision's comments, approvals, answered review and reported outcomes, after every
+    revision exists."""
     revisions = [
         (rows[(skill.pk, rev.revision_number)], skill, rev)
         for skill, item in skills
@@ -274,6 +289,23 @@ def _conversations_restore(
             for a in rev.approvals
         ],
         batch_size=1000,
+    )
+    RevisionOutcome.objects.bulk_create(
+        [
+            RevisionOutcome(
+                revision=row,
+                date=date.fromisoformat(o.date),
+                reporter=o.reporter,
+                client_name=o.client_name,
+                outcome=o.outcome,
+                note=o.note,
+                reported_at=o.reported_at,
+            )
+            for row, _, rev in revisions
+            for o in rev.outcomes
+        ],
+        batch_size=1000,
+        ignore_conflicts=True,  # one per reporter per day, as when they were counted
     )
     for row, skill, rev in revisions:
         if rev.answers_revision_number is not None:

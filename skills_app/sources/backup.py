@@ -20,8 +20,10 @@ workspace is byte-identical to the one it was restored from apart from that obje
 
 Versioning: readers refuse a ``format_version`` they do not know. Version 2 added the review
 conversation and approvals as new keys of ``review``; version 3 the skill's ``labels`` [name,
-revision_number, moved_by, moved_at] (docs/contract.md §18). Older backups are still read (their
-revisions simply have no comments or approvals, their skills no labels).
+revision_number, moved_by, moved_at] (docs/contract.md §18); version 4 each revision's
+reported ``outcomes`` [date, reporter, client_name, outcome, note, reported_at] (§22). Older
+backups are still read (their revisions simply have no comments, approvals or outcomes, their
+skills no labels).
 
 Reading verifies everything before anything is stored: the ZIP through the same safe reader as
 imports; exactly the listed files; every blob's size and sha256; each SKILL.md against the
@@ -57,8 +59,9 @@ from skills_app.sources.files import (
 )
 
 BACKUP_FORMAT = "xmemo-workspace-backup"
-BACKUP_FORMAT_VERSION = 3
-READABLE_FORMAT_VERSIONS = (1, 2, 3)
+BACKUP_FORMAT_VERSION = 4
+READABLE_FORMAT_VERSIONS = (1, 2, 3, 4)
+OUTCOMES = ("success", "partial", "failure")
 
 STATES = ("draft", "proposed", "published", "deprecated")
 STATUSES = ("active", "archived")
@@ -94,6 +97,18 @@ class BackupApproval:
 
 
 @dataclass(frozen=True)
+class BackupOutcome:
+    """A reported outcome (docs/contract.md §22): who reported it is kept as text."""
+
+    date: str
+    reporter: str
+    client_name: str
+    outcome: str
+    note: str
+    reported_at: datetime
+
+
+@dataclass(frozen=True)
 class BackupRevision:
     revision_number: int
     state: str
@@ -116,6 +131,7 @@ class BackupRevision:
     comments: tuple[BackupComment, ...] = ()
     approvals: tuple[BackupApproval, ...] = ()
     answers_revision_number: int | None = None
+    outcomes: tuple[BackupOutcome, ...] = ()
 
     def bundle(self) -> SkillBundle:
         return SkillBundle(
@@ -216,6 +232,17 @@ def _revision_manifest(rev: BackupRevision) -> dict[str, Any]:
             ],
             "answers_revision_number": rev.answers_revision_number,
         },
+        "outcomes": [
+            {
+                "date": o.date,
+                "reporter": o.reporter,
+                "client_name": o.client_name,
+                "outcome": o.outcome,
+                "note": o.note,
+                "reported_at": _timestamp(o.reported_at),
+            }
+            for o in rev.outcomes
+        ],
         "components": [
             {
                 "path": c.logical_path,
@@ -413,6 +440,34 @@ def _conversation_read(
     return tuple(comments), tuple(approvals), answers
 
 
+def _outcomes_read(item: Mapping[str, Any], where: str) -> tuple[BackupOutcome, ...]:
+    """The version-4 ``outcomes`` of a revision."""
+    outcomes = []
+    for index, entry in enumerate(_get(item, "outcomes", (list,), where)):
+        at = f"{where} outcomes[{index}]"
+        if not isinstance(entry, dict):
+            raise _refuse(at, "is not an object.")
+        day = _get(entry, "date", (str,), at)
+        try:
+            datetime.strptime(day, "%Y-%m-%d")
+        except ValueError:
+            raise _refuse(at, "date is not YYYY-MM-DD.") from None
+        note = _get(entry, "note", (str,), at)
+        if len(note) > 1000:
+            raise _refuse(at, "a note holds at most 1,000 characters.")
+        outcomes.append(
+            BackupOutcome(
+                date=day,
+                reporter=_get(entry, "reporter", (str,), at)[:64],
+                client_name=_get(entry, "client_name", (str,), at)[:100],
+                outcome=_choice(entry, "outcome", OUTCOMES, at),
+                note=note,
+                reported_at=_parse_time(entry, "reported_at", at),
+            )
+        )
+    return tuple(outcomes)
+
+
 def _revision_read(
     item: Any, slug: str, expected_number: int, reader: _Reader, version: int
 ) -> BackupRevision:
@@ -484,6 +539,7 @@ def _revision_read(
         comments=comments,
         approvals=approvals,
         answers_revision_number=answers,
+        outcomes=_outcomes_read(item, where) if version >= 4 else (),
     )
     with located(f"{md_path.rpartition('/')[0]}/"):
         validate_bundle(revision.bundle())

@@ -19,10 +19,11 @@ from skills_app import errors
 from skills_app.models import AuditEntry, Skill, SkillRevision, Workspace
 from skills_app.services.backup import workspace_backup, workspace_restore
 from skills_app.services.labels import label_move
+from skills_app.services.outcomes import outcome_report
 from skills_app.services.reviews import revision_comment_add
 from skills_app.services.skills import revision_restore, revision_transition, skill_set_status
 from skills_app.sources.backup import backup_read, backup_write
-from tests.factories import Env, actor_for, component, make_team, publish, save
+from tests.factories import Env, actor_for, component, make_team, make_token, publish, save
 from tests.support import require_service
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256))
@@ -71,6 +72,16 @@ def _history(env: Env) -> Workspace:
             name=name,
             revision_id=runbook.revisions.get(revision_number=number).revision_id,
         )
+    # Outcomes reported for the published revision (docs/contract.md §22), a note among them.
+    published = runbook.revisions.get(revision_number=2)
+    for name, outcome in (("ci", "success"), ("laptop", "failure")):
+        token, _ = make_token(env.member, workspace=team, name=name)
+        outcome_report(
+            actor=actor_for(env.member, token=token),
+            revision_id=published.revision_id,
+            outcome=outcome,
+            note="<i>ran</i>" if name == "ci" else None,
+        )
     # One of the two approvals the team now requires.
     Workspace.objects.filter(pk=team.pk).update(required_approvals=2)
     revision_transition(actor=admin, revision=restored, action="approve")
@@ -105,6 +116,10 @@ def _rows(workspace: Workspace) -> dict[str, Any]:
                         for c in rev.comments.order_by("created_at", "pk")
                     ],
                     "approvals": [(a.user_id, a.created_at) for a in rev.approvals.all()],
+                    "outcomes": [
+                        (o.date, o.reporter, o.client_name, o.outcome, o.note, o.reported_at)
+                        for o in rev.outcomes.order_by("reported_at", "pk")
+                    ],
                     "answers": rev.answers_revision.revision_number
                     if rev.answers_revision
                     else None,
@@ -195,6 +210,7 @@ def _as_version_1(manifest: dict[str, Any]) -> None:
     for skill in manifest["skills"]:
         del skill["labels"]
         for rev in skill["revisions"]:
+            del rev["outcomes"]
             for key in ("comments", "approvals", "answers_revision_number"):
                 del rev["review"][key]
 
@@ -205,14 +221,14 @@ def test_a_version_1_backup_still_restores_without_conversations(
     source = _history(env)
     original = _rows(source)
     data = backup_write(workspace_backup(workspace=source))
-    assert json.loads(_entries(data)["backup.json"])["format_version"] == 3
+    assert json.loads(_entries(data)["backup.json"])["format_version"] == 4
     target = make_team(env.owner, slug="restored", members=_people(env))
     restore_into(_tampered(data, _edit_manifest(_as_version_1)), target)
     restored = _rows(target)
     for skill in original.values():
         skill["labels"] = []
         for rev in skill["revisions"]:
-            rev.update(comments=[], approvals=[], answers=None)
+            rev.update(comments=[], approvals=[], answers=None, outcomes=[])
     assert restored == original
 
 
