@@ -181,6 +181,15 @@ class SecretDetected(XmemoError):
     default_message = "The content holds a secret; remove it, or acknowledge it to store it."
 
 
+class ScanBlocked(XmemoError):
+    """The gate (docs/contract.md §21): the revision's scan says ``block`` and no owner has
+    overridden it."""
+
+    code = "SCAN_BLOCKED"
+    status = 409
+    default_message = "The revision's scan blocks this; an owner may override it with a reason."
+
+
 class ScriptFailed(XmemoError):
     """A sandboxed script ran and failed (exit code, timeout, limits, protocol)."""
 

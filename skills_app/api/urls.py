@@ -31,6 +31,11 @@ from skills_app.api.views.jobs import (
 from skills_app.api.views.labels import LabelDetailView, LabelListView
 from skills_app.api.views.recall import RecallView
 from skills_app.api.views.reviews import NotificationsView, RevisionCommentListView
+from skills_app.api.views.scans import (
+    RevisionScanOverrideView,
+    RevisionScanSarifView,
+    RevisionScanView,
+)
 from skills_app.api.views.skills import (
     ComponentFileView,
     RevisionActionView,
@@ -93,6 +98,17 @@ urlpatterns = [
     ),
     path("revisions/<str:revision_id>/execute", ExecuteView.as_view(), name="revision-execute"),
     path("revisions/<str:revision_id>/evals", RevisionEvalsView.as_view(), name="revision-evals"),
+    path("revisions/<str:revision_id>/scan", RevisionScanView.as_view(), name="revision-scan"),
+    path(
+        "revisions/<str:revision_id>/scan.sarif",
+        RevisionScanSarifView.as_view(),
+        name="revision-scan-sarif",
+    ),
+    path(
+        "revisions/<str:revision_id>/scan/override",
+        RevisionScanOverrideView.as_view(),
+        name="revision-scan-override",
+    ),
     path(
         "revisions/<str:revision_id>/outcomes",
         RevisionOutcomeView.as_view(),

@@ -25,7 +25,9 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from skills_app.access import Actor
+from skills_app import errors
+from skills_app.access import Actor, require_role, require_scope
+from skills_app.domain.lifecycle import OWNER
 from skills_app.domain.scan import SCANNER_VERSION, ScanReport, scan_bundle
 from skills_app.infra.queue import SCAN_REVISIONS, send_task, tasks_run_eagerly
 from skills_app.models import RevisionScan, SkillRevision
@@ -141,3 +143,67 @@ def scans_sweep() -> int:
     return scans_catch_up(
         limit=SWEEP_ROUND, grace_seconds=float(settings.XMEMO_OUTBOX_GRACE_SECONDS)
     )
+
+
+# --- the gate (docs/contract.md §21) ------------------------------------------------------------
+
+
+def scan_ensure(revision: SkillRevision) -> RevisionScan:
+    """The revision's scan, computed now when it is still pending: approval, publication and
+    execution wait for it (here, in the request that asks) rather than pass unscanned."""
+    scan = RevisionScan.objects.filter(revision_id=revision.pk).first()
+    if scan is None:
+        _store(revision, _report(revision))
+        scan = RevisionScan.objects.get(revision_id=revision.pk)
+    return scan
+
+
+def scan_gate(*, revision: SkillRevision, what: str) -> None:
+    """Raise ``ScanBlocked`` when the revision's scan blocks ``what`` (approve, publish, run its
+    scripts) and no owner has overridden it."""
+    scan = scan_ensure(revision)
+    if scan.verdict == RevisionScan.Verdict.BLOCK and scan.override_at is None:
+        worst = next((f for f in scan.findings if f.get("severity") in ("critical", "high")), None)
+        where = f" ({worst['category']} in {worst['path']} line {worst['line']})" if worst else ""
+        raise errors.ScanBlocked(
+            f"The scan of this revision blocks it{where}: it cannot be {what} unless an owner "
+            "overrides the scan with a reason.",
+            details={
+                "revision_id": revision.revision_id,
+                "verdict": scan.verdict,
+                "findings": len(scan.findings),
+            },
+        )
+
+
+def scan_override(*, actor: Actor, revision: SkillRevision, reason: str) -> RevisionScan:
+    """An owner lets a ``block`` revision through the gate, with a reason (audited)."""
+    require_scope(actor, "skills:review")
+    require_role(actor, revision.workspace, (OWNER,))
+    reason = reason.strip() if isinstance(reason, str) else ""
+    if not reason or len(reason) > 2000:
+        raise errors.ValidationFailed(
+            "An override needs a reason (at most 2,000 characters).", details={"field": "reason"}
+        )
+    with transaction.atomic():
+        scan = scan_ensure(revision)
+        scan = RevisionScan.objects.select_for_update().get(pk=scan.pk)
+        if scan.verdict != RevisionScan.Verdict.BLOCK:
+            raise errors.InvalidTransition(
+                f"The scan says {scan.verdict}: there is nothing to override.",
+                details={"verdict": scan.verdict},
+            )
+        scan.override_by = actor.user
+        scan.override_actor = actor.label
+        scan.override_reason = reason
+        scan.override_at = timezone.now()
+        scan.save(update_fields=["override_by", "override_actor", "override_reason", "override_at"])
+        audit_record(
+            actor=actor,
+            workspace=revision.workspace,
+            action="skills.revision.scan_override",
+            target_type="revision",
+            target_id=revision.revision_id,
+            data={"reason": reason, "findings": len(scan.findings)},
+        )
+        return scan

@@ -34,7 +34,7 @@ from skills_app.services.evals import evals_wanted
 from skills_app.services.labels import labels_drop_rejected
 from skills_app.services.notifications import lifecycle_notify
 from skills_app.services.reviews import approval_record, thread_comment_record
-from skills_app.services.scans import scan_wanted
+from skills_app.services.scans import scan_ensure, scan_gate, scan_wanted
 
 State = SkillRevision.State
 
@@ -509,22 +509,34 @@ def _publish_intent_on_existing(*, actor: Actor, revision: SkillRevision) -> Non
     action = lifecycle.publish_action(revision.workspace.kind)
     try:
         _transition_locked(actor=actor, revision=revision, action=action, comment="")
-    except (errors.InvalidTransition, errors.PermissionDenied):
+    except (errors.InvalidTransition, errors.PermissionDenied, errors.ScanBlocked):
         return
 
 
-def _transition_locked(*, actor: Actor, revision: SkillRevision, action: str, comment: str) -> None:
+# The actions a ``block`` scan stops (docs/contract.md §21), and how the refusal names them.
+_SCAN_GATED = {"approve": "approved", "publish": "published"}
+
+
+def _transition_check(*, actor: Actor, revision: SkillRevision, action: str, comment: str) -> str:
+    """The lifecycle table's answer for ``action`` on ``revision`` as things stand: the state
+    it moves to, or the table's refusal."""
     workspace = revision.workspace
-    role = _role_for_lifecycle(actor, workspace)
-    target = lifecycle.check_transition(
+    return lifecycle.check_transition(
         action=action,
         state=revision.state,
         workspace_kind=workspace.kind,
-        role=role,
+        role=_role_for_lifecycle(actor, workspace),
         is_author=actor.user is not None and revision.author_id == actor.user.pk,
         require_distinct_reviewer=workspace.reviewer_must_differ,
         comment=comment,
     )
+
+
+def _transition_locked(*, actor: Actor, revision: SkillRevision, action: str, comment: str) -> None:
+    workspace = revision.workspace
+    target = _transition_check(actor=actor, revision=revision, action=action, comment=comment)
+    if action in _SCAN_GATED:
+        scan_gate(revision=revision, what=_SCAN_GATED[action])
     from_state = revision.state
     review = lifecycle.transition_for(action).review_decision
     approvals = approval_record(actor=actor, revision=revision) if action == "approve" else 0
@@ -561,6 +573,16 @@ def _transition_locked(*, actor: Actor, revision: SkillRevision, action: str, co
     )
 
 
+def _scan_first(*, actor: Actor, revision: SkillRevision, action: str, comment: str) -> None:
+    """A pending scan holds approval and publication: where the table would allow the action,
+    the scan is done now, in a transaction of its own, so it stays whatever the gate answers."""
+    try:
+        _transition_check(actor=actor, revision=revision, action=action, comment=comment)
+    except errors.XmemoError:
+        return  # refused anyway, under the lock, with the table's own error
+    scan_ensure(revision)
+
+
 def revision_transition(
     *, actor: Actor, revision: SkillRevision, action: str, comment: str = ""
 ) -> SkillRevision:
@@ -568,6 +590,8 @@ def revision_transition(
     reject, request_changes, publish, deprecate: the table's rows that create no revision). An
     approval publishes once the workspace's ``required_approvals`` are in."""
     require_scope(actor, lifecycle.transition_for(action, moves_only=True).scope)
+    if action in _SCAN_GATED:
+        _scan_first(actor=actor, revision=revision, action=action, comment=comment)
     with transaction.atomic():
         skill = _lock_skill(revision.skill_id)
         locked = SkillRevision.objects.select_related("workspace").get(pk=revision.pk)

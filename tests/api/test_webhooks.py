@@ -106,7 +106,6 @@ def test_every_event_type_is_emitted_from_the_services(env: Env, settings: Any) 
     )
     job_run(job_id=imported.job_id)  # jobs are queued after a commit this test never makes
     job_run(job_id=export_start(actor=owner, revision=first).job_id)
-    scans_compute(revision_ids=[first.revision_id])  # scans run after a commit too
     types = list(WebhookDelivery.objects.order_by("id").values_list("event_type", flat=True))
     # Two saves proposed; the import's draft announces nothing.
     assert sorted(types) == sorted([*EVENT_TYPES, "revision.proposed"])
@@ -224,7 +223,6 @@ def test_every_revision_event_says_which_skill_and_revision_moved(env: Env, sett
         # Publishing the third supersedes the first: revision.deprecated for the first.
         revision_transition(actor=owner, revision=third.revision, action="approve")
         revision_transition(actor=owner, revision=third.revision, action="deprecate")
-        scans_compute(revision_ids=[third.revision.revision_id])
         for delivery in WebhookDelivery.objects.order_by("id"):
             assert delivery_attempt(delivery_id=delivery.delivery_id) is None
         verifier = Verifier(SIGNING_SECRET)
@@ -245,14 +243,15 @@ def test_every_revision_event_says_which_skill_and_revision_moved(env: Env, sett
     sid = skill.skill_id
     assert seen == [
         ("revision.proposed", sid, "deploy", rev[1], 1, "proposed"),
+        ("revision.scanned", sid, "deploy", rev[1], 1, "proposed"),  # approval waits for it
         ("revision.published", sid, "deploy", rev[1], 1, "published"),
         ("revision.proposed", sid, "deploy", rev[2], 2, "proposed"),
         ("revision.rejected", sid, "deploy", rev[2], 2, "draft"),
         ("revision.proposed", sid, "deploy", rev[3], 3, "proposed"),
+        ("revision.scanned", sid, "deploy", rev[3], 3, "proposed"),
         ("revision.deprecated", sid, "deploy", rev[1], 1, "deprecated"),
         ("revision.published", sid, "deploy", rev[3], 3, "published"),
         ("revision.deprecated", sid, "deploy", rev[3], 3, "deprecated"),
-        ("revision.scanned", sid, "deploy", rev[3], 3, "deprecated"),
     ]
     assert {e["type"] for e in events} == set(REVISION_EVENTS)
     by_type = {e["type"]: e["data"] for e in events}
@@ -262,7 +261,7 @@ def test_every_revision_event_says_which_skill_and_revision_moved(env: Env, sett
         "published",
     )
     assert by_type["revision.rejected"]["comment"] == "no"
-    assert events[5]["data"]["superseded_by"] == rev[3]
+    assert events[7]["data"]["superseded_by"] == rev[3]
     assert all(e["data"]["actor"] for e in events)
 
 
@@ -278,9 +277,10 @@ def test_an_approval_that_does_not_publish_yet_announces_nothing(env: Env, setti
         secret_ciphertext=secret_encrypt("whsec_x"),
     )
     proposed = save(env.member, env.team, slug="deploy", intent="publish").revision
+    scans_compute(revision_ids=[proposed.revision_id])  # as the worker does after the commit
     revision_transition(actor=actor_for(env.owner), revision=proposed, action="approve")
     types = list(WebhookDelivery.objects.order_by("id").values_list("event_type", flat=True))
-    assert types == ["revision.proposed"]
+    assert types == ["revision.proposed", "revision.scanned"]
     revision_transition(actor=actor_for(env.admin), revision=proposed, action="approve")
     types = list(WebhookDelivery.objects.order_by("id").values_list("event_type", flat=True))
-    assert types == ["revision.proposed", "revision.published"]
+    assert types == ["revision.proposed", "revision.scanned", "revision.published"]

@@ -38,7 +38,7 @@ __all__ = [
 
 # The product's rules' own version: bump it when a rule changes, and every revision is scanned
 # again in the background (services/scans.py).
-RULES_VERSION = 1
+RULES_VERSION = 2
 SCANNER_VERSION = f"xmemo-scan/{RULES_VERSION}+detect-secrets/{DETECT_SECRETS_VERSION}"
 SKILL_MD = "SKILL.md"
 _CODE_SUFFIXES = frozenset(

@@ -162,14 +162,14 @@ _NETWORK_SINK = re.compile(
 )
 # What a `safe` script may not do (contract §21, capability mismatch).
 _USES_NETWORK = re.compile(
-    r"^\s*(?:import|from)\s+(?:socket|requests|urllib|http\.client|httpx|aiohttp|ftplib|smtplib"
+    r"^[ \t]*(?:import|from)\s+(?:socket|requests|urllib|http\.client|httpx|aiohttp|ftplib|smtplib"
     r"|paramiko|websocket)\b|\bsocket\.socket\(|require\(['\"](?:https?|net|dgram|axios)['\"]\)"
-    rf"|\bfetch\(|(?:^|[;&|]\s*|\$\()\s*{_NETWORK_TOOL}\s",
+    rf"|\bfetch\(|(?:^|[;&|]|\$\()[ \t]*{_NETWORK_TOOL}\s",
     re.MULTILINE,
 )
 _DELETES = re.compile(
     r"\bos\.(?:remove|unlink|rmdir|removedirs)\(|\bshutil\.rmtree\(|\.unlink\(|\.rmdir\("
-    r"|\bfs\.(?:rm|rmSync|unlink|unlinkSync|rmdir|rmdirSync)\(|(?:^|[;&|]\s*)\s*rm\s+-?\w*",
+    r"|\bfs\.(?:rm|rmSync|unlink|unlinkSync|rmdir|rmdirSync)\(|(?:^|[;&|])[ \t]*rm\s+-?\w*",
     re.MULTILINE,
 )
 _WRITES = re.compile(

@@ -18,6 +18,7 @@ from skills_app.sandbox import DEFAULT_SCRIPT_CLASS, check_execution_allowed
 from skills_app.services.audit import audit_record
 from skills_app.services.backup import restore_check
 from skills_app.services.jobs.dispatch import job_dispatch
+from skills_app.services.scans import scan_gate
 from skills_app.sources.backup import backup_format_check
 from skills_app.sources.detect import upload_format_check
 
@@ -179,6 +180,7 @@ def execute_gate(*, actor: Actor, revision: SkillRevision) -> None:
         has_execute_scope=actor.has_scope("skills:execute"),
         workspace_allows_dangerous=revision.workspace.allow_dangerous_scripts,
     )
+    scan_gate(revision=revision, what="run")
 
 
 def execute_start(
