@@ -34,11 +34,13 @@ def test_a_private_key_in_a_component_is_refused_and_nothing_stored(
 
 def test_a_cloud_key_in_the_body_is_refused_and_lint_says_so(env: Env, api_for: ApiFactory) -> None:
     api = api_for(env.owner)
-    payload = _body(env.personal.slug, instruction_body=f"# Deploy\n\nexport KEY={AWS_KEY}\n")
+    payload = _body(
+        env.personal.slug, name="deploy", instruction_body=f"# Deploy\n\nexport KEY={AWS_KEY}\n"
+    )
     response = api.post(SAVE, payload)
     assert (response.status_code, error_code(response)) == (400, "SECRET_DETECTED")
-    # SKILL.md: ---, name, description, the display name, ---, "# Deploy", "", then the key.
-    assert response.json()["error"]["details"]["line"] == 8
+    # SKILL.md: ---, name, description, ---, "# Deploy", "", then the key.
+    assert response.json()["error"]["details"]["line"] == 7
     lint = api.post("/v1/skills/lint", payload).json()
     assert [e["code"] for e in lint["errors"]] == ["SECRET_DETECTED"]
     assert not Skill.objects.exists()
@@ -48,6 +50,7 @@ def test_an_acknowledged_secret_is_stored_and_audited(env: Env, api_for: ApiFact
     api = api_for(env.owner)
     payload = _body(
         env.personal.slug,
+        name="deploy",
         instruction_body=f"# Deploy\n\nexport KEY={AWS_KEY}\n",
         acknowledge_secrets=True,
     )
@@ -55,7 +58,7 @@ def test_an_acknowledged_secret_is_stored_and_audited(env: Env, api_for: ApiFact
     assert response.status_code == 201, response.content
     entry = AuditEntry.objects.get(action="skills.revision.secrets_acknowledge")
     assert entry.target_id == response.json()["revision_id"]
-    assert entry.data == {"secrets": [{"path": "SKILL.md", "line": 8, "rule_id": "secret.aws"}]}
+    assert entry.data == {"secrets": [{"path": "SKILL.md", "line": 7, "rule_id": "secret.aws"}]}
     assert AWS_KEY not in str(entry.data)
     bad = api.post(SAVE, {**payload, "acknowledge_secrets": "yes"})
     assert (bad.status_code, error_code(bad)) == (400, "VALIDATION_ERROR")
