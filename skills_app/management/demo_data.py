@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from skills_app.domain.bundle import ComponentData, SkillBundle
@@ -27,6 +28,7 @@ class DemoSave:
     intent: str
     as_user: str = DEMO_USER
     message: str = ""
+    approved_by: str | None = None  # a team proposal this reviewer approves
 
 
 def _md(path: str, ctype: str, text: str) -> ComponentData:
@@ -134,12 +136,70 @@ ONBOARDING = SkillBundle(
     ),
 )
 
+
+def _triggers(should: list[str], should_not: list[str]) -> ComponentData:
+    content = json.dumps({"should_trigger": should, "should_not_trigger": should_not}, indent=2)
+    return ComponentData("evals/triggers.json", "document", content.encode(), "application/json")
+
+
+# Two skills with trigger checks (docs/evals.md): the proposed db-migrate also claims
+# db-restore's tasks, so its review page shows the collision.
+DB_RESTORE = SkillBundle(
+    name="Restore a database from backup",
+    description="Restore a PostgreSQL database from last night's backup or a dump after data "
+    "loss or corruption. Use when rows were deleted or a database must be rebuilt.",
+    instruction_body="# Restore\n\n1. Find the newest dump in the backup bucket.\n"
+    "2. Restore it into a fresh database with `pg_restore`.\n3. Check row counts, then switch.\n",
+    frontmatter={},
+    components=(
+        _triggers(
+            [
+                "restore the postgres database from last night's backup",
+                "bring back rows someone deleted by mistake",
+                "rebuild the database after disk corruption",
+            ],
+            ["write the release notes", "onboard a new engineer"],
+        ),
+    ),
+)
+
+DB_MIGRATE = SkillBundle(
+    name="Database migrations and restores",
+    description="Run PostgreSQL schema migrations before a release, and restore the database "
+    "from a backup dump when a migration went wrong or rows were deleted.",
+    instruction_body="# Migrate\n\n1. Take a dump.\n2. Run the pending migrations.\n"
+    "3. If anything fails, restore the dump.\n",
+    frontmatter={},
+    components=(
+        _triggers(
+            ["run the pending schema migrations", "migrate the database before the release"],
+            ["restore the postgres database from last night's backup"],
+        ),
+    ),
+)
+
 DEMO_SAVES: tuple[DemoSave, ...] = (
     DemoSave(
         "personal", "incident-response-checklist", INCIDENT, "publish", message="First version"
     ),
     DemoSave("personal", "git-commit-style", COMMIT_STYLE, "draft"),
-    DemoSave("team", "deploy-runbook", DEPLOY_V1, "publish", message="Initial runbook"),
+    DemoSave(
+        "team",
+        "deploy-runbook",
+        DEPLOY_V1,
+        "publish",
+        message="Initial runbook",
+        approved_by=REVIEWER_USER,
+    ),
+    DemoSave(
+        "team",
+        "db-restore",
+        DB_RESTORE,
+        "publish",
+        message="Restore runbook with trigger checks",
+        approved_by=REVIEWER_USER,
+    ),
+    DemoSave("team", "db-migrate", DB_MIGRATE, "publish", message="Migrations, restores too"),
     DemoSave("team", "onboarding-sop", ONBOARDING, "draft", as_user=REVIEWER_USER),
     DemoSave(
         "team",

@@ -47,7 +47,7 @@ from django.utils import timezone
 
 from skills_app.domain.descriptor import DESCRIPTOR_BODY_READ, descriptor_text
 from skills_app.infra import embedding
-from skills_app.infra.queue import EMBED_REVISIONS, send_task, tasks_run_eagerly
+from skills_app.infra.queue import EMBED_REVISIONS, EVALS_REFRESH, send_task, tasks_run_eagerly
 from skills_app.models import RevisionEmbedding, Skill, SkillRevision, Workspace
 
 logger = logging.getLogger(__name__)
@@ -265,6 +265,23 @@ def _store(vectors: dict[int, bytes], *, reembed: bool, counts: EmbedCounts) -> 
     counts.embedded += len(new)
     counts.reembedded += len(stale)
     counts.skipped += len(vectors) - len(present)
+    _checks_wanted({skill_of[pk] for pk in (*new, *stale)})
+
+
+def _checks_wanted(skill_pks: set[int]) -> None:
+    """A new vector changes what Level 0 ranks by, so the trigger checks of those skills'
+    workspaces are brought up to date after commit (``services.evals``, docs/evals.md)."""
+    workspaces = set(Skill.objects.filter(pk__in=skill_pks).values_list("workspace_id", flat=True))
+
+    def hand_over() -> None:
+        for workspace_pk in sorted(workspaces):
+            try:
+                send_task(EVALS_REFRESH, args=[workspace_pk])
+            except Exception:  # the broker is down: the periodic catch-up finds them
+                logger.warning("trigger checks of workspace %s left for later", workspace_pk)
+
+    if workspaces:
+        transaction.on_commit(hand_over, robust=True)
 
 
 def embeddings_catch_up(

@@ -123,3 +123,20 @@ def test_seed_demo_reuses_the_token_in_its_file_and_keeps_the_password_hash(
     renewed, _ = _call("seed_demo", "--print-credentials", "--token-file", str(kept))
     assert renewed != first
     assert kept.read_text().strip() == renewed.split("Demo token: ")[1].strip()
+
+
+@pytest.mark.django_db
+def test_seed_demo_shows_two_skills_with_trigger_checks_one_colliding() -> None:
+    """Issue 40: a new user sees trigger checks in ``make run``: db-restore is served, the
+    proposed db-migrate also wins its tasks."""
+    from skills_app.services.evals import evaluation_compute
+
+    _call("seed_demo")
+    served = SkillRevision.objects.get(skill__slug="db-restore", state="published")
+    proposal = SkillRevision.objects.get(skill__slug="db-migrate", state="proposed")
+    checks = evaluation_compute(revision=proposal)
+    assert checks is not None
+    assert [c["slug"] for c in checks.figures["collisions"]["wins_from"]] == ["db-restore"]
+    restore = evaluation_compute(revision=served)
+    assert restore is not None
+    assert restore.figures["recall_at_1"] == 1.0

@@ -81,14 +81,13 @@ class Command(BaseCommand):
                 intent=item.intent,
                 message=item.message,
             )
-            # Riley approves demo's first deploy runbook so the later proposal has a diff base.
-            if (
-                result.revision.revision_number == 1
-                and result.revision.state == SkillRevision.State.PROPOSED
-                and item.slug == "deploy-runbook"
-            ):
+            # Riley approves what the demo shows as served (the first deploy runbook, so the
+            # later proposal has a diff base; db-restore, whose tasks db-migrate's proposal wins).
+            if item.approved_by and result.revision.state == SkillRevision.State.PROPOSED:
                 revision_transition(
-                    actor=Actor(user=riley, via="cli"), revision=result.revision, action="approve"
+                    actor=Actor(user=users[item.approved_by], via="cli"),
+                    revision=result.revision,
+                    action="approve",
                 )
 
 
