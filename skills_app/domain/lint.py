@@ -35,6 +35,8 @@ _WHEN = re.compile(
 )
 # The top-level frontmatter keys of the Agent Skills format besides name and description.
 AGENT_SKILLS_KEYS = frozenset({"license", "compatibility", "allowed-tools", "metadata"})
+# Frontmatter ``metadata`` keys the MCP Skills extension reserves (docs/contract.md §20).
+RESERVED_METADATA_PREFIX = "io.modelcontextprotocol/"
 # The rest of a Level 0 result besides name, slug and description (ids, scope, score).
 LEVEL0_ALLOWANCE = 30
 
@@ -97,6 +99,18 @@ def agent_skill_advice(bundle: SkillBundle, *, slug: str) -> list[Problem]:
                     f"{key!r} is not an Agent Skills frontmatter key: XMemo keeps and uses it, "
                     "but tools that follow the format strictly (skills-ref validate) refuse a "
                     "SKILL.md holding it; put what only you read under 'metadata'.",
+                )
+            )
+    metadata = frontmatter.get("metadata")
+    for key in metadata if isinstance(metadata, dict) else ():
+        if isinstance(key, str) and key.startswith(RESERVED_METADATA_PREFIX):
+            warnings.append(
+                _advice(
+                    "RESERVED_METADATA_KEY",
+                    f"frontmatter.metadata.{key}",
+                    f"Metadata keys under {RESERVED_METADATA_PREFIX!r} are reserved for MCP "
+                    "extensions (the Skills extension serves this skill to MCP hosts, which "
+                    "ignore such keys they do not know): use a key of your own.",
                 )
             )
     body = bundle.instruction_body if isinstance(bundle.instruction_body, str) else ""

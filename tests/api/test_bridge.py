@@ -378,6 +378,18 @@ def test_lint_warns_about_each_key_the_agent_skills_validator_refuses(
     assert all("skills-ref validate" in w["message"] for w in unknown)
 
 
+def test_lint_warns_about_metadata_keys_the_skills_extension_reserves(
+    env: Env, api_for: ApiFactory
+) -> None:
+    """docs/contract.md §20: ``metadata`` keys under ``io.modelcontextprotocol/`` are reserved
+    for MCP extensions; the product's own and anyone's other keys draw nothing."""
+    metadata = {"io.modelcontextprotocol/skills": "x", "io.xmemo/x": 1, "team": "sre"}
+    response = api_for(env.owner).post(LINT, _lint_body(frontmatter={"metadata": metadata}))
+    assert response.status_code == 200, response.content
+    reserved = [w for w in response.json()["warnings"] if w["code"] == "RESERVED_METADATA_KEY"]
+    assert [w["field"] for w in reserved] == ["frontmatter.metadata.io.modelcontextprotocol/skills"]
+
+
 def test_the_bridge_is_itself_an_agent_skill_that_passes_the_lint(
     env: Env, api_for: ApiFactory
 ) -> None:
