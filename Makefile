@@ -17,6 +17,9 @@ RUNTIME_LOCK := requirements/runtime.txt
 UV_VERSION := 0.13.9
 LOCK_VENV := .venv-lock
 UV := $(LOCK_VENV)/bin/uv
+# uv itself, pinned, in its own venv (once per clone).
+UV_BOOTSTRAP = test -x $(UV) || { $(PYTHON) -m venv $(LOCK_VENV) && $(LOCK_VENV)/bin/python -m pip \
+	install --quiet --disable-pip-version-check 'uv==$(UV_VERSION)'; }
 # Extra arguments for `make lock`: LOCK_ARGS=--upgrade moves every pin to the newest release the
 # ranges allow, LOCK_ARGS='--upgrade-package mcp' only one; without them every pin already in
 # the lock is kept (uv prefers the versions of the file it rewrites).
@@ -25,14 +28,16 @@ UV_COMPILE = $(UV) pip compile pyproject.toml --quiet --generate-hashes \
 	--python-version 3.11 --python-platform x86_64-manylinux_2_28 \
 	--custom-compile-command 'make lock' $(LOCK_ARGS)
 
-.PHONY: install lock run test test-node lint typecheck deploy-check migrations-check unit bench serve-prod serve-mcp worker clean screenshots
+.PHONY: install lock run test checks suite test-node lint typecheck deploy-check migrations-check unit bench serve-prod serve-mcp worker clean screenshots
 
 # Exactly the locked versions (--require-hashes also fails on a dependency the lock lacks), then
-# the project itself without resolving anything again.
+# the project itself without resolving anything again; by uv, `make lock`'s pinned version
+# (seconds from its cache where pip took minutes: docs/testing.md).
 $(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --require-hashes -r $(LOCK)
-	$(PY) -m pip install --quiet --no-deps -e .
+	$(UV_BOOTSTRAP)
+	$(UV) pip install --quiet --python $(PY) --require-hashes -r $(LOCK)
+	$(UV) pip install --quiet --python $(PY) --no-deps -e .
 	touch $(STAMP) $(RUNTIME_STAMP)
 
 install: $(STAMP)
@@ -45,8 +50,7 @@ $(RUNTIME_STAMP): pyproject.toml $(RUNTIME_LOCK)
 	  echo "make run: install: the development install in $(VENV) holds the runtime"; \
 	else \
 	  echo "make run: install: the runtime dependencies ($(RUNTIME_LOCK)) into $(VENV) with uv"; \
-	  { test -x $(UV) || { $(PYTHON) -m venv $(LOCK_VENV) && $(LOCK_VENV)/bin/python -m pip \
-	      install --quiet --disable-pip-version-check 'uv==$(UV_VERSION)'; }; } && \
+	  { $(UV_BOOTSTRAP); } && \
 	  $(PYTHON) -m venv $(VENV) && \
 	  $(UV) pip install --quiet --python $(PY) --require-hashes -r $(RUNTIME_LOCK) && \
 	  $(UV) pip install --quiet --python $(PY) --no-deps -e . || exit 1; \
@@ -70,10 +74,17 @@ run:
 	else $(MAKE) --no-print-directory $(RUNTIME_STAMP); fi
 	@$(PY) -m xmemo.run --host $(HOST) --port $(PORT)
 
-## Lint, types, the production settings check, no model change without its migration, then
-## every test.
-test: install lint typecheck deploy-check migrations-check test-node
-	$(PY) -m pytest -q -p no:cacheprovider
+## The checks, then the whole suite in parallel (docs/testing.md).
+test: checks suite
+
+## Lint, types, the production settings check, no model change without its migration, the
+## bridge's Node tests.
+checks: lint typecheck deploy-check migrations-check test-node
+
+## Every test, one pytest-xdist worker per core (SUITE_ARGS: more pytest arguments).
+SUITE_ARGS ?=
+suite: install
+	$(PY) -m pytest -q -p no:cacheprovider -n auto $(SUITE_ARGS)
 
 # The bridge's own units (clients/xmemo-skill, SPEC §17); its e2e tests run under pytest.
 test-node:

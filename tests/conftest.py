@@ -3,8 +3,6 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-from pathlib import Path
-from typing import Any
 
 import pytest
 from django.conf import settings as django_settings
@@ -28,6 +26,9 @@ django_settings.XMEMO_USAGE_FLUSH_SECONDS = 0
 # Nor does it settle its heap as requests fill it (skills_app/infra/heap.py): it is no server,
 # and freezing its objects would keep what tests drop. The servers it starts do (test_heap.py).
 django_settings.XMEMO_HEAP_SETTLE = False
+# Passwords hash fast (one setting for the whole run, not a settings fixture around each test);
+# a test that needs the real hasher sets its own with the ``settings`` fixture.
+django_settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 # Property tests: a fast default for a laptop, a thorough "ci" profile (.ci/run exports
@@ -42,15 +43,8 @@ hypothesis_settings.register_profile(
 )
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
 
-E2E = Path(__file__).resolve().parent / "e2e"
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every test under tests/e2e is marked ``e2e`` (real server and worker processes), so that
-    ``pytest -m "not e2e"`` runs the fast part."""
-    for item in items:
-        if E2E in item.path.parents:
-            item.add_marker(pytest.mark.e2e)
+# The suite under pytest-xdist: a Redis key prefix per worker, the e2e and browser group.
+pytest_plugins = ["tests.parallel"]
 
 
 @pytest.fixture
@@ -59,17 +53,22 @@ def env(db: None) -> Env:
     return build_env()
 
 
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+def _uses_the_database(request: pytest.FixtureRequest) -> bool:
+    return (
+        request.node.get_closest_marker("django_db") is not None
+        or "_django_db_helper" in request.fixturenames
+    )
 
 
 @pytest.fixture(autouse=True)
-def _fresh_rate_limits(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Rate-limit counts (per address too: every test client is 127.0.0.1) and usage counts
-    start at zero. The limiters count in fixed windows of the wall clock: theirs is held one
-    second into the current minute, so that a slow test's requests never straddle two windows
-    (the second would count from 0 again)."""
+def _fresh_rate_limits(request: pytest.FixtureRequest) -> None:
+    """Rate-limit counts (per address too: every test client is 127.0.0.1), usage counts and
+    the cache start empty in every test that uses the database (every request does; a test
+    without it makes none, and skips this). The limiters count in fixed windows of the wall
+    clock: theirs is held one second into the current minute, so that a slow test's requests
+    never straddle two windows (the second would count from 0 again)."""
+    if not _uses_the_database(request):
+        return
     import time
     from types import SimpleNamespace
 
@@ -78,6 +77,7 @@ def _fresh_rate_limits(monkeypatch: pytest.MonkeyPatch) -> None:
     from skills_app.infra import usage
 
     held = (time.time() // 60) * 60 + 1
+    monkeypatch: pytest.MonkeyPatch = request.getfixturevalue("monkeypatch")
     monkeypatch.setattr(
         ratelimit, "time", SimpleNamespace(time=lambda: held, monotonic=time.monotonic)
     )

@@ -126,9 +126,25 @@ class DataRedisCacheClient(RedisCacheClient):
 class DataRedisCache(RedisCache):
     """``django.core.cache.backends.redis.RedisCache`` with ``DataRedisCacheClient``."""
 
+    _cache: DataRedisCacheClient  # Django's cached property, built from ``_class``
+
     def __init__(self, server: str, params: dict[str, Any]) -> None:
         super().__init__(server, params)
         self._class = DataRedisCacheClient
+
+    def clear(self) -> None:
+        """Delete this cache's keys (under its KEY_PREFIX) only: Django's ``clear`` empties the
+        whole Redis database, and with it the Celery broker's queues and whatever else shares
+        it (another deployment's prefix, a parallel test run's)."""
+        client = self._cache.get_client(None, write=True)
+        batch: list[bytes] = []
+        for key in client.scan_iter(match=f"{self.key_prefix}:*", count=1000):
+            batch.append(key)
+            if len(batch) == 1000:
+                client.unlink(*batch)
+                batch.clear()
+        if batch:
+            client.unlink(*batch)
 
 
 #: After a failure, Redis is not asked again for this long (no connect attempt per request).

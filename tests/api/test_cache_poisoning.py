@@ -99,7 +99,8 @@ def test_a_pickle_under_every_cache_key_never_runs_and_reads_as_a_miss(
 
     marker = tmp_path / "pwned"
     bomb = pickle.dumps(Detonator(str(marker)))
-    stored = {key.decode() for key in shared_redis.keys("*")}
+    # This cache's keys (Redis may hold others': a parallel test worker's, Celery's).
+    stored = {key.decode() for key in shared_redis.keys(f"{cache.key_prefix}:*")}
     assert any(":throttle:" in key for key in stored), stored
     # Every recall key pattern, whether or not this run happened to fill it.
     patterns = [f"root:{rev.revision_id}"] + [
@@ -129,7 +130,8 @@ def test_a_pickle_under_every_cache_key_never_runs_and_reads_as_a_miss(
 
 
 def _throttle_key(client: redis.Redis) -> str:
-    [key] = [k.decode() for k in client.keys("*:throttle:t:*")]  # the token's bucket
+    # The token's bucket.
+    [key] = [k.decode() for k in client.keys(f"{cache.key_prefix}:*:throttle:t:*")]
     return key.split(":", 2)[2]
 
 

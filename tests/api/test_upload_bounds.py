@@ -88,6 +88,9 @@ def test_the_stale_job_sweeper_drops_the_upload_of_the_job_it_fails(env: Env) ->
         ("import", b"\x00\x01\x02 binary", "blob.bin"),
         ("import", b"PK\x03\x04 but nothing more", "pack.zip"),
     ],
+    # Named: a ZIP's bytes carry the time it was built, and every xdist worker must collect
+    # the same test ids.
+    ids=["not-a-zip", "truncated-zip", "zip-without-backup-json", "binary", "zip-header-only"],
 )
 def test_an_upload_in_the_wrong_format_is_refused_before_a_job_exists(
     env: Env, kind: str, data: bytes, filename: str

@@ -27,7 +27,8 @@ from tests.support import require_service
 
 pytestmark = pytest.mark.e2e
 
-WHEELHOUSE = ROOT / "var" / "wheelhouse"
+# CI keeps it between runs (XMEMO_WHEELHOUSE, .ci/run).
+WHEELHOUSE = Path(os.environ.get("XMEMO_WHEELHOUSE") or ROOT / "var" / "wheelhouse")
 
 SCRIPT = """
 import json, os, sys

@@ -71,3 +71,21 @@ def test_an_outage_seen_by_one_request_spares_the_next_ones_the_wait() -> None:
         assert attempts == 1
     finally:
         silent.close()
+
+
+def test_clear_deletes_only_this_caches_keys(redis_location: str) -> None:
+    """Redis is shared: the Celery broker's queues, another deployment's prefix, another test
+    worker's keys. ``clear`` takes its own keys, never the rest of the database."""
+    server = redis.Redis.from_url(redis_location)
+    cache = caches["default"]
+    neighbours = {"celery": b"queued task", f"{cache.key_prefix}-other:1:k": b"theirs"}
+    try:
+        server.mset(neighbours)
+        cache.set_many({f"mine-{i}": i for i in range(2500)})  # more than one batch
+        cache.clear()
+        assert cache.get("mine-0") is None
+        assert not list(server.scan_iter(match=f"{cache.key_prefix}:*"))
+        assert server.mget(list(neighbours)) == list(neighbours.values())
+    finally:
+        server.delete(*neighbours)
+        server.close()
