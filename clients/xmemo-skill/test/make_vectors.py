@@ -3,6 +3,7 @@ Python's canonical JSON writes them (json.dumps(sort_keys=True, separators=(",",
 ensure_ascii=False), SPEC §3), plus canonical hashes. The Node tests read them back.
 
 Run from the repository root: python clients/xmemo-skill/test/make_vectors.py
+(tests/test_bridge_vectors.py fails while vectors.json differs from what it writes).
 """
 
 from __future__ import annotations
@@ -63,8 +64,9 @@ DOCUMENTS: list[dict[str, Any]] = [
 ]
 
 
-def main() -> None:
-    vectors = {
+def vectors() -> dict[str, list[dict[str, str]]]:
+    """The vectors from the server's own code, as vectors.json holds them."""
+    return {
         "values": [
             {
                 "wire": encode_json(value).decode("utf-8"),
@@ -84,8 +86,14 @@ def main() -> None:
             for doc in DOCUMENTS
         ],
     }
-    out = Path(__file__).with_name("vectors.json")
-    out.write_text(json.dumps(vectors, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def render() -> str:
+    return json.dumps(vectors(), indent=1, ensure_ascii=False) + "\n"
+
+
+def main() -> None:
+    Path(__file__).with_name("vectors.json").write_text(render(), encoding="utf-8")
 
 
 if __name__ == "__main__":
