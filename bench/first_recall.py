@@ -3,12 +3,10 @@ first Level 0 recall that answers with results (issue 37 #15: the goal is under 
 
     python -m bench.first_recall [--repo DIR] [--keep-caches] [--max-seconds N]
 
-Clones DIR (default: this checkout's committed HEAD) into a temporary folder, runs `make run`
-there on the embedded default (no DATABASE_URL, REDIS_URL or SECRET_KEY), prints each step's
-line with the seconds since the start, then asks `GET /v1/recall?query=incident` with the
-printed demo token until it answers results, and prints one line
-``first recall: N.N s (goal < 120 s: met)``. With ``--max-seconds`` it exits 1 past that.
-"""
+Clones DIR (default: this checkout's HEAD), runs `make run` there on the embedded default,
+prints each step's line with the seconds since the start, then asks `GET /v1/recall` with the
+printed demo token until it answers results: ``first recall: N.N s (goal < 120 s: met)``. With
+``--max-seconds`` it exits 1 past that."""
 
 from __future__ import annotations
 

@@ -5,50 +5,9 @@
     python -m bench --level0-scale 100000   # also Level 0 at 100,000 skills
     python -m bench --level0-only --n 100000  # the bare view and Level 0 only
 
-What it does, all on this machine and on loopback only:
-
-1. creates (once) a PostgreSQL database for the bench (``BENCH_DATABASE_URL``, default
-   ``postgres://postgres@127.0.0.1:5432/xmemo_bench``), migrates it and seeds N skills
-   (incremental: a larger N adds the missing ones);
-2. starts gunicorn (sync workers, ``--workers``, default 2) on a free 127.0.0.1 port with the
-   production settings (DEBUG off; the Redis cache when one answers on 127.0.0.1:6379), plus a
-   bare view at ``/bench/bare`` that returns a Level-1-sized JSON document;
-3. drives each scenario for ``--seconds`` with ``--connections`` (default 16) using ``wrk``
-   (or a threaded client when wrk is missing), after a short warm-up. The scenarios compared
-   with each other (bare view, Level 1 through both doors and with both kinds of token,
-   Level 2) run in ``--rounds`` interleaved rounds (default 5: two-second windows in turn, in a
-   new order each round, a second's pause and a second of uncounted load before each; the
-   two kinds of token on Level 1 back to back, each first in every other round), and
-   each one's windows are pooled into one latency histogram, so every ratio below compares
-   the code paths over the same stretch of the machine's time;
-4. prints throughput and latency (median, p95, p99), the ratios to the bare view, and the
-   targets: Level 1 and 2 throughput >= 50% of bare with p99 <= 10 ms, Level 0 p95 <= 20 ms
-   (query embedding included; its time alone is printed on its own line), for three-word
-   searches and, on lines of their own, searches of one or two common words and the
-   three-word searches sent by one client, each when the last has answered (how an agent
-   calls it);
-5. measures Level 1 again with an OAuth access token (docs/contract.md §12) and prints its cost
-   per request as a ratio to the API token's (target: at most 1.10); and two costs as the
-   server's own CPU time per request (``bench/cpu.py``: the nanoseconds gunicorn's master and
-   workers ran in a window, divided by the requests answered in it), so that neither the load
-   generator nor the rest of a busy machine sets them: labels (Level 1 of skills whose revision
-   carries three labels, and by ``label=``, beside Level 1 of the unlabelled half,
-   docs/contract.md §18), and usage counting (two gunicorns that serve this comparison only,
-   one counting no usage, ``XMEMO_USAGE=0``, docs/contract.md §19), each in ``--cost-rounds``
-   rounds (default 20) of ``--cost-seconds`` windows (default 2) back to back; the median of
-   the rounds' ratios is printed with its quartiles and range (target for both: at most 1.05).
-   Every Level 1 and 2 request compared is first sent through every worker
-   (``loadgen.prime``), so that no scenario is measured colder;
-6. starts the MCP service as production runs it (``python -m xmemo.serve``: uvicorn workers on
-   uvloop and httptools, the same worker count, connections dealt to them in turn) and
-   measures the same Level 1 recall as ``recall_cloud_skill`` calls over streamable HTTP, in
-   both protocol eras (the per-request 2026-07-28 envelope the SDK's client
-   uses by default, and the handshake era's stateless POST), beside REST (targets: at least
-   half of REST's throughput, p99 <= 15 ms);
-7. holds Level 1's tail to the bare view's: p99 within 1.5x of the bare view's p99.
-
-The token's rate limit is raised for the run (the throttle code still runs on every request).
-"""
+Seeds PostgreSQL, serves it with gunicorn and the MCP service on loopback, drives each scenario
+in interleaved rounds and prints throughput, latency, the ratios to the bare view and the
+targets. The method, step by step, and the figures: docs/benchmarks.md."""
 
 from __future__ import annotations
 

@@ -1,15 +1,12 @@
-"""The scanner on real public skills (docs/scanning.md): the share blocked and warned (false
-alarms, by a reviewer's eye: each block and warning is printed with its findings) and the scan
-time per revision, beside the bare ``cisco-ai-skill-scanner`` CLI on the same skills when it is
-installed (``--cisco PATH`` to its ``skill-scanner``, or ``BENCH_CISCO``).
-
-The corpus: the public skills of the search evaluation set (``bench/search_eval/
-skills_public_*.yaml``: anthropics, getsentry, obra, openai, trailofbits, wshobson; bodies cut
-at 3,000 characters) and the import tests' skill folders (``tests/fixtures/skills``, with their
-scripts and references). Pure Python: no database, no network.
+"""The scanner on real public skills (docs/scanning.md): the share blocked and warned (each block
+and warning printed with its findings, for a reviewer's eye) and the scan time per revision,
+beside the bare ``cisco-ai-skill-scanner`` CLI when it is installed (``--cisco PATH`` or
+``BENCH_CISCO``).
 
     python -m bench.scan [--cisco PATH]
-"""
+
+The corpus: the evaluation set's public skills (``bench/search_eval/skills_public_*.yaml``,
+bodies cut at 3,000 characters) and ``tests/fixtures/skills``. No database, no network."""
 
 from __future__ import annotations
 

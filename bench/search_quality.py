@@ -1,24 +1,12 @@
-"""Level 0 search quality, on a tuning part and a held-out part, beside BM25 and an RRF baseline.
+"""Level 0 search quality on a tuning part and a held-out part, beside BM25 and an RRF baseline.
 
     python -m bench.search_quality            # PostgreSQL
     python -m bench.search_quality --sqlite   # the embedded default
     python -m bench.search_quality --sweep    # fusion weights, on the tuning part only
 
-The evaluation set in ``bench/search_eval``: skills (the team's own, and real public SKILL.md
-files, each with its source), and natural tasks each naming the one skill that should answer it
-(kinds: ``other`` words than the skill's own — the paraphrases —, ``keyword``, ``short`` and
-``typo``), each in a ``split`` fixed in the files: ``tune`` (what weights are chosen on) or
-``held_out`` (only ever reported). The skills are published through ``services.skills.skill_save``
-into a personal workspace of a fresh database (``BENCH_SEARCH_DATABASE_URL``, default: the
-``BENCH_DATABASE_URL`` server with the database ``xmemo_search_eval``, dropped and recreated on
-every run; ``--sqlite``: a fresh SQLite file), embedded as the workers would, and every task is
-searched with an agent's read token, top 10, by three systems in the same run: Level 0 (the
-public selector, ``recall_search``), the RRF baseline (the same two rankings through the same
-gate, fused by reciprocal rank instead), and a plain BM25 (``bm25s``, English stop words, no
-stemming) over name + description + body. Prints hit@1, hit@3, hit@10, MRR and the paraphrase
-tasks' hit@3 per split. ``BENCH_SEARCH_MISSES=1`` also lists the tuning tasks Level 0 misses in
-its top 3 (never the held-out ones: looking at them is tuning on them).
-"""
+Every task of ``bench/search_eval`` is searched by the three systems in one run on a fresh
+database; prints hit@1, hit@3, hit@10, MRR and the paraphrases' hit@3 per split
+(``BENCH_SEARCH_MISSES=1`` lists the tuning tasks Level 0 misses). The method: docs/search.md."""
 
 from __future__ import annotations
 

@@ -2,16 +2,11 @@
 
     python -m bench.skills_list [--sizes 100,1000] [--seconds 5]
 
-Seeds a team per size (``bench.seed``'s published skills, four components each) in a database
-of its own (``BENCH_DATABASE_URL`` + ``_skills_list``), each with a read-only token restricted to
-it, starts the MCP service as production runs it (``python -m xmemo.serve``), and has one
-client per team, each request sent when the last has answered, enumerate the whole listing
-(every page, following ``nextCursor``) and recall one skill's Level 1 (``recall_cloud_skill
-{slug}``), in the 2026-07-28 per-request envelope, in interleaved rounds. It prints p50/p99 of
-each, the listing's cost per skill at each size (goal: flat from 100 to 1,000 skills), and the
-database queries of one page, cold (no cache) and warm (cached under the invalidation
-generation, as Level 1's resolutions are).
-"""
+Seeds a team per size in a database of its own, starts the MCP service as production runs it,
+and has one client per team (each request when the last has answered) enumerate the whole
+listing and recall one skill's Level 1, in interleaved rounds. Prints p50/p99 of each, the
+listing's cost per skill at each size (goal: flat from 100 to 1,000 skills) and one page's
+queries, cold and warm."""
 
 from __future__ import annotations
 

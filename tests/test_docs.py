@@ -4,6 +4,7 @@ Markdown table keeps one cell per column in each row."""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -82,3 +83,41 @@ def test_every_table_row_has_one_cell_per_column(page: Path) -> None:
         elif _cells(line) != columns:
             ragged.append(line[:80])
     assert ragged == [], f"{page.relative_to(ROOT)}: rows with the wrong number of cells"
+
+
+DOCSTRING_MAX_LINES = 10
+PYTHON_ROOTS = ("skills_app", "xmemo", "bench", "tests", "clients", "manage.py")
+
+
+def _docstrings(path: Path) -> list[tuple[str, int, int]]:
+    """(where, first line, lines) of each docstring in ``path``: module, class and function."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        if ast.get_docstring(node, clean=False) is None:
+            continue
+        string = node.body[0]
+        where = getattr(node, "name", "the module")
+        found.append(
+            (where, string.lineno, (string.end_lineno or string.lineno) - string.lineno + 1)
+        )
+    return found
+
+
+def test_no_docstring_is_over_ten_lines() -> None:
+    """A docstring says what and why in a few lines; measurements and history go to docs/."""
+    files = [
+        p
+        for root in PYTHON_ROOTS
+        for p in ([ROOT / root] if root.endswith(".py") else (ROOT / root).rglob("*.py"))
+    ]
+    assert len(files) > 100
+    long = [
+        f"{path.relative_to(ROOT)}:{line} {where}: {lines} lines"
+        for path in files
+        for where, line, lines in _docstrings(path)
+        if lines > DOCSTRING_MAX_LINES
+    ]
+    assert not long, f"{len(long)} docstrings over {DOCSTRING_MAX_LINES} lines:\n" + "\n".join(long)

@@ -1,32 +1,12 @@
 """The import graph of ``skills_app`` keeps the table of docs/architecture.md, whole.
 
-Every ``import`` and ``from … import`` of every module, migrations included, is read with
-``ast`` without importing anything: those inside functions and under ``TYPE_CHECKING`` count (a
-dependency is a dependency), and so does ``import_module("skills_app.…")`` with a literal name.
-Four things are checked, with no exception list anywhere:
-
-1. **Every module has a room.** ``ROOMS`` gives each module prefix its room (the longest prefix
-   wins); a module no row covers fails, as does a row that covers no module.
-2. **Each room imports only what its row allows.** ``MAY_IMPORT`` is the "may import" column of
-   the table; anything not listed is refused. What that says, among the rest: a front door
-   never imports another door and nothing else imports a door; the core (services, selectors,
-   sources, domain, access …) never imports ``gateway`` or ``oauth``; selectors never import a
-   service; ``gateway`` and ``oauth`` never import a service or a selector; ``models``,
-   ``infra`` and ``access`` import nothing above them; ``domain`` and ``errors`` are pure
-   (no Django, ORM, driver or broker), and nothing of the product imports ``xmemo``.
-3. **No import circle** among the modules of ``skills_app`` (strongly connected components of
-   the module graph, Tarjan's walk): a module that imports itself in a loop has no floor.
-4. **The doors make no ORM query of their own** (REST ``api``, ``mcp``, the ``console`` and the
-   Celery ``worker`` — the doors that docs/architecture.md says read through selectors and
-   write through services): no ``.objects`` attribute and no call of a QuerySet method named in
-   ``QUERYSET_METHODS``. That list leaves out every name that non-ORM code calls too —
-   ``get``, ``values``, ``update``, ``count``, ``exists``, ``delete``, ``create``, ``reverse``,
-   ``union``/``intersection``/``difference`` (dict, list, str, set, ``Path``, caches) — so it
-   has no false positive: ``test_the_orm_check_has_no_false_positive`` runs it over every
-   module of the rooms that can hold no QuerySet and expects nothing. The management commands,
-   the Django admin and the OAuth token endpoint's hook are adapters too (rule 2 holds for
-   them) but resolve operator input or run inside a library's ORM code, so rule 4 is not theirs.
-"""
+Every import of every module (inside functions, under ``TYPE_CHECKING`` and by
+``import_module`` with a literal name too) is read with ``ast``, importing nothing. With no
+exception list: every module has a room (``ROOMS``); each room imports only what its row allows
+(``MAY_IMPORT``); there is no import circle (Tarjan's strongly connected components); and the
+doors (``api``, ``mcp``, ``console``, the worker) make no ORM query of their own (no
+``.objects``, no call of a name in ``QUERYSET_METHODS``, a list that leaves out every name
+non-ORM code calls too, so it has no false positive)."""
 
 from __future__ import annotations
 

@@ -1,20 +1,12 @@
 """The Django cache on Redis: data only, and degraded rather than down.
 
-Data only. Django's ``RedisCache`` pickles every value but integers, so anyone who can write to
-Redis (a leaked REDIS_URL is enough) could make the next cache read run code in the web process.
-``DataRedisCache`` stores integers as Redis integers (``incr`` stays atomic), ``bytes`` as bytes
-and any other value as JSON, each tagged. A stored value it did not write (a pickle, or anything
-else it cannot decode as data) reads as a miss, and ``incr`` of a value that is not an integer
-starts the count afresh. Values round-trip as JSON does: tuples come back as lists. What the
-cache holds can still be forged as data; readers whose answers must not be forged sign what they
-store (``skills_app.infra.cache``).
-
-Degraded, not down. Everything this project keeps in the cache can be recomputed from the
-database, so ``TolerantRedisCache`` (the configured backend, data only as well) turns a Redis
-outage into misses and skipped writes instead of failing the request (docs/contract.md §7). Counting
-(``incr``/``decr``) still raises: a caller that counts must know the count is missing (the rate
-limiter then counts in-process).
-"""
+Django's ``RedisCache`` pickles values, so anyone who can write to Redis could make the next
+read run code. ``DataRedisCache`` stores integers as integers (``incr`` stays atomic), bytes as
+bytes and the rest as tagged JSON; a value it did not write reads as a miss (readers whose
+answers must not be forged as data also sign them: ``skills_app.infra.cache``).
+``TolerantRedisCache``, the configured backend, turns a Redis outage into misses and skipped
+writes (docs/contract.md §7); ``incr``/``decr`` still raise, so a counter knows its count is
+missing."""
 
 from __future__ import annotations
 

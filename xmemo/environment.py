@@ -1,16 +1,10 @@
 """Typed reads of the environment for ``xmemo/settings.py``.
 
-A value that cannot be read as what its setting needs stops the process at start-up with
-``ImproperlyConfigured`` naming the variable and what it expected (``XMEMO_USAGE_FLUSH_SECONDS
-='abc': expected a number of seconds``), never a bare ``ValueError`` from deep in the settings
-module, nor a typo silently read as "off".
-
-A small reader of our own rather than django-environ: the settings need only these few types,
-plus two django-environ lacks in this form (a secret read from ``NAME_FILE``, as Docker and
-Kubernetes mount them, and a rate limit checked against the one grammar the rate limiter
-parses, ``skills_app/domain/rates.py``), and every default and every "empty means ..." rule
-stays exactly as it was, written next to its setting.
-"""
+A value that cannot be read as its setting needs stops the process at start-up with
+``ImproperlyConfigured`` naming the variable and what it expected, never a bare ``ValueError``
+nor a typo silently read as "off". Our own small reader rather than django-environ: the
+settings need few types, plus two it lacks in this form (a secret read from ``NAME_FILE``, as
+Docker and Kubernetes mount them, and a rate checked by the rate limiter's own grammar)."""
 
 from __future__ import annotations
 

@@ -2,14 +2,10 @@
 
     python -m xmemo.run --host 127.0.0.1 --port 8000
 
-Migrates the database and seeds the demo data (``seed_demo --print-credentials``, its output
-held back; the demo token kept in ``var/demo-token`` and reused across restarts), each step
-announced, then serves the
-ASGI application with uvicorn in this process. The demo login, the token and the URLs are
-printed, followed by ``Ready``, once the port accepts connections: what is printed can be
-used at once, and a port already in use ends the command with uvicorn's error, not with a
-login for a server that never came up.
-"""
+Migrates, seeds the demo data (the demo token kept in ``var/demo-token`` and reused across
+restarts), each step announced, then serves the ASGI application with uvicorn in this process.
+The login, the token, the URLs and ``Ready`` are printed once the port accepts connections, so
+what is printed works at once, and a port in use ends with uvicorn's error, not a login."""
 
 from __future__ import annotations
 

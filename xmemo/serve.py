@@ -2,26 +2,12 @@
 
     python -m xmemo.serve --host 0.0.0.0 --port 8001 --workers 2 [--proxy-headers]
 
-``uvicorn --workers N`` lets every worker accept from one shared socket. A burst of connections
-(a load balancer's or proxy's upstream pool, an agent fleet reconnecting) lands on whichever
-worker wakes first, and on kept-alive connections the split stays as it fell: 16 clients were
-seen split anywhere from 8/8 to 16/0, and the busier worker then set the latency tail (MCP
-recall p99 17-25 ms where an even split gives 10-13, ``make bench``).
-
-Here the first process only accepts: it hands each new connection to the next worker in turn
-(the descriptor passed over a UNIX socket, SCM_RIGHTS), as Node's cluster module does by
-default, and never touches a byte of the traffic. Each worker is a uvicorn server on uvloop and
-httptools that serves the connections it is handed. A worker that dies is started again; SIGTERM
-or SIGINT stops accepting and lets the workers finish what they hold (uvicorn's graceful
-shutdown). Linux only (``pidfd_open``, ``SOCK_SEQPACKET``), like the rest of the deployment.
-
-What it leans on that uvicorn does not promise: a ``uvicorn.Server`` started with no sockets
-(``startup(sockets=[])``), and what that startup leaves for each connection of a listener
-(``config.http_protocol_class``, ``server_state``, ``lifespan.state``), used to serve sockets
-accepted elsewhere. ``tests/infra/test_private_apis_servers.py`` names each one. The plain
-fallback is uvicorn's own ``--workers`` (every worker accepting from the shared socket, split as
-it falls): ``XMEMO_SERVE_DEALER=0`` (settings) runs the service that way, same flags, same app.
-"""
+With ``uvicorn --workers N`` kept-alive connections stay split as they fell, and the busier
+worker sets the latency tail (docs/benchmarks.md, *The serving path*). Here the first process
+only accepts, handing each connection to the next worker in turn over a UNIX socket
+(SCM_RIGHTS); dead workers are restarted, SIGTERM drains. Linux only. Private API: a uvicorn
+``Server`` started with no sockets and what its startup leaves per listener
+(``tests/infra/test_private_apis_servers.py``); ``XMEMO_SERVE_DEALER=0`` is uvicorn's own."""
 
 from __future__ import annotations
 

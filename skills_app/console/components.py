@@ -1,21 +1,11 @@
 """The editor's component rows: from a revision to form rows, and from a POST back to bytes.
 
-Each row of the editor posts ``c-<n>-path``, ``c-<n>-type`` and one source of content:
-
-* ``c-<n>-file`` an uploaded file (replaces the content),
-* ``c-<n>-text`` the textarea of a text component,
-* ``c-<n>-b64`` an upload staged by an earlier round trip (validation error, conflict),
-* ``c-<n>-keep`` the content hash of bytes this skill already stores (binary rows; text rows
-  send it too, see below).
-
-``c-<n>-remove`` drops the row but keeps it on screen so the author can undo.
-
-Browsers submit textareas with CRLF line breaks. Text is normalised to LF, except that a text
-row whose text equals its kept original up to line endings keeps the original bytes — so
-opening the editor and saving unchanged never creates a revision that differs only there.
-
-Nothing here checks a limit: ``services.skills.skill_save`` validates the whole bundle.
-"""
+Each row posts ``c-<n>-path``, ``c-<n>-type`` and one source of content: ``c-<n>-file`` (an
+upload), ``c-<n>-text`` (a text component's textarea), ``c-<n>-b64`` (an upload staged by an
+earlier round trip) or ``c-<n>-keep`` (the hash of bytes the skill already stores);
+``c-<n>-remove`` drops the row but keeps it on screen for undo. Textarea CRLF becomes LF, except
+that text equal to its kept original up to line endings keeps the original bytes: saving an
+unchanged editor makes no revision. Limits are ``services.skills.skill_save``'s to check."""
 
 from __future__ import annotations
 

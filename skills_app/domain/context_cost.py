@@ -1,17 +1,10 @@
 """What loading a skill costs an agent's context: ``approx_tokens`` (docs/contract.md §5).
 
-An estimate, not a tokenizer's count — every model tokenizes differently, and the point is a
-figure an agent can budget with before it loads anything. The heuristic: about four characters
-of ASCII text per token, one token per other character (accented letters, CJK, emoji: most
-tokenizers spend a token or more on each), rounded up.
-
-It is applied to the JSON text of the Level 1 answer that a revision fixes — name, description,
-frontmatter, instruction body and the resource manifest (path, type, hash, size and media type
-of each component; not their contents, which are Level 2) — encoded as the answer is
-(``domain.wire``), plus ``ANSWER_ALLOWANCE`` for the rest of the answer (its identifiers,
-state and field names). A revision's content never changes, so the estimate is computed once,
-when the revision is stored.
-"""
+An estimate an agent can budget with before loading anything, not a tokenizer's count: about
+four ASCII characters per token and one token per other character, rounded up, over the JSON
+text of the Level 1 answer a revision fixes (name, description, frontmatter, body and the
+resource manifest, encoded as ``domain.wire`` does) plus ``ANSWER_ALLOWANCE`` for the rest of
+the answer. A revision never changes, so it is computed once, when the revision is stored."""
 
 from __future__ import annotations
 

@@ -1,24 +1,12 @@
 """What Level 0's semantic retrieval embeds of a revision: its descriptor.
 
-The descriptor is the revision's name, its description and the start of its instruction body,
-one blank line apart — what an agent reads first to decide whether a skill fits its task (the
-``search_*`` columns hold the same three fields for the lexical side).
-
-The body is cut at ``DESCRIPTOR_BODY_CHARS`` characters, on a word boundary. The model
-(all-MiniLM-L6-v2) reads at most 256 word pieces and drops the rest, and it was trained on
-texts of up to 128; English prose runs at about four to five characters a word piece, so 600
-characters of body plus a name and a description come to roughly 128 to 180 word pieces. The
-start of the body adds context to a terse description without drowning the name and the
-description in the mean of a long text; on the search evaluation set (docs/search.md) the
-name and description alone already score as well as with any longer cut. The cut also bounds
-the tokenizer's work whatever the size of the body (up to 6 MiB) and the cost of encoding a
-long skill, which grows with its length. Only the first ``DESCRIPTOR_BODY_READ`` characters
-of the body are ever looked at, so a caller may fetch no more than that.
-
-Changing anything here changes the vectors: bump the runtime tag of
-``infra.embedding.model_version`` with it, and ``manage.py embed_skills --reembed`` replaces
-the stored ones (docs/search.md).
-"""
+Name, description and the start of the instruction body (cut at ``DESCRIPTOR_BODY_CHARS`` on a
+word boundary), one blank line apart: what an agent reads first to judge a skill. The cut keeps
+the text within what the model reads (about 128 to 180 word pieces) without drowning name and
+description in a long body's mean, and bounds the encoder's work (docs/search.md, *By
+meaning*). Only the first ``DESCRIPTOR_BODY_READ`` characters of a body are looked at. Changing
+anything here changes the vectors: bump ``infra.embedding.model_version``'s runtime tag with it
+and run ``manage.py embed_skills --reembed``."""
 
 from __future__ import annotations
 

@@ -1,21 +1,11 @@
-"""The revision lifecycle of docs/contract.md §4 as one table.
+"""The revision lifecycle of docs/contract.md §4 as one table, ``TRANSITIONS``.
 
-``TRANSITIONS`` is the only place that says which action moves a revision from which state to
-which, for which role in which kind of workspace. Services call ``check_transition`` (under
-``select_for_update``) and the console asks ``actions_available`` which buttons to show; neither
-re-states a rule.
-
-Order of checks, so every caller reports the same error for the same attempt:
-
-1. unknown action, or an action the workspace kind does not have (``propose`` in a personal
-   workspace, ``publish`` in a team) → ``InvalidTransition``;
-2. the revision's state is not a from-state of the action → ``InvalidTransition``;
-3. the caller is not a member, or their role (or authorship) does not allow the action, or the
-   workspace requires a distinct reviewer and the caller wrote the revision → ``PermissionDenied``.
-
-State comes before role on purpose: "this revision is already published" is the useful answer
-to a stale button, whoever pressed it. Non-members never get here: ``access`` answers 404 first.
-"""
+Services call ``check_transition`` (under ``select_for_update``), the console asks
+``actions_available``; neither re-states a rule. Checks run in one order so every caller gives
+the same error: an action the workspace kind lacks, then a state that is no from-state
+(``InvalidTransition``), then role, authorship or the distinct-reviewer rule
+(``PermissionDenied``). State before role: "already published" is the useful answer to a stale
+button, whoever pressed it. Non-members never get here: ``access`` answers 404 first."""
 
 from __future__ import annotations
 

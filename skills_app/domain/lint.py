@@ -1,16 +1,12 @@
 """Lint (docs/contract.md §17): the Agent Skills format's advice on a bundle, and what loading
 it costs an agent at each level.
 
-The errors of a lint are the save's own rules (``services.skills.save_problems``); what is here
-never refuses anything. Advice follows the Agent Skills specification (agentskills.io): the
-``name`` is the folder's name (a display name that suggests another slug is probably a
-mistake), the description says what the skill does *and when to use it* (it is all an agent
-reads before choosing), the body stays well under the limit (the specification suggests
-fewer than 500 lines and about 5,000 tokens; detail belongs in referenced files), and the
-frontmatter holds no top-level key the format does not know (its reference validator,
-``skills-ref validate``, refuses the folder). What the product adds to a SKILL.md (the slug as
-``name``, the display name inside ``metadata``) never draws a warning.
-"""
+The errors are the save's own rules (``services.skills.save_problems``); nothing here refuses.
+Advice follows the Agent Skills specification (agentskills.io): ``name`` is the folder's name,
+the description says what the skill does and when to use it, the body stays well under the
+limit (fewer than 500 lines, about 5,000 tokens), and the frontmatter holds no top-level key
+the format does not know (``skills-ref validate`` refuses those). What the product adds (the
+slug as ``name``, the display name inside ``metadata``) never draws a warning."""
 
 from __future__ import annotations
 

@@ -1,17 +1,10 @@
 """Markdown for the browser: the one place skill text becomes HTML (docs/contract.md §11).
 
-Two layers, so a mistake in one is caught by the other:
-
-1. markdown-it-py ("commonmark" + tables + strikethrough) with raw HTML *disabled*: a ``<script>``
-   or ``<img onerror=…>`` in a skill body comes out as escaped text, and markdown-it's own link
-   validation drops ``javascript:``/``vbscript:``/``file:`` targets.
-2. nh3 (ammonia) with a strict allowlist of exactly the tags markdown-it produces: no ``style``
-   or event attributes, URLs limited to http, https, mailto and relative ones, and every link
-   gets ``rel="noopener noreferrer nofollow"``.
-
-The console also sends a Content-Security-Policy without inline scripts, so even a sanitizer
-bypass could not run script in a reviewer's browser.
-"""
+Two layers, so a mistake in one is caught by the other: markdown-it-py with raw HTML disabled
+(a ``<script>`` comes out as text; ``javascript:`` links are dropped), then nh3 with an
+allowlist of exactly the tags markdown-it makes (no ``style`` or event attributes; http, https,
+mailto and relative URLs; ``rel="noopener noreferrer nofollow"`` on every link). The console's
+Content-Security-Policy allows no inline script besides."""
 
 from __future__ import annotations
 

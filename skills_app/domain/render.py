@@ -1,33 +1,12 @@
 """The one body renderer (docs/contract.md §11): console argument preview and Level 1 ``arguments``.
 
-Single pass: one regular expression walks the original body once and every match is replaced
-by a function of that match alone. Substituted text is never scanned again, so an argument
-holding ``$1`` or ``${XMEMO_SKILL_ID}`` arrives literally.
-
-Tokens, as written in the body:
-
-=========================  =====================================================================
-``$ARGUMENTS``, ``$0``     the whole argument string
-``$1`` … ``$N``            positional arguments, shell-style tokenised; a missing one is empty
-``$ARG_COUNT``             how many positional arguments there are
-``$name``                  the i-th positional argument, for the i-th name in ``argument-names``
-``${XMEMO_SKILL_ID}``      ``${XMEMO_REVISION_ID}``, ``${XMEMO_WORKSPACE}``: from ``context``;
-                           any other ``${XMEMO_…}`` is empty (never the process environment),
-                           with one warning per name (``Rendered.warnings``, and a log line)
-``!`cmd```                 ``Bash(cmd)``
-``@path``                  ``Read(path)`` at line start or after whitespace (so ``a@b.com`` stays)
-=========================  =====================================================================
-
-The output is capped at ``MAX_RENDERED_BYTES`` of UTF-8 (docs/contract.md §5): arguments substituted
-many times over could otherwise multiply a 64 KiB body into hundreds of megabytes. The renderer
-counts as it goes and stops at the first piece past the cap, so it never holds much more than the
-cap.
-
-A ``$`` word is the whole identifier after it, so ``$ARGUMENTSX`` or an undeclared ``$HOME`` is
-left as written, and the digits after ``$`` are one number (``$10`` is the tenth argument).
-Tokens do not nest: the text inside ``!`…``` and an ``@path`` is kept as written, so an
-argument can never be spliced into a shell command.
-"""
+One pass: a regular expression walks the original body once and each match is replaced by a
+function of that match alone, so substituted text is never scanned again (an argument holding
+``$1`` arrives literally) and an argument is never spliced into ``!`…``` or ``@path``. A ``$``
+word is the whole identifier after it (``$ARGUMENTSX`` stays as written; ``$10`` is the tenth
+argument). The output stops at ``MAX_RENDERED_BYTES`` (docs/contract.md §5), counted as it
+goes: arguments repeated many times could grow a 64 KiB body to hundreds of megabytes. Unknown
+``${XMEMO_…}`` names render empty (never the process environment), with a warning each."""
 
 from __future__ import annotations
 

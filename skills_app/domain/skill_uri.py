@@ -1,16 +1,10 @@
 """``skill://`` URIs (docs/contract.md §20, the MCP Skills extension's resource mapping).
 
-``skill://WS/SLUG/SKILL.md`` is the skill that ``SLUG`` serves in workspace ``WS``, every other
-file is at ``skill://WS/SLUG/PATH``, and the skill's folders are ``skill://WS/SLUG`` and
-``skill://WS/SLUG/FOLDER`` (no trailing slash). A pinned revision puts its id before the slug:
-``skill://WS/REVISION_ID/SLUG/…`` — revision ids start ``rev_``, which no slug can (slugs hold
-no ``_``), so the last segment before the file is always the skill's name, as the extension
-requires. The old pinned form ``skill://WS/SLUG@REVISION_ID/PATH`` (docs/contract.md §18) still
-parses, for components only: it names no skill (``legacy``).
-
-The authority is the workspace slug (an RFC 3986 reg-name; percent-encoded where needed), file
-paths are percent-encoded per segment. Nothing here touches the database.
-"""
+``skill://WS/SLUG/SKILL.md`` is the skill ``SLUG`` serves in workspace ``WS``, other files are
+``skill://WS/SLUG/PATH``, folders ``skill://WS/SLUG[/FOLDER]``; a pinned revision puts its id
+before the slug (``skill://WS/REVISION_ID/SLUG/…``: ids start ``rev_``, which no slug can). The
+old ``skill://WS/SLUG@REVISION_ID/PATH`` (§18) still parses, for components only (``legacy``).
+The authority is the workspace slug, paths are percent-encoded per segment; no database."""
 
 from __future__ import annotations
 

@@ -1,19 +1,10 @@
 """SKILL.md: YAML frontmatter between ``---`` lines, then the Markdown instruction body.
 
-Parsing and writing are lossless: ``parse_skill_md(serialize_skill_md(fm, body))`` gives back
-exactly ``fm`` and ``body`` for any JSON-like frontmatter and any body text. Two choices make
-that hold:
-
-* YAML is read with a SafeLoader that does not turn ``2024-01-01`` into a date (frontmatter is
-  stored as JSON, which has no dates) and refuses duplicate keys (the second would silently
-  win and the first be lost).
-* The body is everything after the closing delimiter line, byte for byte; it never passes
-  through YAML or any normalisation.
-
-Frontmatter is "JSON-like": mappings with string keys, lists, strings, integers, finite floats,
-booleans and null. That is what the database, the canonical hash and the API can hold, so
-anything else (YAML sets, binary, non-string keys such as an unquoted ``on:``) is refused.
-"""
+Lossless both ways: ``parse_skill_md(serialize_skill_md(fm, body))`` gives back ``fm`` and
+``body`` for any JSON-like frontmatter (string-keyed mappings, lists, strings, integers, finite
+floats, booleans, null: what the database, the canonical hash and the API hold) and any body.
+YAML is read without dates (``2024-01-01`` stays a string) and refuses duplicate keys; the body
+is the bytes after the closing delimiter, never passed through YAML."""
 
 from __future__ import annotations
 

@@ -1,30 +1,13 @@
 """Bearer-token authentication for every door: REST (DRF and the lean recall view), MCP over
 HTTP and stdio.
 
-Tokens carry 256 random bits, so the stored SHA-256 is safe without a slow hash, and the lookup
-is one indexed query on ``secret_hash``. A verified token (with its user) is then kept in a
-small in-process cache for ``XMEMO_AUTH_CACHE_SECONDS`` (default 5 s), so a busy agent costs no
-authentication round trip at all. The bound this puts on revocation:
-
-* in the process that revokes (or in any process whose ORM saves/deletes the token, user or
-  membership row), the entry is dropped at once (``post_save``/``post_delete`` signals);
-* in every other worker process, on PostgreSQL, at the next request after the revoking
-  transaction commits: a trigger NOTIFYs every process (``infra/invalidation.py``), which
-  drops every entry cached before;
-* where that is unavailable (SQLite, or the notification connection lost), a revoked or edited
-  token keeps working for at most ``XMEMO_AUTH_CACHE_SECONDS``, and so does a deactivated user
-  everywhere (users are not watched). Expiry by time is checked on every request.
-
-Memberships are *not* cached here: tenancy is checked inside every query, so removing a member
-takes effect on the next request everywhere.
-
-``last_used_at`` is written at most once a minute per token and process.
-
-OAuth access tokens (``skills_app.oauth``) take the same path: the entry holds the ``ApiToken``
-of the consent behind them, plus the access token's own expiry and audience. They are accepted
-only where the caller passes the request's ``origin`` (so the audience can be checked); the
-cache forgets them when their token family is revoked (a trigger NOTIFYs on their table too).
-"""
+Tokens carry 256 random bits, so a stored SHA-256 needs no slow hash: one indexed query on
+``secret_hash``. A verified token is then cached in process for ``XMEMO_AUTH_CACHE_SECONDS``;
+a change to the token, user or membership drops it at once here (signals) and, on PostgreSQL,
+in every other process at its next request (``infra/invalidation.py``); elsewhere a revoked
+token lives at most that long (docs/operations.md). Memberships are never cached. OAuth access
+tokens take the same path, accepted only where the caller passes the request's ``origin`` (the
+audience check). ``last_used_at`` is written at most once a minute per token and process."""
 
 from __future__ import annotations
 

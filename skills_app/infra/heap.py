@@ -1,29 +1,12 @@
 """The server processes' long-lived heap, kept out of the garbage collector's way.
 
-A web process imports Django, DRF, the MCP SDK and the project: a few hundred thousand objects
-that live as long as the process. Python's cyclic collector scans all of them at every
-full (generation 2) collection, and under load those came every second or so and paused the
-process for about 100 ms each — the requests caught behind them were the tail of the latency
-distribution (``make bench``: p99). ``freeze_startup_heap`` imports what the first request would
-import lazily (the URL configuration and every view behind it, and the libraries of Level 0's
-semantic search), collects once, and moves every surviving object to the permanent
-generation, which the collector never scans. What loads later and lives as long (an embedding
-model, loaded at the first search) is settled the same way as it arrives (``settle``).
-
-Requests build and keep more: modules imported lazily (the cache client, the MCP types), caches
-of immutable answers filling up. Left in the oldest generation, 40,000 such objects made every
-full collection a pause of 10-25 ms again, about once a second per worker under load
-(``make bench``: Level 1's p99 at 1.7-2x the bare view's, Level 2's at 16 ms). So after a full
-collection that leaves more than SETTLE_SURVIVORS objects outside the frozen heap, the process
-settles again — when the next request starts and no other is in flight, so that no request's
-own objects (which may form cycles that only the collector frees) are frozen with it. What
-requests allocate and drop is collected as before.
-
-No private API: CPython's ``gc.freeze``/``gc.callbacks`` and Django's request signals (the MCP
-door calls ``request_begins``/``request_ends`` itself). The plain fallback is the collector as
-CPython runs it after the start-up freeze: ``XMEMO_HEAP_SETTLE=0`` (settings) settles nothing
-later (``tests/infra/test_heap.py`` runs both).
-"""
+A web process holds a few hundred thousand objects that live as long as it does, and every
+full collection scanned them all: pauses that made the latency tail. ``freeze_startup_heap``
+imports what the first request would, collects once and freezes the survivors (``gc.freeze``);
+``settle`` does the same later, when a full collection leaves more than ``SETTLE_SURVIVORS``
+objects outside the frozen heap, at the start of a request with no other in flight (so no
+request's own cycles are frozen). No private API; ``XMEMO_HEAP_SETTLE=0`` settles nothing after
+start-up (``tests/infra/test_heap.py`` runs both). The measurements: docs/operations.md."""
 
 from __future__ import annotations
 

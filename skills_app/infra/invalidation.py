@@ -1,28 +1,12 @@
 """When may a cached answer about mutable data still be used? A generation number says.
 
-Recall caches two things that *can* change: which revision a slug resolves to (and whether the
-caller may read it), and verified tokens (``gateway.auth``). Each cached entry remembers the
-generation it was computed in and is used only while the generation is unchanged.
-
-The generation moves on
-
-* any change in this process to a skill, revision, label, membership, workspace or token row made
-  through the ORM (``post_save``/``post_delete`` signals), at once;
-* any committed change in any process, on any host, to those tables: statement triggers
-  (migration 0003) ``NOTIFY xmemo_recall``; each process LISTENs on its Django connection and
-  drains it without blocking (one ``poll()`` call) at the start of each lookup. PostgreSQL
-  delivers a notification when the writing transaction commits, so a cached answer outlives the
-  change by the notification's delivery time only — well under a millisecond on one network;
-* a new connection (Django reconnects after CONN_MAX_AGE, or after an error): what happened
-  while nobody listened is unknown, so everything cached before is dropped; while the LISTEN is
-  not in force ``current()`` answers None and callers do not use the caches at all.
-
-Off PostgreSQL (the embedded SQLite default) there is no LISTEN: ``current()`` is always None
-and these caches are simply not used. ``XMEMO_RECALL_CACHE=0`` turns them off everywhere: the
-plain fallback, every recall resolved and every token verified by the database (what an upgrade
-that breaks the psycopg surface below gets anyway, with a warning: ``pgconn``, notify handlers,
-the private ``_notifies_backlog``; ``tests/infra/test_private_apis.py`` checks each).
-"""
+Recall's slug resolutions and ``gateway.auth``'s verified tokens remember the generation they
+were computed in. It moves on at once for an ORM change in this process (signals), at commit
+for a change in any process (statement triggers ``NOTIFY xmemo_recall``, drained without
+blocking at each lookup), and on a new connection (what happened unheard is unknown). Off
+PostgreSQL, or while the LISTEN is not in force, ``current()`` is None and the caches are not
+used; ``XMEMO_RECALL_CACHE=0`` turns them off everywhere, which is also what a psycopg upgrade
+breaking the private surface used here gets (``tests/infra/test_private_apis.py``)."""
 
 from __future__ import annotations
 
@@ -51,17 +35,10 @@ def enabled(db: Any) -> bool:
 class Listener:
     """LISTEN on the process's own Django connections, drained without blocking.
 
-    The Django connection (not a connection of its own) so that nothing outlives Django's
-    connection handling: a new connection LISTENs again and starts a new generation, and test
-    databases can be dropped. A session inside a transaction receives no notifications until the
-    transaction ends, so inside an atomic block ``current()`` answers None (no caching) — in
-    tests, whose transactions never commit, always; ``transaction=True`` tests cache.
-
-    State is kept per database session (psycopg connection), not per thread: under a
-    connection pool (ASGI) threads borrow sessions in turn, and a session that keeps LISTENing
-    while it waits in the pool still receives every notification, so handing it to another
-    thread is no reason to forget what is cached.
-    """
+    Django's connection, not one of its own, so nothing outlives Django's connection handling (a
+    new connection LISTENs again; test databases can be dropped). Inside a transaction a session
+    receives nothing, so ``current()`` answers None there. State is kept per database session,
+    not per thread: under an ASGI pool, sessions pass between threads and keep listening."""
 
     def __init__(self) -> None:
         self.generation = 0  # one per process: a change seen by any thread concerns all

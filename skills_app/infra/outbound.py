@@ -1,15 +1,10 @@
-"""The one outbound guard (ARCHITECTURE §12): every request the platform sends to a URL a
-tenant chose (URL import, webhooks) is checked here first.
+"""The one outbound guard (ARCHITECTURE §12): every request to a URL a tenant chose (URL import,
+webhooks) is checked here first.
 
-* the scheme is http or https and the URL holds no credentials;
-* the host name is resolved once; if any address is private, loopback, link-local, multicast,
-  reserved or otherwise not global (and ``allow_private`` is off) the request is refused; the
-  connection then goes to that validated address (Host header and TLS SNI/certificate check use
-  the name), so a second DNS answer (rebinding) is never used.
-
-Callers follow redirects by hand (re-checking each Location here) or not at all, and bound the
-time and size of what they read.
-"""
+http or https, no credentials in the URL; the host is resolved once and refused if any address
+is not global (private, loopback, link-local, …) unless ``allow_private``; the connection then
+goes to that validated address (Host and TLS still use the name), so DNS rebinding finds
+nothing. Callers follow redirects by hand, re-checking each here, and bound time and size."""
 
 from __future__ import annotations
 

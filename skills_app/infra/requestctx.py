@@ -1,17 +1,10 @@
 """What the request log line says about the request being served (docs/contract.md §19).
 
-Each door that serves HTTP opens a context per request — Django's middleware
-(``xmemo/observe.py``) and the MCP mount (``mcp/http.py``, served outside Django) — and the
-token check (``gateway.auth``) and the recall answer note who asked and in which workspace. The
-value kept in the context variable is one mutable dict, so notes written in a copied context (a
-thread an ASGI server runs the view in) reach the door that logs it. ``finished`` counts and
-logs the request the same way for both.
-
-The request id is the client's (or proxy's) ``X-Request-ID`` when it is sane — 1 to 64
-characters of letters, digits and ``._:-`` — else a new one; the door sends it back in the same
-header and it is handed to the jobs the request enqueues (``infra/queue.py``). Nothing of a
-header, a token secret or a body is logged.
-"""
+Each HTTP door opens a context per request (Django's middleware, the MCP mount); the token
+check and the recall answer note who asked and in which workspace, in one mutable dict so that
+notes from a copied context (an ASGI view's thread) reach the door that logs. The request id is
+a sane ``X-Request-ID`` (1 to 64 of letters, digits and ``._:-``) or a new one, sent back and
+handed to the jobs the request enqueues. No header, secret or body is logged."""
 
 from __future__ import annotations
 

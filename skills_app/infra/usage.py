@@ -1,15 +1,10 @@
 """Usage counting off the recall hot path (docs/contract.md §19).
 
-A Level 1 or Level 2 answer adds one to a counter in this process's memory — a dict update
-under a lock, no I/O. A thread of the process hands the counts on every
-``XMEMO_USAGE_FLUSH_SECONDS`` (and once more as the process exits): to Redis where it is
-configured (``HINCRBY`` in one pipeline), from where a worker's flush (``services/usage.py``)
-moves them into PostgreSQL; without Redis (the embedded default, no workers) straight into the
-database. Counts that cannot be handed on (Redis or the database down) stay in memory for the
-next round, up to ``_MAX_KEYS`` distinct (day, revision, client) keys.
-
-What is read back from Redis is JSON of plain values, checked before use, never unpickled.
-"""
+A Level 1 or Level 2 answer adds one to a counter in process memory (a dict update under a
+lock, no I/O). Every ``XMEMO_USAGE_FLUSH_SECONDS``, and as the process exits, the counts go to
+Redis (``HINCRBY`` in one pipeline; a worker's flush moves them into PostgreSQL) or, without
+Redis, straight into the database. Counts that cannot be handed on stay for the next round, up
+to ``_MAX_KEYS`` keys. What is read back from Redis is checked JSON, never unpickled."""
 
 from __future__ import annotations
 

@@ -1,40 +1,12 @@
 """The hot MCP call in one step: a ``tools/call`` answered without the SDK's dispatch.
 
-Agents mostly come through MCP, and nearly every call is ``recall_cloud_skill``. Through the
-SDK such a call crossed into the database thread twice (the token, then the tool) and ran the
-SDK's per-request machinery (a runner, its tracing middleware, pydantic round trips; in the
-handshake era also a fresh transport, dispatcher and task per request), about 1.8 ms of CPU
-where the same recall over REST costs 0.8 ms (``make bench``).
-
-``answer`` takes a POSTed body that the SDK would dispatch to ``tools/call`` and answers it
-itself, in one crossing: token, tool visibility, rate limit, scope, input check and the tool
-body, as ``server.call_tool`` and ``tools.tool_run`` do. Before it commits, it runs the SDK's own
-checks for the request's protocol era, with the SDK's functions:
-
-- 2026-07-28 (``handle_modern_request``): Host/Origin and Content-Type, the Accept header, the
-  JSON-RPC envelope, duplicated routing headers, the envelope ladder
-  (``classify_inbound_request``), the call's parameters, and the ``Mcp-Param-*`` headers
-  against the tool's schema;
-- the handshake era, which the session manager hands to its stateless transport (no
-  ``MCP-Protocol-Version`` header, or a handshake-era one): Host/Origin, Accept, Content-Type,
-  the body as the transport parses and validates it, the version's request surface and the
-  call's parameters as the runner checks them.
-
-Whatever fails any of them, or is anything but a call of a tool the caller may see (the
-handshake itself, listings, notifications), is not answered here: the caller hands the request,
-body and all, to the SDK, which then answers it exactly as before — its refusal included.
-
-The result is shaped as the SDK's runner shapes it (``ServerRunner._serialize``): the tool
-result dumped and passed through the version's result surface; for 2026-07-28, ``resultType``
-and the ``serverInfo`` stamp added. It is encoded as that era's transport encodes it.
-``tests/mcp/test_fast.py`` compares this path's answers with the SDK's in both eras, byte for
-byte, with the path switched off (``XMEMO_MCP_FAST_PATH``).
-
-Private API: the SDK functions imported below (its request checks, ``serialize_server_result``,
-``Server.get_tool_input_schema``/``server_info_stamp``) and the wire shapes of its runner and
-transports named above; ``tests/infra/test_private_apis_servers.py`` checks the calls still fit.
-The plain fallback is the SDK's own dispatch of every request: ``XMEMO_MCP_FAST_PATH=0``.
-"""
+Nearly every MCP call is ``recall_cloud_skill``; through the SDK it crossed into the database
+thread twice and ran the SDK's per-request machinery. ``answer`` runs the SDK's own checks for
+the request's protocol era with the SDK's functions, then token, tool and body in one crossing,
+and shapes and encodes the result as the SDK's runner and transport would; anything else, or
+anything those checks refuse, goes to the SDK unchanged (docs/mcp.md). ``tests/mcp/test_fast.py``
+requires the same bytes with the path on and off. Private API: the SDK functions imported below
+(``tests/infra/test_private_apis_servers.py``); ``XMEMO_MCP_FAST_PATH=0`` is the SDK's dispatch."""
 
 from __future__ import annotations
 

@@ -1,33 +1,12 @@
 """MCP over streamable HTTP at ``/mcp``, mounted in the project's ASGI application.
 
-Every request passes, in order:
-
-1. the Host/Origin allowlist (DNS-rebinding protection, the SDK's own check) built from
-   ``XMEMO_MCP_ALLOWED_HOSTS`` (loopback by default) and ``XMEMO_MCP_ALLOWED_ORIGINS``;
-2. bearer-token authentication with exactly the REST rules (``gateway.auth``):
-   a missing, unknown, revoked or expired token is answered 401 with the REST error envelope
-   and ``WWW-Authenticate: Bearer resource_metadata=…`` (the OAuth discovery of docs/contract.md
-   §12)
-   before any MCP message is acted on; an OAuth access token bound to this server is accepted;
-3. ``GET`` answers 405: with no server-initiated messages there is no event stream to offer;
-4. the SDK's streamable HTTP transport, in **stateless JSON mode**: no session state lives in a
-   worker, so any number of uvicorn workers or replicas can serve ``/mcp`` behind a plain load
-   balancer, and every answer is one JSON response. The tools need no server-to-client
-   requests (sampling, elicitation), which is all stateful mode would add.
-
-One exception to the order of 2 and 4: a ``tools/call`` (either protocol era) that passes every
-check the SDK would make is answered in one step by ``fast`` (token and tool in one crossing
-into the database thread). Its body is read and checked before the token is looked up; the
-token is still looked up before anything is done, and a bad one is answered the same 401.
-
-The authenticated ``Actor`` travels to the tool handlers in the ASGI scope, which the SDK hands
-them as ``ctx.request``.
-
-Every request to ``/mcp``, whichever path answers it (the SDK, ``fast``, a refusal), is logged
-and counted as Django's are (``infra/requestctx.py``, docs/contract.md §19): one JSON line with
-route ``mcp``, its ``X-Request-ID`` honoured or made and sent back, and an observation of
-``xmemo_http_request_duration_seconds``.
-"""
+Every request passes, in order: the SDK's Host/Origin allowlist (``XMEMO_MCP_ALLOWED_HOSTS``,
+``XMEMO_MCP_ALLOWED_ORIGINS``); bearer authentication by REST's rules (``gateway.auth``; 401 with
+the REST envelope and ``WWW-Authenticate``, docs/contract.md §12); ``GET`` answers 405; then the
+SDK's transport in stateless JSON mode, so any worker or replica can serve any request. A
+``tools/call`` that passes every check the SDK would make is answered by ``fast`` instead, its
+token still checked first. The ``Actor`` reaches the tools in the ASGI scope. Every request,
+whichever path answers it, is logged and counted as Django's are (``infra/requestctx.py``)."""
 
 from __future__ import annotations
 

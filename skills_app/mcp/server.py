@@ -1,15 +1,10 @@
 """The MCP server of docs/contract.md §12, independent of the transport that carries it.
 
-Which tools a caller sees and may call is decided per request from its token's client profile:
-the profile's tools in ``config/mcp-documentation-contract.json`` that this server implements
-(``tools.SERVED_TOOLS``). A tool outside that set is "unknown" to the caller — listed nowhere,
-and calling it is a protocol error with no side effect, exactly as for a tool that does not
-exist. How the caller's ``Actor`` is found is the transport's business (``ActorResolver``): the
-HTTP transport authenticates every request in ``mcp.http``; stdio re-checks its one token.
-
-Tool bodies use the synchronous ORM, so they run in Django's thread-sensitive worker thread
-(``in_db_thread``), never on the event loop.
-"""
+A caller sees and may call the tools of its token's client profile that this server implements
+(``tools.SERVED_TOOLS``); any other tool is unknown to it, listed nowhere and a protocol error
+to call. How the ``Actor`` is found is the transport's business (``ActorResolver``). Tool bodies
+use the synchronous ORM, so they run in Django's thread-sensitive worker thread
+(``in_db_thread``), never on the event loop."""
 
 from __future__ import annotations
 

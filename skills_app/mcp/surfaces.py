@@ -1,15 +1,11 @@
 """MCP prompts, resources and the Skills extension (docs/contract.md §18, §20): the skills that
-are commands, the files (SKILL.md and components) of the skills a caller reads, and those skills
-as entries (``skills/list``, ``skills/get``) and folders (``resources/directory/read``).
+are commands, the files of the skills a caller reads, and those skills as entries and folders.
 
-Like the tool bodies, these are synchronous functions of the caller (run in the database thread)
-that call the core and shape its answer for MCP: a prompt's text is Level 1's ``rendered_body``
-(``selectors.commands``), a component's content is Level 2's, SKILL.md is the capsule's
-(``selectors.recall.entries``). Which profiles see them is the
-contract's ``surfaces`` (``profiles.profile_sees``); a profile that does not see one gets empty
-lists and "unknown" for every name, as for a tool it does not see. Each request passes the REST
-rate limit, as a tool call does.
-"""
+Like the tool bodies, synchronous functions of the caller (run in the database thread) that
+call the core and shape its answer: a prompt is Level 1's ``rendered_body``, a component
+Level 2's content, SKILL.md the capsule's (``selectors.recall.entries``). A profile that does
+not see a surface (``profiles.profile_sees``) gets empty lists and "unknown" for every name;
+every request passes the REST rate limit, as a tool call does."""
 
 from __future__ import annotations
 

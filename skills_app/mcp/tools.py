@@ -1,16 +1,10 @@
 """The bodies of the MCP tools: the selectors and services REST calls, and nothing else.
 
-A tool body is a plain synchronous function of ``(actor, arguments)`` returning exactly the
-JSON its REST twin sends (``GET /v1/recall``, ``POST /v1/skills/save``, ``POST
-/v1/revisions/{id}/outcomes``). ``tool_run`` is the
-one entry: it applies the REST rate limit, the token scope the contract names and the
-contract's input schema, then runs the body. Failures are ``skills_app.errors`` exceptions,
-which the server reports as tool errors carrying the REST error envelope.
-
-``execute_cloud_skill`` has no body here on purpose: it is REST-only (docs/contract.md §12, §13), so
-no
-contract, however edited, can make the MCP server run it.
-"""
+A body is a synchronous function of ``(actor, arguments)`` answering exactly the JSON of its
+REST twin. ``tool_run`` is the one entry: the REST rate limit, the contract's token scope and
+input schema, then the body; failures are ``skills_app.errors`` exceptions, reported as tool
+errors with the REST envelope. ``execute_cloud_skill`` has no body here on purpose: it is
+REST-only (docs/contract.md §12, §13), so no contract, however edited, makes MCP run it."""
 
 from __future__ import annotations
 

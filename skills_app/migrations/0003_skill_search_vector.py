@@ -1,19 +1,10 @@
-"""Level 0 full-text search on PostgreSQL (SPEC §5).
+"""Level 0 full-text search on PostgreSQL (SPEC §5); nothing on SQLite, scored in Python there.
 
-Two stored generated ``tsvector`` columns over the search columns that ``services.skills``
-keeps in step with the current revision: ``search_vector`` (name and slug weigh most, A, then
-the description, B, then the body, C) and ``search_head`` (name, slug and description only).
-PostgreSQL recomputes them in the same statement that updates those columns, so they can never
-drift. GIN indexes serve ``@@`` on both. The columns are not on the Django model: only
-``selectors.search`` reads them, with SQL written for them.
-
-It also adds the statement triggers that ``NOTIFY xmemo_recall`` on every change to the tables
-recall resolves through (skills, revisions, memberships, workspaces, tokens), so each process's
-recall caches learn of a change when it commits (``selectors/invalidation.py``).
-
-SQLite (the embedded default) has no equivalent; ``selectors.search`` scores substring matches
-there instead, so this migration does nothing on SQLite.
-"""
+Two stored generated ``tsvector`` columns over the search columns ``services.skills`` keeps in
+step with the current revision, so they never drift: ``search_vector`` (name and slug A,
+description B, body C) and ``search_head`` (name, slug, description), GIN-indexed, read only by
+``selectors.search`` and absent from the model. Also the statement triggers that ``NOTIFY
+xmemo_recall`` on every change to the tables recall resolves through (``infra/invalidation.py``)."""
 
 from django.db import migrations
 

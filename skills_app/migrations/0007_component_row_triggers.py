@@ -1,19 +1,11 @@
 """Component rows of an existing revision cannot be inserted or deleted by plain SQL
-(docs/contract.md §3).
+(docs/contract.md §3); migration 0002 refuses UPDATEs.
 
-Migration 0002 refuses UPDATEs; this closes INSERT and DELETE. A revision carries
-``components_lock``: ``open`` while the save that creates it runs (its components are inserted
-then), ``sealed`` once that save is done, ``purging`` while it is deleted for good (Django's
-``pre_delete`` marks it before the cascade deletes its components). The database allows
-component INSERT only into an open revision, DELETE only from a purging one (or one already
-gone), and the lock only moves forwards: open → sealed → purging.
-
-On PostgreSQL two deferred checks close the remaining plain-SQL paths at commit: a revision
-still open is sealed (whatever code created it), and a revision marked purging must be gone.
-SQLite has no deferred triggers: there a revision left open by code that never sealed it, or
-one marked purging by hand, stays exposed until the end of that transaction's work; every
-single INSERT or DELETE statement on its own is refused.
-"""
+A revision's ``components_lock`` moves only forwards: ``open`` while its save inserts the
+components, ``sealed`` after, ``purging`` while it is deleted for good. INSERT is allowed only
+into an open revision, DELETE only from a purging one (or one gone). On PostgreSQL two deferred
+checks close the rest at commit (an open revision is sealed, a purging one must be gone);
+SQLite has no deferred triggers, so there only each single statement is refused."""
 
 from importlib import import_module
 

@@ -1,16 +1,10 @@
-"""Each revision carries ``approx_tokens``, the estimated context cost of the Level 1 answer that
-serves it (docs/contract.md §5, ``domain.context_cost``), so Level 0 can show it without
-reading any body.
+"""Each revision carries ``approx_tokens``, the estimated context cost of its Level 1 answer
+(docs/contract.md §5, ``domain.context_cost``), so Level 0 shows it without reading a body.
 
-The column is added, filled for the existing revisions from their content and manifest, then
-made part of the immutable content the revision trigger of 0002/0008 guards: it is derived
-from content that never changes, so it never changes either (a new heuristic would be a new
-migration that lifts the guard, recomputes and restores it).
-
-Raw SQL for the column: on SQLite, Django adds a NOT NULL column by remaking the table, which
-would drop the triggers of 0002 and 0007. (SQLite keeps a DEFAULT 0 it cannot drop; Django
-always writes the column, and the model has no default, so nothing relies on it.)
-"""
+Added, filled from existing content, then made part of the immutable content the revision
+trigger of 0002/0008 guards (a new heuristic would be a migration that lifts the guard). Raw SQL
+for the column: on SQLite Django would remake the table and drop the triggers of 0002 and 0007
+(the DEFAULT 0 SQLite keeps is never relied on)."""
 
 from importlib import import_module
 

@@ -1,21 +1,11 @@
 """Level 0 ranking on PostgreSQL: a per-workspace vocabulary, typo matching, change stamps.
 
-* ``skills_app_searchterm (workspace_id, lexeme, df)``: how many searchable skills of a
-  workspace hold each lexeme of ``search_vector`` (lexeme ``''`` counts the skills themselves).
-  Search weighs a word by its rarity (IDF) among the skills the caller may read, summed over
-  the readable workspaces: one index look-up per query, never a count over the skills, and
-  never another tenant's words. A row trigger on ``skills_app_skill`` keeps it exact in the
-  writing transaction, in one statement whose rows are taken in lexeme order, so two concurrent
-  saves never deadlock on it.
-* ``pg_trgm`` and a trigram index on the vocabulary: a query word no readable skill holds is
-  matched to the nearest words that some do (typo tolerance), looked up in the small vocabulary
-  rather than in the skills.
-* ``skills_app_skill.search_updated_at``: stamped by a trigger whenever what Level 0 shows of a
-  skill can change (its current revision, text, status, model invocability), so the
-  per-process vector indexes of ``selectors/search/semantic.py`` refresh only what changed.
-
-Like migration 0003, PostgreSQL only; the columns and table are not on the Django models.
-"""
+``skills_app_searchterm``: how many searchable skills of a workspace hold each lexeme (IDF
+within what the caller may read, one index look-up per query), kept exact by a row trigger
+that takes its rows in lexeme order (concurrent saves never deadlock). ``pg_trgm`` with a
+trigram index on it matches an unknown query word to the nearest known ones.
+``search_updated_at`` is stamped whenever what Level 0 shows of a skill can change, so the
+vector indexes of ``selectors/search/semantic.py`` refresh only that. PostgreSQL only."""
 
 from django.db import migrations
 

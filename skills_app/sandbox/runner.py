@@ -1,37 +1,11 @@
 """Run one script of a revision inside bubblewrap (docs/contract.md §13).
 
-The isolation, and why each piece is there:
-
-* The only program this module ever executes is ``bwrap``. If bwrap is missing, refuses one of
-  the flags below, or cannot build the sandbox, the run raises ``SandboxUnavailable``; there is
-  no fallback that runs a script directly. ``--json-status-fd`` tells a sandbox that ran the
-  command (it reports an ``exit-code``) apart from one that failed to start.
-* Namespaces: ``--unshare-all`` plus a mandatory ``--unshare-user`` and ``--disable-userns``.
-  The network namespace is empty (only bwrap's private loopback), so nothing outside is
-  reachable, not even the host's 127.0.0.1.
-* File system: a fresh root holding read-only binds of the system directories (``/usr`` and
-  the ``/bin``, ``/lib*`` links or directories) and three harmless ``/etc`` entries (linker
-  cache, alternatives links, local time); the revision's components read-only at ``/skill``
-  (the working directory); a private ``/tmp`` tmpfs with a size cap; ``/proc`` of the
-  sandbox's own PID namespace; a read-only ``/dev`` with the usual device nodes. Nothing
-  else of the host (``/root``, ``/home``, the project, the host's ``/tmp``) exists inside.
-* Processes: a new PID namespace whose PID 1 is ``/bin/sh`` running the script as its child
-  (see ``_sandbox_command``); the script and everything it starts die with that PID 1.
-* Identity: inside, the script is uid/gid 65534 with no capabilities. When the runner is root,
-  bwrap itself is started as a throw-away host uid (see ``HOST_UID_RANGE``): ``RLIMIT_NPROC``
-  is not enforced for processes whose host uid is 0, so a fork bomb is only bounded when the
-  sandbox does not map to root; a uid per run also keeps one run's processes from counting
-  against another's limit.
-* Environment: bwrap gets exactly the ``env_allow`` variables that ``env_source`` holds (the
-  workspace's secrets) as its own environment and passes them on; nothing else, not even
-  ``PATH``, and never a value of the runner's own environment. Values are not put on bwrap's
-  command line (``--setenv``) because every host process can read a command line.
-* Limits: rlimits set between fork and exec of bwrap and inherited by the script (CPU,
-  address space, processes, open files, file size, no core dumps), a hard cap on stdout bytes,
-  a cap on stderr delivered to ``on_log``, and a wall-clock timeout after which the sandbox's
-  PID 1 is killed, which makes the kernel kill every process left in it; the run returns only
-  once that has happened.
-"""
+The only program this module executes is ``bwrap``: when it is missing or cannot build the
+sandbox the run raises ``SandboxUnavailable``, never a fallback that runs the script directly.
+Inside: no network, a fresh read-only root with the revision's components at ``/skill``, its
+own PID namespace, uid 65534 without capabilities, only the allowed secrets as environment,
+rlimits, capped output and a wall-clock timeout that kills every process left. Each piece and
+why it is there: docs/security-model.md, *The script sandbox*."""
 
 from __future__ import annotations
 
@@ -166,19 +140,14 @@ def run_script(
     on_log: Callable[[str], None] | None = None,
     bwrap_path: str = "bwrap",
 ) -> SandboxResult:
-    """Run ``files[entry]`` in a fresh sandbox with ``args`` on stdin; see the module docstring.
+    """Run ``files[entry]`` in a fresh sandbox with ``args`` on stdin (see the module docstring).
 
-    ``files`` maps logical paths to bytes and appears read-only under ``/skill``. The interpreter
-    comes from the entry's shebang (``#!/usr/bin/env NAME`` is looked up in the sandbox's bin
-    directories, since the sandbox has no PATH), else from its extension (``.py``: python3,
-    ``.sh``: /bin/sh). Only the ``env_allow`` names are copied from ``env_source`` (nothing
-    when it is None); ``os.environ`` is never a source, so a manifest cannot ask for the
-    platform's own secrets. Each stderr line is passed to ``on_log`` as it arrives.
-
-    Raises ``ValidationFailed`` for bad input and ``SandboxUnavailable`` when no sandbox could
-    be started; in both cases the script did not run. Every failure of the script itself is a
-    ``SandboxResult`` with ``ok=False`` and an ``error_code``.
-    """
+    ``files`` (logical path → bytes) is read-only under ``/skill``; the interpreter comes from the
+    shebang (``#!/usr/bin/env NAME`` looked up in the sandbox's bin directories), else from the
+    extension (``.py``, ``.sh``). Only the ``env_allow`` names are copied from ``env_source``, never
+    from ``os.environ``; each stderr line goes to ``on_log`` as it arrives. ``ValidationFailed``
+    or ``SandboxUnavailable``: the script did not run; any failure of the script itself is a
+    ``SandboxResult`` with ``ok=False`` and an ``error_code``."""
     limits = limits or SandboxLimits()
     if not (math.isfinite(timeout_seconds) and timeout_seconds > 0):
         raise ValidationFailed(f"The timeout must be a positive number, not {timeout_seconds!r}.")

@@ -2,14 +2,10 @@
 bundle.
 
 ``sync_listing`` names each active skill's published revision in the enabled workspaces asked
-for: never a draft, not even a personal one (Level 1's personal fallback to the newest revision
-stops at the laptop). With a label, a skill that has it is served the revision it points at
-(Level 1 by ``label``), and one without it its published revision. Each lists its files as sync
-writes them: ``SKILL.md`` with the capsule's bytes first, then the components by path. The
-listing costs three queries whatever the number of skills (skills with their label's target,
-revisions, components); a SKILL.md's digest is cached in-process by revision id, and only the
-bodies of revisions not cached yet are loaded.
-"""
+for, never a draft (or, with a label, the revision the label points at where a skill has it),
+each with its files as sync writes them (``SKILL.md`` first, then the components by path).
+Three queries whatever the number of skills; a SKILL.md's digest is cached in process by
+revision id, so only bodies not cached yet are loaded."""
 
 from __future__ import annotations
 

@@ -1,24 +1,12 @@
 """Workspace backup and restore (docs/contract.md §9): the database side of
 ``skills_app.sources.backup`` (the format).
 
-Restore rules (decided here, documented in docs/backup.md):
-
-* only into an EMPTY team workspace (no skill at all), by its owners and admins;
-* skills keep slug, status and created_at; revisions keep number, state, content (so the
-  canonical hash), message, source attribution, timestamps and review fields, with their
-  review conversation (comments) and approvals; skills keep their labels (docs/contract.md
-  §18: name, revision, who moved it and when); public ids are new;
-* each revision is inserted once with its final content and final state — at most one
-  published per skill, checked on read — so the immutability trigger (no UPDATE of content)
-  and the partial unique index (one published per skill) hold at every statement;
-* a restore never puts words in another person's mouth: authors, reviewers, approvers and
-  commenters map by username to an account only where that account is a member of the target
-  team; every other name is kept as text (``imported_author``, ``imported_reviewer``,
-  ``imported_user``), and a name no account has is treated exactly like a non-member's, so no
-  answer tells which accounts exist. Nobody is made a member by a restore — who may read a
-  team stays the owners' decision; an imported approval never counts towards publishing;
-* it all happens in one transaction: anything refused stores nothing.
-"""
+A restore goes only into an empty team workspace, by its owners and admins, in one
+transaction; skills, revisions, reviews, conversations, approvals and labels come back with
+new public ids, each revision inserted once in its final state (so the immutability trigger
+and the one-published index hold at every statement). People map by username only to members
+of the target team; every other name stays text, and nobody is made a member. The rules in
+full: docs/backup.md."""
 
 from __future__ import annotations
 

@@ -1,30 +1,12 @@
 """Level 0's semantic retrieval, the write side: each skill's current revision gets the vector of
-its descriptor (``domain.descriptor``), computed off the request path and kept in
-``RevisionEmbedding`` (docs/search.md, "Semantic retrieval").
+its descriptor (``domain.descriptor``), off the request path, kept in ``RevisionEmbedding``.
 
-* When. ``skills._refresh_pointers`` — the one place that decides a skill's current revision,
-  for saves (REST, MCP, console), imports and packs, restores of a workspace, restores of a
-  revision and lifecycle actions — calls ``embedding_wanted``. After the transaction commits,
-  the revisions still without a vector for the installed model are handed to a worker (task
-  ``embed_revisions``, sent by name through ``infra.queue``), up to ``TASK_BATCH`` a message;
-  an import or a restore collects all of its skills first (``embeddings_batched``). Handing
-  over never fails the save: when the broker cannot take the message it is logged, and the
-  sweep catches up.
-* Where tasks run in-process (the embedded default: no broker, no worker), the server process
-  embeds in a background thread of its own instead (``embeddings_in_process_start``), woken
-  after each such commit: a request never waits for the model.
-* Catch-up. Every worker sweeps periodically (``embeddings_sweep``): a bounded round of current
-  revisions without a vector (broker or worker down when they were saved, or the model newly
-  installed). ``manage.py embed_skills`` backfills and re-embeds on demand.
-* Storing. Vectors are computed outside any transaction. Then, in a short one, the revisions'
-  skills are locked — ``FOR NO KEY UPDATE SKIP LOCKED``: a skill that a save or a delete holds
-  right now is left for later rather than waited on — and only the vectors still missing are
-  inserted (ON CONFLICT DO NOTHING besides). Two workers never store one vector twice, and a
-  delete never meets a vector inserted behind its back.
-
-Nothing is sent, swept or computed while ``XMEMO_SEMANTIC_SEARCH`` is off or the model package
-is not installed.
-"""
+``skills._refresh_pointers`` (the one place a current revision is decided) calls
+``embedding_wanted``; after commit the revisions without a vector go to a worker by task name,
+batched (``embeddings_batched`` for imports and restores), and a failed hand-over only waits for
+the periodic sweep. Vectors are computed outside any transaction and stored in a short one that
+locks the skills ``SKIP LOCKED`` and inserts only what is still missing. Nothing runs while
+semantic search is off or the model is missing. The pipeline in full: docs/search.md."""
 
 from __future__ import annotations
 

@@ -1,17 +1,12 @@
 """Trigger checks (docs/contract.md §22): each task of a revision's ``evals/triggers.json``, and
-every other served skill's should-trigger task, run through Level 0 — ``search_gated``, the
-code agents hit — over the skills its workspace serves, with the revision standing in for its
-skill.
+every other served skill's should-trigger task, run through Level 0 (``search_gated``) over the
+skills its workspace serves, with the revision standing in for its skill.
 
-Standing in, without a second ranking: inside a savepoint the skill's row takes the revision's
-words (name, description, body, ``invoke.model``), so the word ranking, its rarity weights
-(the vocabulary triggers of migration 0014) and the search gate read them as they would once
-it is served; its meaning is the revision's descriptor vector (``StandIn``); the savepoint is
-rolled back. The queries' vectors are computed first, so the row is held about as long as the
-word rankings take. When: ``evals_wanted`` (every change of a skill's pointers) hands the
-workspace to ``evals_refresh`` after commit, which checks every live revision (its latest and
-served revision, proposals) whose figures are missing or were computed against another served
-set (docs/evals.md)."""
+Standing in, without a second ranking: inside a savepoint rolled back after, the skill's row
+takes the revision's words, and its meaning is the revision's descriptor vector (``StandIn``);
+query vectors come first, so the row is held only while words are ranked. ``evals_wanted``
+hands the workspace to ``evals_refresh`` after commit, which checks every live revision whose
+figures are missing or stale (docs/evals.md)."""
 
 from __future__ import annotations
 

@@ -1,14 +1,10 @@
-"""Who is told what about a review, by e-mail (docs/contract.md §16). The one place that decides it.
+"""Who is told what about a review, by e-mail (docs/contract.md §16): the one place that decides.
 
-* a revision is proposed → the team's reviewers (owners and admins), not whoever proposed it;
-* a revision is approved, rejected, sent back (changes requested) or commented on → its author,
-  not when the author did it themselves.
-
-Each user can switch each kind off (``NotificationPreference``; no row = everything on).
-Recipients are chosen inside the caller's transaction; the mails go out after it commits
-(``transaction.on_commit``), so a rolled-back action tells nobody, and a mail server that is
-down is logged and never fails the action.
-"""
+A proposal goes to the team's reviewers (owners and admins) but not its proposer; an approval,
+rejection, request for changes or comment goes to the author, unless the author did it. Each
+user can switch each kind off (``NotificationPreference``; no row: everything on). Recipients
+are chosen in the caller's transaction and mailed after commit, so a rolled-back action tells
+nobody and a mail server that is down is logged, never failing the action."""
 
 from __future__ import annotations
 

@@ -1,14 +1,10 @@
-"""The save of docs/contract.md §6 from its JSON payload, shared by ``POST /v1/skills/save`` and the
-MCP tool ``save_cloud_skill`` so both front doors check, store and answer alike; and its dry run,
-the lint of §17 (``POST /v1/skills/lint``), which reads the same payload and runs the same rules.
+"""The save of docs/contract.md §6 from its JSON payload, shared by ``POST /v1/skills/save`` and
+MCP's ``save_cloud_skill``, and its dry run, the lint of §17 (``POST /v1/skills/lint``).
 
-The payload is untrusted JSON: every field is checked for its type here (a wrong type is a
-``ValidationFailed`` naming the field, never a 500); the product rules (limits, paths, slug,
-frontmatter dialects, lifecycle, tenancy) are left to ``skill_save`` and the domain. This is
-the only validator of the payload: the MCP tool runs no JSON-Schema pass of its own, and the
-contract's input schema is pinned to ``save_input_shape`` (built from the tables below) by a
-test, so the schema agents read and the checks both doors run cannot drift apart.
-"""
+The payload is untrusted: every field's type is checked here (a wrong one is a
+``ValidationFailed`` naming the field, never a 500); product rules are ``skill_save``'s and the
+domain's. The only validator of the payload: the contract's input schema is pinned to
+``save_input_shape`` by a test, so what agents read and what both doors check cannot drift."""
 
 from __future__ import annotations
 

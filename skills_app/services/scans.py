@@ -1,17 +1,11 @@
 """The scan of every revision, the write side (docs/contract.md §21, docs/scanning.md).
 
-* When. Whatever stores a revision — a save by any door, an import, a restore of a revision or
-  of a workspace — calls ``scan_wanted`` inside its transaction. Once it commits, the revision
-  is handed to a worker on the queue of its own, ``XMEMO_SCAN_QUEUE`` (task ``scan_revisions``,
-  sent by name through ``infra.queue``, from a thread so the request never waits for the
-  broker). Where tasks run in-process (the embedded default: no worker) the scan runs right
-  after the commit, in the same process.
-* Catch-up. Every worker's periodic sweep (``scans_sweep``) scans a bounded round of revisions
-  with no scan or one by another scanner version: saved while the broker was down, or the
-  scanner changed (``SCANNER_VERSION``), so a new version rescans everything in the background.
-* Storing. The scan is computed outside any transaction, then stored with an upsert that keeps
-  an owner's override; a revision deleted meanwhile is simply skipped.
-"""
+Whatever stores a revision calls ``scan_wanted`` in its transaction; after commit the revision
+goes to a worker on ``XMEMO_SCAN_QUEUE`` (task ``scan_revisions`` by name, sent from a thread so
+no request waits for the broker), or is scanned in process where tasks run in-process. Every
+worker's sweep (``scans_sweep``) catches up a bounded round of revisions unscanned or scanned
+by another ``SCANNER_VERSION``. A scan is computed outside any transaction and stored by an
+upsert that keeps an owner's override."""
 
 from __future__ import annotations
 

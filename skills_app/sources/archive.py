@@ -1,41 +1,11 @@
 """Safe, bounded reading of skill ZIPs: one skill, a pack, or a repository archive's folder.
 
-Layout (docs/contract.md §8):
-
-* ``SKILL.md`` (or ``skill.json``) at the root → one skill; every other file is a component.
-* Otherwise each top-level folder holding a SKILL.md (or skill.json) is a skill: one folder is
-  a single-skill ZIP, several are a pack (of capsules, say). Files lying beside the
-  skill folders (a collection's README or LICENSE) are ignored; a top-level folder that is not
-  a skill is an error naming it. When the ZIP holds exactly one top-level folder and nothing
-  else, and that folder is not a skill, it is unwrapped once — a folder of skills zipped by a
-  file manager, or one skill's history export (``<slug>/r0001/…``).
-* A folder holding ``capsule.json`` is a Source Capsule and re-imports losslessly.
-* A ZIP with ``backup.json`` at its root is a workspace backup: refused, it is restored instead.
-
-Bundles come back in archive order. Junk is skipped wherever it appears: ``__MACOSX/`` and
-``.git/`` folders, ``.DS_Store`` and ``Thumbs.db`` files, and directory entries.
-
-Hostile input is refused before anything is decompressed where the headers suffice, and read
-with hard caps where they do not (headers can lie):
-
-* the end-of-central-directory record is checked before ``zipfile`` parses the central
-  directory, so a ZIP listing millions of entries cannot exhaust memory; ZIP64 is refused;
-* at most ``max_entries`` entries, and per skill 50 components (+ SKILL.md + capsule.json);
-* entry names: no NUL, no ``\\``, not absolute (``/x``, ``C:x``), no ``..``/``.``/empty segment
-  (zip-slip), no duplicates, no two differing only by letter case;
-* no symlink entries, no encrypted entries; only stored and deflated entries (bzip2 and LZMA
-  are refused because ``zipfile`` decompresses them without an output bound);
-* an entry declaring more than ``max_ratio``:1 expansion and at least ``bomb_min_bytes`` is a
-  zip bomb; the declared sizes may add up to at most ``max_total_bytes``;
-* every read stops one byte past the file's cap (``files.FileRole``) whatever the header says,
-  and ``zipfile`` itself never yields more than the declared size (then fails on the CRC), so
-  a lying header costs at most one cap of memory, and the bytes read never exceed the declared
-  total that was already bounded.
-
-Each refusal names the offending entry: UnsafeArchive, or the limit's own error (docs/contract.md
-§3) (ComponentTooLarge, TooManyComponents, BodyTooLarge), ValidationFailed for a missing SKILL.md,
-invalid UTF-8 or malformed YAML, UnsupportedFormat for what is not a ZIP.
-"""
+Layout (docs/contract.md §8): ``SKILL.md`` or ``skill.json`` at the root is one skill; else
+each top-level skill folder is one (a lone non-skill folder is unwrapped once); a folder with
+``capsule.json`` is a Source Capsule; a ZIP with ``backup.json`` is refused (it is restored).
+Hostile input is refused from the headers before anything is decompressed where they suffice,
+and read under hard caps where they do not (headers can lie); each refusal names its entry.
+The layout and every rule: docs/hardening.md, *Imported archives*."""
 
 from __future__ import annotations
 

@@ -1,35 +1,12 @@
 """Workspace backups (docs/contract.md §9): every skill with every revision, written and read back
 verified.
 
-A backup is a deterministic ZIP (the capsule writer's fixed order, timestamps and modes)::
-
-    backup.json                       the manifest: format, format_version, the workspace's
-                                      identity, then every skill and revision (below)
-    skills/<slug>/r0001/SKILL.md      each revision's SKILL.md (frontmatter + byte-exact body)
-    blobs/<sha256>                    each distinct component's bytes, stored once
-
-``backup.json`` holds, per skill (by slug), ``status`` and ``created_at``; per revision its
-number, state, name, description, frontmatter (in authored order), canonical_hash, the parent's
-number, author (username), message, source and source_ref (attribution), created_at,
-state_changed_at, ``review`` (reviewed_by, reviewed_at, comment; from version 2 also the
-conversation ``comments`` [author, body, line, action, created_at], the ``approvals`` [user,
-created_at] and ``answers_revision_number``), and its components (path, type, size,
-media_type, sha256). No public id is written — restoring makes new ones — and the
-workspace's identity (slug, name) sits in one place, ``workspace``: a backup of a restored
-workspace is byte-identical to the one it was restored from apart from that object.
-
-Versioning: readers refuse a ``format_version`` they do not know. Version 2 added the review
-conversation and approvals as new keys of ``review``; version 3 the skill's ``labels`` [name,
-revision_number, moved_by, moved_at] (docs/contract.md §18); version 4 each revision's
-reported ``outcomes`` [date, reporter, client_name, outcome, note, reported_at] (§22). Older
-backups are still read (their revisions simply have no comments, approvals or outcomes, their
-skills no labels).
-
-Reading verifies everything before anything is stored: the ZIP through the same safe reader as
-imports; exactly the listed files; every blob's size and sha256; each SKILL.md against the
-manifest's name, description and frontmatter; every canonical hash recomputed; the limits of
-docs/contract.md §3; revision numbers 1..n; at most one published revision per skill.
-"""
+A deterministic ZIP: ``backup.json`` (the manifest), each revision's ``SKILL.md`` under
+``skills/<slug>/r0001/``, and each distinct component's bytes once under ``blobs/<sha256>``; no
+public id, the workspace's identity in one place. Readers refuse an unknown ``format_version``
+and still read older ones. Reading verifies everything before anything is stored: the safe ZIP
+reader, exactly the listed files, every blob's size and hash, every SKILL.md and canonical
+hash, the limits, revision numbers 1..n. The format in full: docs/backup.md."""
 
 from __future__ import annotations
 

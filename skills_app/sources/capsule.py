@@ -1,33 +1,11 @@
 """Source Capsules (docs/contract.md §9): lossless, deterministic ZIP exports of revisions, and
 their reading.
 
-One revision's capsule is a ZIP holding, in this order::
-
-    capsule.json      the manifest (format, ids, state, name, description, frontmatter,
-                      canonical_hash, components with type/size/media_type/sha256)
-    SKILL.md          serialize_skill_md(name + description + frontmatter, body); body byte-exact;
-                      ``name:`` is the slug (an Agent Skill's name is its folder's), a display
-                      name that differs goes into ``metadata`` (``merge_frontmatter``)
-    <components>      every component at its logical path, sorted by path
-
-Determinism: the same revision always gives the same bytes — fixed entry order, every
-timestamp 1980-01-01 00:00, fixed Unix permissions (0644, scripts 0755), deflate at a fixed
-level, no archive comment, and no ``exported_at`` in the manifest: the export job records when
-it ran. (Bytes can differ only across zlib versions, whose deflate output is not specified.)
-
-Packs put each capsule in a folder of one ZIP and re-import as packs (archive reader):
-
-* a pack — ``<slug>/…`` for each skill; importing it imports every skill (a workspace export
-  is a backup instead, see ``skills_app.sources.backup``);
-* one skill's history — ``<slug>/r0001/…``, ``<slug>/r0002/…`` in revision order; the archive
-  reader unwraps the single ``<slug>/`` folder and returns one bundle per revision folder, in
-  revision order and all with the same slug, so an import can replay the history.
-
-Reading (``capsule_bundle_read``) is the other half of the format: the archive and directory
-readers call it for a skill folder holding ``capsule.json``. It restores types, media types and
-frontmatter exactly from the manifest and verifies every recorded sha256 and size and the
-canonical hash, so a tampered capsule is refused instead of imported as something else.
-"""
+A capsule is ``capsule.json``, ``SKILL.md`` and the components, in a fixed order with fixed
+timestamps and modes, so a revision always gives the same bytes; packs and one skill's history
+put capsules in folders of one ZIP. ``capsule_bundle_read`` reads one back exactly from its
+manifest and verifies every sha256, size and the canonical hash, so a tampered capsule is
+refused. The format: docs/backup.md, *Source Capsules*."""
 
 from __future__ import annotations
 

@@ -1,26 +1,11 @@
 """The directory-tree loader (docs/contract.md §8): walk roots, yield one entry per find.
 
-Every folder holding ``SKILL.md`` (or, failing that, ``skill.json``) is a skill; its whole
-subtree is its components, so it is not searched for further skills. Walking never stops on a
-broken entry: each manifest yields a ``DirectoryEntry`` whose status says what happened —
-
-* ``ok`` — parsed into ``bundle`` (slug by the same rules as a ZIP folder);
-* ``parse_error`` — any validation error, or an unreadable file; ``message`` says which;
-* ``escapes_root`` — the manifest, a component, or a symlinked skill folder resolves (symlinks
-  followed) outside the root it was found under; nothing of it is read;
-* ``flat_md`` — a ``*.md`` file outside any skill folder; ``message`` is the path to move it to
-  (``root/foo.md`` → ``root/foo/SKILL.md``);
-* ``missing_root`` — an absolute root that does not exist: skipped, not an error, so a fresh
-  install whose skills folder was never made boots all the same;
-* ``bad_root`` — a root that is relative, not a directory or outside the allowed roots;
-  ``message`` says which, and the other roots are walked all the same.
-
-Symlinked folders that stay inside the root are not descended (their real location is walked
-anyway); inside a skill folder they are followed, once each. Junk (``.git/``, ``__MACOSX/``,
-``.DS_Store``) is skipped as in ZIPs. Duplicate slugs are the caller's call, with
-``directory_outcomes``: the first one found wins (docs/contract.md §8), so dropping a new copy
-in before removing the old one never breaks a run.
-"""
+Every folder holding ``SKILL.md`` (else ``skill.json``) is a skill whose subtree is its
+components. Walking never stops on a broken entry: each find is a ``DirectoryEntry`` whose
+status says what happened (``ok``, ``parse_error``, ``escapes_root``, ``flat_md``,
+``missing_root``, ``bad_root``); nothing that resolves outside its root is read. Duplicate
+slugs: the first found wins (``directory_outcomes``). Each status and the symlink rules:
+docs/hardening.md, *Imports from a directory tree*."""
 
 from __future__ import annotations
 

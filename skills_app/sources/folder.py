@@ -1,16 +1,10 @@
 """One skill folder (from a ZIP, a repository archive or a directory tree) → one bundle.
 
-Which manifest decides:
-
-1. ``capsule.json`` → a Source Capsule, read losslessly by ``capsule_bundle_read``;
-2. else ``SKILL.md`` → frontmatter + body, every other file a component typed by its folder;
-3. else ``skill.json`` → a subprocess skill (``skill_json_bundle_read``).
-
-A SKILL.md skill takes its slug from the folder's name when that is a valid slug (the Agent
-Skills convention, and what a pack of capsules writes), else from its name; a skill.json
-skill's slug is always its name with ``_`` → ``-`` (docs/contract.md §8); a capsule's is the
-recorded one.
-"""
+The manifest decides: ``capsule.json`` (a Source Capsule, read losslessly), else ``SKILL.md``
+(frontmatter and body, every other file a component typed by its folder), else ``skill.json``
+(a subprocess skill). A SKILL.md skill's slug is the folder's name when valid, else its name;
+a skill.json skill's is its name with ``_`` → ``-`` (docs/contract.md §8); a capsule's is the
+recorded one."""
 
 from __future__ import annotations
 

@@ -1,41 +1,12 @@
 """URL import (docs/contract.md §8): GitHub folders, ClawHub skills, or a direct link, fetched
 SSRF-safely.
 
-What a URL means:
-
-* ``https://github.com/OWNER/REPO/tree/REF/PATH`` → REF is first resolved to its commit SHA
-  (``{XMEMO_GITHUB_API_URL}/repos/OWNER/REPO/commits/REF`` with the ``vnd.github.sha`` media
-  type), then the archive of that very commit, ``{XMEMO_GITHUB_CODELOAD_URL}/OWNER/REPO/zip/SHA``,
-  is read — only ``PATH`` of it, through the same safe ZIP reader as uploads — so the recorded
-  attribution (``source_ref`` = ``URL#commit=SHA``) is exactly what was imported even if the
-  branch moves meanwhile. REF is the first segment after ``tree``: a branch name holding ``/``
-  cannot be told apart from the path without asking the API, so use a tag, a commit SHA or a
-  slash-free branch. ``https://github.com/OWNER/REPO`` → the same with REF ``HEAD`` (the default
-  branch).
-* ``https://clawhub.ai/OWNER/SLUG`` or ``https://clawhub.ai/skills/SLUG`` →
-  ``{XMEMO_CLAWHUB_URL}/api/v1/download?slug=SLUG``, assumed to answer the skill's ZIP (the
-  endpoint ClawHub's own CLI installs from).
-* any other URL on an allowed host (e.g. ``raw.githubusercontent.com``) is fetched as is: a ZIP
-  by its magic bytes, else a SKILL.md.
-
-Rules of every request, each hop of a redirect included:
-
-* the scheme is http or https, no credentials in the URL, and ``host`` (default port) or
-  ``host:port`` is on ``allowed_hosts`` — the page URL too, although only the archive URL is
-  fetched;
-* the outbound guard (``skills_app.infra.outbound``): no private, loopback or otherwise non-global
-  address unless ``allow_private``, and the connection is pinned to the validated address;
-* redirects are followed by hand, at most five, each Location checked like the first URL
-  before anything is sent to it;
-* the body is read raw (``Accept-Encoding: identity``, no transparent decompression) and cut
-  off past ``max_bytes``; ``timeout_seconds`` bounds the whole fetch: it is checked before each
-  request and after every chunk, and no single network wait is allowed longer than the time
-  left when its request started.
-
-Refusals by policy raise ImportHostNotAllowed before any byte goes to the refused host;
-upstream failures (non-2xx, timeouts, network errors) raise ValidationFailed naming the URL;
-an oversize body raises UnsafeArchive.
-"""
+A GitHub folder is read from the archive of the commit its ref resolves to, so the recorded
+``source_ref`` (``URL#commit=SHA``) is what was imported; a ClawHub page from ClawHub's download
+endpoint; any other URL on an allowed host as is (a ZIP by its magic bytes, else a SKILL.md).
+Every request and redirect hop is checked (allowed host, ``infra.outbound``, at most five
+redirects by hand) and bounded in bytes and time. What each URL means and every rule:
+docs/hardening.md, *Imports by URL*."""
 
 from __future__ import annotations
 

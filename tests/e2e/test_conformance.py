@@ -1,14 +1,11 @@
 """The official MCP conformance suite (``@modelcontextprotocol/conformance``, pinned in
-``tests/e2e/conformance/package-lock.json``) against the production topology: gunicorn, the
-MCP service (uvicorn workers, ``xmemo.serve``), a Celery worker, PostgreSQL and Redis, on both
-protocol revisions, for every scenario docs/contract.md §20 names.
+``tests/e2e/conformance/package-lock.json``) against the production topology (gunicorn, the MCP
+service, a Celery worker, PostgreSQL, Redis), on both protocol revisions, for every scenario
+docs/contract.md §20 names.
 
 The suite connects without credentials, so a loopback proxy in front adds a real token
-(``token_proxy``), as nginx fronts the services in production; the product itself has no way
-around authentication. Seeded skills have nested folders, a binary file, rich frontmatter and
-a command (a prompt). Known failures, each with its reason, are in
-``conformance/expected-failures.yml``; the suite fails on any other and on a stale entry.
-"""
+(``token_proxy``), as nginx fronts the services in production. Known failures, each with its
+reason, are in ``conformance/expected-failures.yml``; any other, or a stale entry, fails."""
 
 from __future__ import annotations
 

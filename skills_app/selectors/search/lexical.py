@@ -1,26 +1,12 @@
 """Level 0's word ranking: whole words weighed by rarity, the name above the description above
-the body, typos forgiven (docs/search.md).
+the body, typos forgiven (docs/search.md, *By words*).
 
-PostgreSQL: the stored ``search_vector`` (name and slug A, description B, body C) and
-``search_head`` (name, slug, description) of migration 0003, both GIN-indexed, and the
-per-workspace vocabulary of migration 0014. A skill scores, for every query word it holds,
-the word's IDF among the skills the caller may read — once if the word is anywhere in it, and
-again in part when the word is in its name or slug (all of it) or its description (half). Only
-the small inline head vector is read to rank; the large body vector only decides matching,
-through its index. A word is matched whole (stemmed: "rollbacks" finds "rollback"); the last
-word of a query still being typed also as a prefix. A word no readable skill holds stands for
-the nearest word some skill does hold (trigram similarity over the vocabulary).
-
-Candidates are every match of the rarest words, as many words as fit MATCH_BUDGET matches in
-all (rarest first, each word whole or not at all), and up to EVERY_WORD_BUDGET skills holding all
-the words: a query costs a bounded amount however many words it has and however large the registry
-grows, and the best matches of a common word are found through the rarer words beside it, or
-through meaning (``semantic``). The CANDIDATES best by the words they hold (among equals, those
-whose name or description holds one of the words first) are then ranked.
-
-SQLite (the embedded default): the same words and weights, scored in Python over substring
-candidates. Good enough for a demo-sized registry; production runs PostgreSQL.
-"""
+PostgreSQL: the GIN-indexed ``search_vector`` and ``search_head`` of migration 0003 and the
+per-workspace vocabulary of 0014. A skill scores each query word it holds by the word's IDF
+among the skills the caller may read, more in its name or description; stemmed whole words,
+the last word also as a prefix, an unknown word as its nearest known one. Candidates come from
+the rarest words within ``MATCH_BUDGET`` and ``EVERY_WORD_BUDGET``, so a query's cost is bounded
+however large the registry. SQLite: the same words and weights, scored in Python."""
 
 from __future__ import annotations
 

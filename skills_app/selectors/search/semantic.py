@@ -1,23 +1,11 @@
 """Level 0's meaning ranking: the query's embedding against each skill's stored one.
 
-The vectors live in the database (``RevisionEmbedding``, one per revision and model, computed by
-workers after save). Each process keeps, per workspace, a faiss index of the vectors of the
-skills Level 0 may show there: an exact inner-product index (the vectors are unit length, so
-this is cosine) while a workspace holds up to EXACT_LIMIT of them, an inverted-file index
-(IVF, about √n lists, NPROBE of them searched) above that — exact search over 100,000 vectors
-costs tens of milliseconds on a small machine, the IVF index about one.
-
-Freshness, on PostgreSQL: at most once per CHECK_SECONDS per workspace, one query reads the
-newest ``search_updated_at`` of the workspace's skills (stamped by a trigger, migration 0014)
-and the newest embedding id; what changed since the index was built (with a margin for
-transactions that commit out of order) is removed and added again, and the whole index is
-rebuilt every REBUILD_SECONDS. A stale index can only cost a hit, never leak one: whatever it
-proposes passes the search gate again before it is answered (``gate``).
-
-On SQLite (the embedded default) nothing is cached: each search reads the readable vectors.
-
-How this moves when one tenant outgrows a process: docs/search.md.
-"""
+The vectors live in ``RevisionEmbedding`` (computed by workers after save). Each process keeps
+per workspace a faiss index of the vectors Level 0 may show there: exact up to ``EXACT_LIMIT``,
+IVF above. On PostgreSQL it checks for changes at most every ``CHECK_SECONDS`` (the
+``search_updated_at`` stamps of migration 0014) and rebuilds every ``REBUILD_SECONDS``; a stale
+index can cost a hit, never leak one (every proposal passes the search gate again). On SQLite
+nothing is cached. Figures, and when one tenant outgrows a process: docs/search.md."""
 
 from __future__ import annotations
 
