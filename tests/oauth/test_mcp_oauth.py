@@ -45,6 +45,7 @@ from tests.mcp.conftest import (  # noqa: F401  (fixture)
     tool_answer,
     with_mcp,
 )
+from tests.mcp.test_skills_extension import ext
 from tests.support import require_service
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser, pytest.mark.services]
@@ -216,5 +217,9 @@ def test_sdk_oauth_client_connects_through_console_consent(live_url: str) -> Non
     assert mcp_status() == 401
     move_audience(f"{live_url}/mcp")
     assert [t.name for t in with_mcp(live_url, access, lambda c: c.list_tools()).tools] == tools
+    # The Skills extension through the same access token, in both protocol revisions (§20).
+    for mode in ("legacy", "2026-07-28"):
+        listed = with_mcp(live_url, access, lambda c: ext(c, "skills/list"), mode)
+        assert [e["uri"] for e in listed["skills"]] == [f"skill://{ws.slug}/deploy/SKILL.md"]
     token_revoke(actor=Actor(user=user), token=token)
     assert mcp_status() == 401
