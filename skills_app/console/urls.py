@@ -55,6 +55,7 @@ urlpatterns = [
     path("w/<slug:ws>/skills/<str:skill_id>/labels/", skills.skill_label, name="skill_label"),
     path("w/<slug:ws>/skills/<str:skill_id>/delete/", skills.skill_delete, name="skill_delete"),
     path("w/<slug:ws>/preview/", editor.preview, name="preview"),
+    path("w/<slug:ws>/trigger-checks/", editor.trigger_checks, name="trigger_checks"),
     # Revisions and review
     path("w/<slug:ws>/review/", review.review_queue, name="review_queue"),
     path("w/<slug:ws>/revisions/<str:revision_id>/review/", review.review, name="review"),

@@ -156,7 +156,7 @@ def lint_triggers(
     served = served_set(workspace=workspace)
     return {
         **figures(slug=slug, triggers=triggers, ranked=ranked, others=others),
-        "served_set": {"digest": served.digest, "skills": served.skills},
+        "served_set": {"digest": served.digest, "skills": served.skills, "current": True},
     }
 
 

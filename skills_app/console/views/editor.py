@@ -28,6 +28,8 @@ from skills_app.domain.render import render
 from skills_app.domain.skillmd import frontmatter_yaml
 from skills_app.models import Skill, SkillRevision
 from skills_app.selectors.diff import bundle_diff
+from skills_app.selectors.evals import evaluation_answer
+from skills_app.services.evals import lint_triggers
 from skills_app.services.skills import skill_save
 
 SAVED_AS: dict[str, str] = {
@@ -83,6 +85,8 @@ def _render_editor(
     }
     if skill is not None:
         context.update(skill_context(console, skill))
+        if skill.latest_revision is not None:
+            context["saved_checks"] = evaluation_answer(revision=skill.latest_revision)
     return console.render("console/editor/edit.html", context, status=status)
 
 
@@ -256,6 +260,34 @@ def skill_edit(request: HttpRequest, console: Console, skill_id: str) -> HttpRes
         form=SkillForm(initial=_initial(latest)),
         rows=rows_from_revision(latest),
         skill=skill,
+    )
+
+
+@console_view(post_only=True)
+def trigger_checks(request: HttpRequest, console: Console) -> HttpResponse:
+    """The author's loop (docs/evals.md): the unsaved name, description and body standing in
+    for the skill, against the skills this workspace serves, with the trigger set of its latest
+    revision — nothing is stored. Answers a fragment htmx swaps in beside the saved checks."""
+    base_id = request.POST.get("base_revision_id", "")
+    base = console.revision(base_id) if base_id else None
+    if base is None:
+        return console.render("console/editor/_trigger_checks.html", {"checks": None})
+    try:
+        frontmatter = frontmatter_from_text(request.POST.get("frontmatter", ""))
+    except errors.ValidationFailed:
+        frontmatter = dict(base.frontmatter)
+    bundle = SkillBundle(
+        name=request.POST.get("name", "") or base.name,
+        description=request.POST.get("description", "") or base.description,
+        instruction_body=normalize_newlines(request.POST.get("instruction_body", "")),
+        frontmatter=frontmatter,
+        components=None,  # the latest revision's trigger set
+    )
+    result = lint_triggers(workspace=console.ws, slug=base.skill.slug, bundle=bundle)
+    checks = None if result is None else {"state": "done", **result}
+    return console.render(
+        "console/editor/_trigger_checks.html",
+        {"checks": checks, "was": evaluation_answer(revision=base), "baseline": base},
     )
 
 
