@@ -27,6 +27,7 @@ from skills_app.models import (
     WebhookDelivery,
     Workspace,
 )
+from skills_app.models.tenancy import acted_by
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -57,12 +58,24 @@ class Actor:
         return cls(user=None, via=via, system=True)
 
     @property
+    def workspace_token(self) -> ApiToken | None:
+        """The workspace token acting, which acts as itself (docs/contract.md §16); else None."""
+        return self.token if self.token is not None and self.token.owned_by_workspace else None
+
+    @property
+    def person(self) -> User | None:
+        """Whom what the actor writes is attributed to: the user, but nobody for the system and
+        for a workspace token (``user`` is then only who made it: never its author)."""
+        return None if self.workspace_token is not None else self.user
+
+    def is_author_of(self, revision: SkillRevision) -> bool:
+        if self.workspace_token is not None:
+            return revision.author_token_id == self.workspace_token.pk
+        return self.user is not None and revision.author_id == self.user.pk
+
+    @property
     def label(self) -> str:
-        if self.token is not None and self.token.owned_by_workspace:
-            return f"{self.token.name} (workspace token)"
-        if self.user is not None:
-            return self.user.get_username()
-        return "system"
+        return acted_by(self.user, self.workspace_token) or "system"
 
     def has_scope(self, scope: str) -> bool:
         return self.token is None or scope in (self.token.scopes or [])
@@ -244,6 +257,8 @@ def job_readable(actor: Actor, job: Job) -> bool:
     if job.kind == Job.Kind.EXPORT:
         return "workspace" not in (job.params or {})
     if job.kind == Job.Kind.EXECUTE:
+        if actor.workspace_token is not None:  # its own runs, never its maker's
+            return job.token_id == actor.workspace_token.pk
         return actor.user is not None and job.created_by_id == actor.user.pk
     return True
 

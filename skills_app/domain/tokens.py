@@ -14,6 +14,12 @@ TOKEN_PREFIX = "xm_"
 MAX_TOKEN_LENGTH = 200
 
 
+def token_attribution(name: str) -> str:
+    """How a workspace token is named where it acts (author, commenter, reviewer, audit actor):
+    as itself, never as the person who made it (docs/contract.md §16)."""
+    return f"token:{name}"
+
+
 def token_hash(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
 

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from skills_app.models import ids
 from skills_app.models.skills import SkillRevision
-from skills_app.models.tenancy import Workspace
+from skills_app.models.tenancy import Workspace, acted_by
 
 
 def comment_id() -> str:
@@ -27,6 +27,10 @@ class RevisionComment(models.Model):
     )
     # A restored commenter who is no member of the team: their name as text (docs/backup.md).
     imported_author = models.CharField(max_length=150, null=True, blank=True)  # noqa: DJ001
+    # A workspace token that wrote it: it acts as itself (docs/contract.md §16).
+    author_token = models.ForeignKey(
+        "skills_app.ApiToken", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     body = models.TextField()
     line = models.PositiveIntegerField(null=True, blank=True)
     # Which lifecycle action the comment came with ("" for a plain comment): request_changes
@@ -41,6 +45,10 @@ class RevisionComment(models.Model):
     def __str__(self) -> str:
         return self.comment_id
 
+    @property
+    def author_label(self) -> str | None:
+        return acted_by(self.author, self.author_token)
+
 
 class RevisionApproval(models.Model):
     """One reviewer's approval of a revision (who, when). A revision is published when the
@@ -53,6 +61,10 @@ class RevisionApproval(models.Model):
     )
     # A restored approver who is no member of the team: a name, never counted as an approval.
     imported_user = models.CharField(max_length=150, null=True, blank=True)  # noqa: DJ001
+    # An admin workspace token that approved: a reviewer of its own (docs/contract.md §16).
+    token = models.ForeignKey(
+        "skills_app.ApiToken", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

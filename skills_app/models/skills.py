@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from skills_app.models import ids
 from skills_app.models.fields import OrderedJSONField
-from skills_app.models.tenancy import Workspace
+from skills_app.models.tenancy import Workspace, acted_by
 
 
 class Skill(models.Model):
@@ -105,6 +105,11 @@ class SkillRevision(models.Model):
     # NULL means "an account or nobody" (null on the wire too), and a nullable column without a
     # default is added by SQLite without rebuilding the table, which would drop its triggers.
     imported_author = models.CharField(max_length=150, null=True, blank=True)  # noqa: DJ001
+    # A workspace token that wrote it (docs/contract.md §16): it acts as itself, ``author`` stays
+    # empty. Immutable like ``author`` (it may only become NULL).
+    author_token = models.ForeignKey(
+        "skills_app.ApiToken", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     message = models.TextField(blank=True, default="")
     source = models.CharField(max_length=32, choices=Source.choices, default=Source.API)
     source_ref = models.TextField(blank=True, default="")
@@ -116,6 +121,9 @@ class SkillRevision(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     imported_reviewer = models.CharField(max_length=150, null=True, blank=True)  # noqa: DJ001
+    reviewed_by_token = models.ForeignKey(
+        "skills_app.ApiToken", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     reviewed_at = models.DateTimeField(null=True, blank=True)
     review_comment = models.TextField(blank=True, default="")
     state_changed_at = models.DateTimeField(null=True, blank=True)
@@ -147,6 +155,14 @@ class SkillRevision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.revision_id} (#{self.revision_number}, {self.state})"
+
+    @property
+    def author_label(self) -> str | None:
+        return acted_by(self.author, self.author_token)
+
+    @property
+    def reviewer_label(self) -> str | None:
+        return acted_by(self.reviewed_by, self.reviewed_by_token)
 
 
 class Blob(models.Model):

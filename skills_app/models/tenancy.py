@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.db import models
 
+from skills_app.domain.tokens import token_attribution
 from skills_app.models import ids
 from skills_app.profiles import DEFAULT_PROFILE
 
@@ -128,6 +130,14 @@ class ApiToken(models.Model):
     @property
     def owned_by_workspace(self) -> bool:
         return bool(self.role)
+
+
+def acted_by(user: Any, token: ApiToken | None) -> str | None:
+    """The name shown for who wrote or decided something: ``token:<name>`` for a workspace token,
+    which acts as itself (docs/contract.md §16), else the username; None for nobody."""
+    if token is not None:
+        return token_attribution(token.name)
+    return user.get_username() if user is not None else None
 
 
 class WorkspaceSecret(models.Model):

@@ -9,18 +9,15 @@ from django.db.models import QuerySet
 from skills_app.access import Actor, require_scope, revision_for, revisions_for
 from skills_app.domain.markdown import render_markdown
 from skills_app.models import RevisionApproval, RevisionComment, SkillRevision, Workspace
+from skills_app.models.tenancy import acted_by
 from skills_app.selectors.pagination import Page, paginate
-
-
-def _username(user: Any) -> str | None:
-    return user.get_username() if user is not None else None
 
 
 def comment_as_dict(comment: RevisionComment) -> dict[str, Any]:
     return {
         "comment_id": comment.comment_id,
         "revision_id": comment.revision.revision_id,
-        "author": _username(comment.author),
+        "author": comment.author_label,
         "imported_author": comment.imported_author,
         "body": comment.body,
         "body_html": render_markdown(comment.body),
@@ -35,7 +32,9 @@ def revision_comments(*, actor: Actor, revision_id: str, cursor: str | None, lim
     require_scope(actor, "skills:read")
     revision = revision_for(actor, revision_id)
     return paginate(
-        RevisionComment.objects.filter(revision=revision).select_related("author", "revision"),
+        RevisionComment.objects.filter(revision=revision).select_related(
+            "author", "author_token", "revision"
+        ),
         kind="comments",
         order=[("created_at", False), ("pk", False)],
         cursor=cursor,
@@ -48,11 +47,13 @@ def revision_approvals(revision: SkillRevision) -> list[dict[str, Any]]:
     """Every approval recorded on the revision (who, when), oldest first."""
     return [
         {
-            "user": _username(approval.user),
+            "user": acted_by(approval.user, approval.token),
             "imported_user": approval.imported_user,
             "created_at": approval.created_at.isoformat(),
         }
-        for approval in RevisionApproval.objects.filter(revision=revision).select_related("user")
+        for approval in RevisionApproval.objects.filter(revision=revision).select_related(
+            "user", "token"
+        )
     ]
 
 
@@ -60,7 +61,7 @@ def revision_thread(*, revision: SkillRevision) -> list[RevisionComment]:
     """The comments of a revision fetched through ``access``, oldest first, with authors."""
     return list(
         RevisionComment.objects.filter(revision=revision)
-        .select_related("author")
+        .select_related("author", "author_token")
         .order_by("created_at", "pk")
     )
 
@@ -74,7 +75,7 @@ def awaiting_review(*, actor: Actor, workspace: Workspace) -> list[SkillRevision
     revision each would replace."""
     return list(
         _proposed(actor, workspace)
-        .select_related("skill", "author", "skill__published_revision")
+        .select_related("skill", "author", "author_token", "skill__published_revision")
         .order_by("created_at")
     )
 

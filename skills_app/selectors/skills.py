@@ -126,7 +126,7 @@ def revisions_proposed(*, actor: Actor, skill: Skill) -> list[SkillRevision]:
         SkillRevision.objects.filter(
             skill=skill_for(actor, skill.skill_id), state=SkillRevision.State.PROPOSED
         )
-        .select_related("author")
+        .select_related("author", "author_token")
         .order_by("revision_number")
     )
 
@@ -180,8 +180,12 @@ def skill_loaded(skill: Skill) -> Skill:
 # --- revisions ----------------------------------------------------------------------------------
 
 
+# Who wrote and who reviewed a revision: a person or a workspace token (``author_label``).
+PEOPLE = ("author", "reviewed_by", "author_token", "reviewed_by_token")
+
+
 def _revision_queryset(qs: QuerySet[SkillRevision]) -> QuerySet[SkillRevision]:
-    return qs.select_related("skill", "workspace", "parent", "author", "reviewed_by").only(
+    return qs.select_related("skill", "workspace", "parent", *PEOPLE).only(
         *[
             f.name
             for f in SkillRevision._meta.concrete_fields
@@ -194,6 +198,8 @@ def _revision_queryset(qs: QuerySet[SkillRevision]) -> QuerySet[SkillRevision]:
         "parent__revision_id",
         "author__username",
         "reviewed_by__username",
+        "author_token__name",
+        "reviewed_by_token__name",
     )
 
 
@@ -204,7 +210,7 @@ def revision_timeline(*, actor: Actor, skill: Skill) -> list[SkillRevision]:
     return list(
         revisions_for(actor)
         .filter(skill=skill)
-        .select_related("author", "reviewed_by")
+        .select_related(*PEOPLE)
         .order_by("-revision_number")
     )
 
@@ -263,7 +269,7 @@ def revision_detail_of(revision: SkillRevision) -> RevisionDetail:
     """The detail of a revision already fetched through ``access`` (after a write, too)."""
     rev = (
         SkillRevision.objects.select_related(
-            "skill", "workspace", "parent", "author", "reviewed_by", "answers_revision"
+            "skill", "workspace", "parent", "answers_revision", *PEOPLE
         )
         .filter(pk=revision.pk)
         .get()

@@ -20,7 +20,7 @@ def audit_record(
     The entry is also the hook of product events (webhooks)."""
     entry = AuditEntry.objects.create(
         workspace=workspace,
-        actor=actor.user,
+        actor=actor.person,
         actor_label=actor.label,
         action=action,
         target_type=target_type,

@@ -23,6 +23,7 @@ from skills_app.access import ADMIN_ROLES, Actor, require_role, require_scope
 from skills_app.domain.bundle import ComponentData
 from skills_app.domain.context_cost import revision_tokens
 from skills_app.models import (
+    ApiToken,
     RevisionApproval,
     RevisionComment,
     RevisionOutcome,
@@ -32,6 +33,7 @@ from skills_app.models import (
     SkillRevision,
     Workspace,
 )
+from skills_app.models.tenancy import acted_by
 from skills_app.services.audit import audit_record
 from skills_app.services.embeddings import embeddings_batched
 from skills_app.services.scans import scan_wanted
@@ -57,9 +59,10 @@ def _no_progress(done: int, total: int) -> None:
 # --- backup -----------------------------------------------------------------------------------
 
 
-def _username(user: Any, imported: str | None = None) -> str | None:
-    """Who the record names: the account, else the name a restore kept as text."""
-    return user.get_username() if user is not None else imported
+def _username(user: Any, imported: str | None = None, token: ApiToken | None = None) -> str | None:
+    """Who the record names: the account or the workspace token (``token:<name>``, which a
+    restore keeps as text), else the name a restore kept as text."""
+    return acted_by(user, token) or imported
 
 
 def _backup_revision(rev: SkillRevision, numbers: dict[int, int]) -> BackupRevision:
@@ -79,18 +82,18 @@ def _backup_revision(rev: SkillRevision, numbers: dict[int, int]) -> BackupRevis
             for c in rev.components.all()
         ),
         parent_revision_number=numbers.get(rev.parent_id) if rev.parent_id else None,
-        author=_username(rev.author, rev.imported_author),
+        author=_username(rev.author, rev.imported_author, rev.author_token),
         message=rev.message,
         source=rev.source,
         source_ref=rev.source_ref,
         created_at=rev.created_at,
         state_changed_at=rev.state_changed_at,
-        reviewed_by=_username(rev.reviewed_by, rev.imported_reviewer),
+        reviewed_by=_username(rev.reviewed_by, rev.imported_reviewer, rev.reviewed_by_token),
         reviewed_at=rev.reviewed_at,
         review_comment=rev.review_comment,
         comments=tuple(
             BackupComment(
-                author=_username(c.author, c.imported_author),
+                author=_username(c.author, c.imported_author, c.author_token),
                 body=c.body,
                 line=c.line,
                 action=c.action,
@@ -99,7 +102,9 @@ def _backup_revision(rev: SkillRevision, numbers: dict[int, int]) -> BackupRevis
             for c in rev.comments.all()
         ),
         approvals=tuple(
-            BackupApproval(user=_username(a.user, a.imported_user), created_at=a.created_at)
+            BackupApproval(
+                user=_username(a.user, a.imported_user, a.token), created_at=a.created_at
+            )
             for a in rev.approvals.all()
         ),
         answers_revision_number=numbers.get(rev.answers_revision_id)
@@ -124,8 +129,15 @@ def workspace_backup(*, workspace: Workspace, on_progress: Progress = _no_progre
     skills = list(Skill.objects.filter(workspace=workspace).order_by("slug"))
     revisions = list(
         SkillRevision.objects.filter(workspace=workspace)
-        .select_related("author", "reviewed_by")
-        .prefetch_related("components__blob", "comments__author", "approvals__user", "outcomes")
+        .select_related("author", "reviewed_by", "author_token", "reviewed_by_token")
+        .prefetch_related(
+            "components__blob",
+            "comments__author",
+            "comments__author_token",
+            "approvals__user",
+            "approvals__token",
+            "outcomes",
+        )
         .order_by("skill_id", "revision_number")
     )
     numbers = {rev.pk: rev.revision_number for rev in revisions}

@@ -62,7 +62,7 @@ def label_move(*, actor: Actor, skill: Skill, name: str, revision_id: str) -> Sk
         if label is None:
             label = SkillLabel(skill=locked, workspace=locked.workspace, name=name)
         label.revision = revision
-        label.moved_by = actor.user
+        label.moved_by = actor.person
         label.moved_at = timezone.now()
         label.save()
         audit_record(

@@ -57,7 +57,8 @@ def thread_comment_record(
     comment = RevisionComment.objects.create(
         revision=revision,
         workspace_id=revision.workspace_id,
-        author=actor.user,
+        author=actor.person,
+        author_token=actor.workspace_token,
         body=_comment_body_clean(body, field="comment" if action else "body"),
         line=line,
         action=action,
@@ -105,18 +106,20 @@ def approval_record(*, actor: Actor, revision: SkillRevision) -> int:
     round_approvals = RevisionApproval.objects.filter(revision=revision)
     if revision.state_changed_at is not None:
         round_approvals = round_approvals.filter(created_at__gte=revision.state_changed_at)
-    if actor.user is not None and round_approvals.filter(user=actor.user).exists():
+    token, person = actor.workspace_token, actor.person
+    mine = round_approvals.filter(token=token) if token else round_approvals.filter(user=person)
+    if (token or person) is not None and mine.exists():
         raise errors.Conflict(
             "You have already approved this revision; another reviewer's approval is needed.",
             details={"revision_id": revision.revision_id},
         )
-    RevisionApproval.objects.create(revision=revision, user=actor.user)
-    return (
-        round_approvals.filter(
-            user__memberships__workspace_id=revision.workspace_id,
-            user__memberships__role__in=ADMIN_ROLES,
-        )
-        .values("user")
-        .distinct()
-        .count()
+    RevisionApproval.objects.create(revision=revision, user=person, token=token)
+    people = round_approvals.filter(
+        user__memberships__workspace_id=revision.workspace_id,
+        user__memberships__role__in=ADMIN_ROLES,
     )
+    # A workspace token is a reviewer of its own while it is an admin token of this team.
+    tokens = round_approvals.filter(
+        token__workspace_id=revision.workspace_id, token__role="admin", token__revoked_at=None
+    )
+    return people.values("user").distinct().count() + tokens.values("token").distinct().count()

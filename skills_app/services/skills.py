@@ -176,7 +176,12 @@ def _set_state(
             )
     fields: dict[str, Any] = {"state": to_state, "state_changed_at": now}
     if review:
-        fields.update(reviewed_by=actor.user, reviewed_at=now, review_comment=comment or "")
+        fields.update(
+            reviewed_by=actor.person,
+            reviewed_by_token=actor.workspace_token,
+            reviewed_at=now,
+            review_comment=comment or "",
+        )
     SkillRevision.objects.filter(pk=revision.pk).update(**fields)
     for key, value in fields.items():
         setattr(revision, key, value)
@@ -432,7 +437,8 @@ def _save_locked(
             resources=manifest,
         ),
         parent=latest,
-        author=actor.user,
+        author=actor.person,
+        author_token=actor.workspace_token,
         message=message,
         source=bundle.source,
         source_ref=bundle.source_ref,
@@ -526,7 +532,7 @@ def _transition_check(*, actor: Actor, revision: SkillRevision, action: str, com
         state=revision.state,
         workspace_kind=workspace.kind,
         role=_role_for_lifecycle(actor, workspace),
-        is_author=actor.user is not None and revision.author_id == actor.user.pk,
+        is_author=actor.is_author_of(revision),
         require_distinct_reviewer=workspace.reviewer_must_differ,
         comment=comment,
     )

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.test import Client
 
-from skills_app.models import ApiToken, AuditEntry
+from skills_app.models import ApiToken, AuditEntry, Job, SkillRevision
 from tests.api.conftest import Api, ApiFactory, error_code
 from tests.factories import Env, publish, save
 
@@ -67,7 +67,7 @@ def test_a_workspace_token_acts_with_its_role_and_outlives_its_creator(
     assert saved.status_code == 201, saved.content
     assert saved.json()["state"] == "proposed"
     entry = AuditEntry.objects.filter(target_id=saved.json()["revision_id"]).get()
-    assert entry.actor_label == "ci-bot (workspace token)"
+    assert entry.actor_label == "token:ci-bot"
     created = AuditEntry.objects.get(action="token.create", target_id=made.json()["token_id"])
     assert (created.workspace, created.data["owner"], created.data["role"]) == (
         env.team,
@@ -125,3 +125,56 @@ def test_who_may_make_and_end_a_workspace_token(env: Env, api_for: ApiFactory) -
     gone = api_for(env.member).delete(f"/v1/tokens/{made['token_id']}")
     assert gone.status_code == 404
     assert ApiToken.objects.get(token_id=made["token_id"]).revoked_at is None
+
+
+def test_a_workspace_token_acts_as_itself_never_as_its_maker(env: Env, api_for: ApiFactory) -> None:
+    """Issue 37 #5: a member-role workspace token read its maker's execution job, withdrew the
+    maker's proposal and wrote comments shown as the maker's (docs/contract.md §16)."""
+    made = _create(api_for(env.owner), env, scopes=[*READ_WRITE_REVIEW, "skills:execute"])
+    bot = Api(Client(), made.json()["token"])
+    publish(env.owner, env.team, slug="deploy")
+    proposal = save(env.owner, env.team, slug="deploy", intent="publish", instruction_body="x")
+    rev = proposal.revision.revision_id
+
+    # Nobody's author: the maker's proposal is not the token's to withdraw.
+    withdrawn = bot.post(f"/v1/revisions/{rev}/withdraw", {})
+    assert withdrawn.status_code == 403, withdrawn.content
+    assert SkillRevision.objects.get(revision_id=rev).state == "proposed"
+
+    # Nor are the maker's jobs the token's to read; its own are.
+    owners_run = Job.objects.create(
+        workspace=env.team, kind=Job.Kind.EXECUTE, params={}, created_by=env.owner
+    )
+    assert bot.get(f"/v1/jobs/{owners_run.job_id}").status_code == 404
+
+    # What it writes is attributed to the token.
+    commented = bot.post(f"/v1/revisions/{rev}/comments", {"body": "Looks fine."})
+    assert commented.status_code == 201, commented.content
+    assert commented.json()["author"] == "token:ci-bot"
+    saved = bot.post(
+        "/v1/skills/save",
+        {
+            "workspace": env.team.slug,
+            "slug": "bot-skill",
+            "name": "Bot skill",
+            "description": "Made by the team's token.",
+            "instruction_body": "Do it.",
+            "intent": "publish",
+        },
+    )
+    assert saved.status_code == 201, saved.content
+    own = saved.json()["revision_id"]
+    detail = api_for(env.owner).get(f"/v1/revisions/{own}").json()
+    assert detail["author"] == "token:ci-bot"
+    entry = AuditEntry.objects.get(action="skills.revision.create", target_id=own)
+    assert (entry.actor, entry.actor_label) == (None, "token:ci-bot")
+    # Its own proposal it may withdraw, as any author.
+    assert bot.post(f"/v1/revisions/{own}/withdraw", {}).status_code == 200
+    # Its own jobs it reads; its maker (a member would not) does not own them.
+    own_run = Job.objects.create(
+        workspace=env.team,
+        kind=Job.Kind.EXECUTE,
+        params={},
+        token=ApiToken.objects.get(token_id=made.json()["token_id"]),
+    )
+    assert bot.get(f"/v1/jobs/{own_run.job_id}").status_code == 200

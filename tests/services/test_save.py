@@ -223,7 +223,9 @@ def test_token_scope_cannot_exceed_role(env: Env) -> None:
 def test_raw_sql_update_of_revision_content_is_refused(env: Env) -> None:
     rev = save(env.owner, env.personal).revision
     comp = SkillComponent.objects.get(revision=rev)
+    token = make_token(env.owner)[0].pk
     statements = [
+        (f"UPDATE skills_app_skillrevision SET author_token_id = {token} WHERE id = %s", rev.pk),
         ("UPDATE skills_app_skillrevision SET instruction_body = 'hacked' WHERE id = %s", rev.pk),
         ("UPDATE skills_app_skillrevision SET name = 'hacked' WHERE id = %s", rev.pk),
         ("UPDATE skills_app_skillrevision SET canonical_hash = 'x' WHERE id = %s", rev.pk),

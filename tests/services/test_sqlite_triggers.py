@@ -21,8 +21,11 @@ rev = skill_save(actor=Actor(user=user), workspace=ws, slug="s", bundle=SkillBun
     name="n", description="d", instruction_body="body",
     components=(ComponentData("a.md", "document", b"bytes"),))).revision
 comp = SkillComponent.objects.get(revision=rev)
+from skills_app.services.accounts import token_create
+token = token_create(actor=Actor(user=user), user=user, name="t", scopes=["skills:read"])[0]
 results = []
 for sql, params in [
+    ("UPDATE skills_app_skillrevision SET author_token_id=%s WHERE id=%s", [token.pk, rev.pk]),
     ("UPDATE skills_app_skillrevision SET instruction_body='x' WHERE id=%s", [rev.pk]),
     ("UPDATE skills_app_skillrevision SET approx_tokens=1 WHERE id=%s", [rev.pk]),
     ("UPDATE skills_app_skillcomponent SET size=1 WHERE id=%s", [comp.pk]),
@@ -42,4 +45,4 @@ print(connection.vendor, results)
 def test_sqlite_refuses_raw_updates_of_content(tmp_path: Path) -> None:
     out = run_on_fresh_sqlite(SCRIPT, tmp_path)
     refused = "'refused:IntegrityError'"
-    assert out == f"sqlite [{refused}, {refused}, {refused}, {refused}, 'allowed']", out
+    assert out == f"sqlite [{refused}, {refused}, {refused}, {refused}, {refused}, 'allowed']", out

@@ -13,7 +13,7 @@ from skills_app import errors
 from skills_app.access import ADMIN_ROLES, Actor, require_role, require_scope
 from skills_app.domain.arguments import arguments_check
 from skills_app.domain.limits import validate_slug
-from skills_app.models import Job, Skill, SkillRevision, Workspace
+from skills_app.models import ApiToken, Job, Skill, SkillRevision, Workspace
 from skills_app.sandbox import DEFAULT_SCRIPT_CLASS, check_execution_allowed
 from skills_app.services.audit import audit_record
 from skills_app.services.backup import restore_check
@@ -33,13 +33,16 @@ def _enqueue(job: Job) -> None:
 def _uploads_admit(actor: Actor) -> None:
     """Bound the uploads one user keeps stored: jobs with input that have not ended. The user's
     row is locked (until the caller's transaction ends) so concurrent starts count one by one."""
-    if actor.user is None:
+    if actor.workspace_token is not None:  # a workspace token's uploads are its own
+        ApiToken.objects.select_for_update().filter(pk=actor.workspace_token.pk).first()
+        mine = Job.objects.filter(token=actor.workspace_token)
+    elif actor.user is not None:
+        get_user_model().objects.select_for_update().filter(pk=actor.user.pk).first()
+        mine = Job.objects.filter(created_by=actor.user)
+    else:
         return  # the operator's commands
-    get_user_model().objects.select_for_update().filter(pk=actor.user.pk).first()
-    held = Job.objects.filter(
-        created_by=actor.user,
-        state__in=(Job.State.QUEUED, Job.State.RUNNING),
-        input_data__isnull=False,
+    held = mine.filter(
+        state__in=(Job.State.QUEUED, Job.State.RUNNING), input_data__isnull=False
     ).count()
     limit = settings.XMEMO_MAX_PENDING_UPLOADS
     if held >= limit:
@@ -60,7 +63,7 @@ def _new_job(
             workspace=workspace,
             kind=kind,
             params=params,
-            created_by=actor.user,
+            created_by=actor.person,
             token=actor.token,
             **extra,
         )
