@@ -142,6 +142,7 @@ bench: install
 	DATABASE_URL=$(BENCH_DATABASE_URL) SECRET_KEY=bench-only $(PY) -m bench.bridge_sync
 	BENCH_DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) -m bench.skills_list
 	SECRET_KEY=bench-only $(PY) -m bench.scan
+	BENCH_DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) -m bench.evals
 	SECRET_KEY=bench-only $(PY) -m bench.scan_planted
 	BENCH_DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) -m bench.search_quality
 	$(if $(BENCH_MPNET),BENCH_DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) -m bench.encoders --mpnet $(BENCH_MPNET))
