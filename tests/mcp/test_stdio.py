@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import anyio
@@ -24,6 +24,7 @@ from mcp.shared.exceptions import MCPError
 
 from skills_app.models import SkillRevision
 from tests.factories import component, make_token, make_user, personal_ws, publish
+from tests.mcp.test_skills_extension import declared, ext
 from tests.support import require_service
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -116,6 +117,24 @@ def test_stdio_shows_a_public_profile_nothing() -> None:
         return tools, refused.value.message
 
     assert _with_stdio(secret, body) == ([], "Unknown tool: recall_cloud_skill")
+
+
+@pytest.mark.parametrize("mode", ["2026-07-28", "legacy"])
+def test_stdio_serves_the_skills_extension(mode: str) -> None:
+    """docs/contract.md §20 over stdio as over HTTP: declared, listed, read."""
+    user = make_user()
+    publish(user, personal_ws(user), slug="deploy", components=(component("ref/a.md", "# A\n"),))
+    secret = make_token(user, ["skills:read"], profile="claude-code")[1]
+
+    async def body(client: Client) -> tuple[Any, list[str], bytes]:
+        listed = (await ext(client, "skills/list"))["skills"]
+        read = (await client.read_resource(f"skill://{user.username}/deploy/ref/a.md")).contents
+        assert isinstance(read[0], types.TextResourceContents)
+        return await declared(client), [e["uri"] for e in listed], read[0].text.encode()
+
+    extensions, uris, text = _with_stdio(secret, body, mode)
+    assert extensions == {"io.modelcontextprotocol/skills": {"directoryRead": True}}
+    assert (uris, text) == ([f"skill://{user.username}/deploy/SKILL.md"], b"# A\n")
 
 
 @pytest.mark.parametrize("secret", ["xm_" + "0" * 43, "not-a-token"])
