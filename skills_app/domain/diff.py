@@ -59,10 +59,57 @@ def word_diff(a: str, b: str) -> list[tuple[str, str]]:
 
 def word_diff_until(a: str, b: str, *, deadline: float) -> tuple[list[tuple[str, str]], bool]:
     """``word_diff``'s pairs, and whether ``deadline`` (a ``time.time()``) cut the search
-    short, so that the pairs may be coarser than the minimal diff."""
+    short, so that the pairs may be coarser than the minimal diff.
+
+    Lines first, then words: the texts are diffed line by line, and only where lines were
+    removed and others put in their place are those lines diffed word by word. So a line that
+    did not change is always one equal run, never removed and added again around edits.
+    """
     if a != b and time.time() >= deadline:
         # The budget is spent: the coarsest valid diff, without even cutting the texts up.
         return [(op, text) for op, text in ((DELETE, a), (INSERT, b)) if text], True
+    pairs: list[tuple[str, str]] = []
+    truncated = False
+    removed = added = ""
+    for op, text in line_diff(a, b, deadline=deadline):
+        if op == DELETE:
+            removed += text
+        elif op == INSERT:
+            added += text
+        else:
+            words, cut = _words_until(removed, added, deadline=deadline)
+            pairs += [*words, (EQUAL, text)]
+            truncated = truncated or cut
+            removed = added = ""
+    words, cut = _words_until(removed, added, deadline=deadline)
+    return _joined([*pairs, *words]), truncated or cut
+
+
+def line_diff(a: str, b: str, *, deadline: float) -> list[tuple[str, str]]:
+    """``(op, text)`` pairs over whole lines (diff-match-patch's line mode)."""
+    dmp = diff_match_patch()
+    dmp.Diff_Timeout = DIFF_BUDGET_SECONDS
+    chars_a, chars_b, lines = dmp.diff_linesToChars(a, b)
+    diffs = dmp.diff_main(chars_a, chars_b, False, deadline)
+    dmp.diff_charsToLines(diffs, lines)
+    return [(_OPS[op], text) for op, text in diffs if text]
+
+
+def _joined(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Neighbouring pairs of one op as one."""
+    out: list[tuple[str, str]] = []
+    for op, text in pairs:
+        if out and out[-1][0] == op:
+            out[-1] = (op, out[-1][1] + text)
+        elif text:
+            out.append((op, text))
+    return out
+
+
+def _words_until(a: str, b: str, *, deadline: float) -> tuple[list[tuple[str, str]], bool]:
+    """The word-level pairs of ``a`` against ``b`` (lines that replaced each other)."""
+    if not a or not b:
+        return [(op, text) for op, text in ((DELETE, a), (INSERT, b)) if text], False
     index: dict[str, int] = {}
     tokens: list[str] = []
     chars_a = _encode(a, index, tokens)
@@ -76,6 +123,56 @@ def word_diff_until(a: str, b: str, *, deadline: float) -> tuple[list[tuple[str,
     dmp.diff_cleanupSemantic(diffs)
     pairs = [(_OPS[op], "".join(tokens[ord(ch)] for ch in chars)) for op, chars in diffs if chars]
     return pairs, truncated
+
+
+@dataclass(frozen=True)
+class DiffRow:
+    """One line of a diff as a person reads it: its numbers before and after (None where the
+    line is not on that side), and its pieces, each ``(op, text)`` without the line break."""
+
+    kind: str  # equal | delete | insert
+    old: int | None
+    new: int | None
+    pieces: tuple[tuple[str, str], ...]
+
+
+def _side_lines(pairs: list[tuple[str, str]], keep: str) -> list[tuple[tuple[str, str], ...]]:
+    """The lines of one side (equal pieces plus ``keep``'s), each as its pieces."""
+    lines: list[tuple[tuple[str, str], ...]] = []
+    current: list[tuple[str, str]] = []
+    for op, text in pairs:
+        if op not in (EQUAL, keep):
+            continue
+        for piece in re.findall(r"[^\n]*\n|[^\n]+", text):
+            if piece.rstrip("\n"):
+                current.append((op, piece.rstrip("\n")))
+            if piece.endswith("\n"):
+                lines.append(tuple(current))
+                current = []
+    return [*lines, tuple(current)] if current else lines
+
+
+def diff_rows(pairs: list[tuple[str, str]]) -> list[DiffRow]:
+    """The lines of a diff's pairs with their line numbers: unchanged lines once, then for each
+    changed block the lines as they were (removed words marked) and as they are (added words
+    marked). The pairs come from ``word_diff``, so its line diff places the blocks again."""
+    old_lines, new_lines = _side_lines(pairs, DELETE), _side_lines(pairs, INSERT)
+    old_text = "".join(text for op, text in pairs if op != INSERT)
+    new_text = "".join(text for op, text in pairs if op != DELETE)
+    rows: list[DiffRow] = []
+    old = new = 0
+    for op, text in line_diff(old_text, new_text, deadline=time.time() + DIFF_BUDGET_SECONDS):
+        for _ in range(len(re.findall(r"[^\n]*\n|[^\n]+", text))):
+            if op == EQUAL:
+                rows.append(DiffRow(EQUAL, old + 1, new + 1, new_lines[new]))
+                old, new = old + 1, new + 1
+            elif op == DELETE:
+                rows.append(DiffRow(DELETE, old + 1, None, old_lines[old]))
+                old += 1
+            else:
+                rows.append(DiffRow(INSERT, None, new + 1, new_lines[new]))
+                new += 1
+    return rows
 
 
 @dataclass(frozen=True)

@@ -419,10 +419,13 @@ def test_diff_inline_and_side_by_side(owner_client: Client, env: Env) -> None:
     ).content.decode()
     assert "<del>beta</del>" in inline
     assert "<ins>gamma</ins>" in inline
+    # Numbered lines (issue 37 #14): the line as it was (old number only), then as it is.
+    assert '<tr class="line-delete"><td class="ln">1</td><td class="ln"></td>' in inline
+    assert '<tr class="line-insert"><td class="ln"></td><td class="ln">1</td>' in inline
     assert "new.md" in inline
     assert "changed" in inline
     side = owner_client.get(base, {"from": one.revision_id, "to": two.revision_id, "mode": "side"})
-    assert b'class="diff-side"' in side.content
+    assert b'class="diff-lines side"' in side.content
     assert owner_client.get(base, {"from": "rev_nope"}).status_code == 404
 
 

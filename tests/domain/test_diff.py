@@ -9,7 +9,13 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from skills_app.domain.diff import ComponentSnapshot, RevisionSnapshot, diff_snapshots, word_diff
+from skills_app.domain.diff import (
+    ComponentSnapshot,
+    RevisionSnapshot,
+    diff_rows,
+    diff_snapshots,
+    word_diff,
+)
 
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]+")
 
@@ -51,7 +57,9 @@ _WORDY = st.lists(
 
 
 def _boundaries(text: str) -> set[int]:
-    ends = {0}
+    """Token ends, and line starts: the diff compares lines first, so it may cut a run of
+    white space at a line break (never a word: no word holds a line break)."""
+    ends = {0} | {m.end() for m in re.finditer("\n", text)}
     position = 0
     for token in _TOKEN.findall(text):
         position += len(token)
@@ -187,3 +195,29 @@ def test_body_ops_rebuild_both_bodies(a: str, b: str) -> None:
     ]
     assert "".join(o["text"] for o in ops if o["op"] != "insert") == a
     assert "".join(o["text"] for o in ops if o["op"] != "delete") == b
+
+
+def test_an_unchanged_line_between_edits_is_never_removed_and_added() -> None:
+    """Issue 37 #14: with edits on the lines around it, the cleanup of the word diff folded an
+    unchanged line into the edits, so it showed as removed and added again."""
+    old = "step one\nok\nstep two\nok\nstep three\n"
+    new = "phase alpha\nok\nphase beta\nok\nphase gamma\n"
+    ops = word_diff(old, new)
+    assert spelled(ops, "delete") == old
+    assert spelled(ops, "insert") == new
+    assert [text for op, text in ops if op == "equal"] == ["\nok\n", "\nok\n", "\n"]
+
+
+def test_diff_rows_number_each_side_and_show_unchanged_lines_once() -> None:
+    ops = word_diff("# T\n\nKeep.\nRun the migration.\n", "# T\n\nKeep.\nRun it.\nAnnounce.\n")
+    rows = [(r.kind, r.old, r.new, "".join(t for _, t in r.pieces)) for r in diff_rows(ops)]
+    assert rows == [
+        ("equal", 1, 1, "# T"),
+        ("equal", 2, 2, ""),
+        ("equal", 3, 3, "Keep."),
+        ("delete", 4, None, "Run the migration."),
+        ("insert", None, 4, "Run it."),
+        ("insert", None, 5, "Announce."),
+    ]
+    [removed] = [r for r in diff_rows(ops) if r.kind == "delete"]
+    assert ("delete", "the migration") in removed.pieces
