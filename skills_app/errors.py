@@ -190,6 +190,15 @@ class ScanBlocked(XmemoError):
     default_message = "The revision's scan blocks this; an owner may override it with a reason."
 
 
+class ConfirmationRequired(XmemoError):
+    """Dual sign-off (docs/contract.md §21): a mutating script runs only when the request
+    confirms it."""
+
+    code = "CONFIRMATION_REQUIRED"
+    status = 409
+    default_message = 'This script changes things: send "confirm": true to run it.'
+
+
 class ScriptFailed(XmemoError):
     """A sandboxed script ran and failed (exit code, timeout, limits, protocol)."""
 

@@ -14,6 +14,7 @@ from rest_framework import serializers
 
 from skills_app.access import ROLES, SCOPES
 from skills_app.domain.bundle import COMPONENT_TYPES
+from skills_app.domain.permission_modes import PERMISSION_MODES
 from skills_app.models import Skill, SkillRevision, Workspace
 from skills_app.profiles import DEFAULT_PROFILE
 
@@ -83,6 +84,11 @@ class WorkspaceSettingsIn(serializers.Serializer):
     required_approvals = serializers.IntegerField(
         required=False, help_text="Distinct reviewers (never the author) a proposal needs."
     )
+    permission_mode = serializers.ChoiceField(
+        choices=list(PERMISSION_MODES),
+        required=False,
+        help_text="What the team's scripts may do by class (dual sign-off, teams only).",
+    )
 
 
 class SecretIn(serializers.Serializer):
@@ -117,6 +123,12 @@ class TokenIn(serializers.Serializer):
     workspace = serializers.CharField(max_length=64, required=False, allow_null=True, default=None)
     profile = serializers.CharField(max_length=40, required=False, default=DEFAULT_PROFILE)
     expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    permission_mode = serializers.ChoiceField(
+        choices=list(PERMISSION_MODES),
+        required=False,
+        default="",
+        help_text="A permission mode stricter than the workspace's for this token's scripts.",
+    )
     owner = serializers.ChoiceField(
         choices=["user", "workspace"],
         required=False,
@@ -197,12 +209,16 @@ def _const(value: str) -> serializers.CharField:
     return Const()
 
 
-def _choice(values: list[str]) -> serializers.CharField:
-    @extend_schema_field({"type": "string", "enum": values})
+def _choice(values: list[str], *, allow_null: bool = False) -> serializers.CharField:
+    schema: dict[str, Any] = {"type": "string", "enum": values}
+    if allow_null:
+        schema = {"type": "string", "enum": [*values, None], "nullable": True}
+
+    @extend_schema_field(schema)
     class Choice(serializers.CharField):
         pass
 
-    return Choice()
+    return Choice(allow_null=allow_null)
 
 
 class ErrorBody(serializers.Serializer):
@@ -454,6 +470,7 @@ class WorkspaceOut(serializers.Serializer):
     require_distinct_reviewer = serializers.BooleanField()
     allow_dangerous_scripts = serializers.BooleanField()
     required_approvals = serializers.IntegerField()
+    permission_mode = _choice(list(PERMISSION_MODES), allow_null=True)
     created_at = serializers.DateTimeField()
 
 
@@ -533,6 +550,7 @@ class TokenOut(serializers.Serializer):
     revoked_at = serializers.DateTimeField(allow_null=True)
     owner = _choice(["user", "workspace"])
     role = serializers.CharField(allow_null=True)
+    permission_mode = _choice(list(PERMISSION_MODES), allow_null=True)
     created_by = serializers.CharField(allow_null=True)
 
 
@@ -547,6 +565,7 @@ class TokenCreatedOut(serializers.Serializer):
     created_at = serializers.DateTimeField()
     owner = _choice(["user", "workspace"])
     role = serializers.CharField(allow_null=True)
+    permission_mode = _choice(list(PERMISSION_MODES), allow_null=True)
 
 
 class AuditOut(serializers.Serializer):

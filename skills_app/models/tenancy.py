@@ -6,6 +6,7 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
+from skills_app.domain.permission_modes import DEFAULT_PERMISSION_MODE, PERMISSION_MODES
 from skills_app.domain.tokens import token_attribution
 from skills_app.models import ids
 from skills_app.profiles import DEFAULT_PROFILE
@@ -34,6 +35,12 @@ class Workspace(models.Model):
     # How many distinct reviewers (never the author) must approve a team revision (docs/contract.md
     # §16).
     required_approvals = models.PositiveSmallIntegerField(default=1)
+    # Dual sign-off (docs/contract.md §21): what the team's scripts may do, by class.
+    permission_mode = models.CharField(
+        max_length=24,
+        choices=[(m, m) for m in PERMISSION_MODES],
+        default=DEFAULT_PERMISSION_MODE,
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -101,6 +108,8 @@ class ApiToken(models.Model):
     client_profile = models.CharField(max_length=40, default=DEFAULT_PROFILE)
     # "" for a person's token; "member" or "admin" for a token owned by ``workspace``.
     role = models.CharField(max_length=16, blank=True, default="")
+    # A mode stricter than the workspace's, or "" for none of its own (docs/contract.md §21).
+    permission_mode = models.CharField(max_length=24, blank=True, default="")
     expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)

@@ -46,6 +46,9 @@ def workspace_as_dict(workspace: Workspace, role: str | None) -> dict[str, Any]:
         "require_distinct_reviewer": workspace.require_distinct_reviewer,
         "allow_dangerous_scripts": workspace.allow_dangerous_scripts,
         "required_approvals": workspace.required_approvals,
+        "permission_mode": (
+            workspace.permission_mode if workspace.kind == Workspace.Kind.TEAM else None
+        ),
         "created_at": _iso(workspace.created_at),
     }
 
@@ -147,6 +150,7 @@ def token_as_dict(token: ApiToken) -> dict[str, Any]:
         "revoked_at": _iso(token.revoked_at),
         "owner": "workspace" if token.owned_by_workspace else "user",
         "role": token.role or None,
+        "permission_mode": token.permission_mode or None,
         "created_by": token.user.get_username() if token.owned_by_workspace else None,
     }
 

@@ -31,6 +31,7 @@ from skills_app.domain.limits import (
     validate_slug,
     workspace_name_clean,
 )
+from skills_app.domain.permission_modes import permission_mode_check, stricter_mode
 from skills_app.domain.tokens import TOKEN_PREFIX, token_hash
 from skills_app.models import ApiToken, Membership, Workspace
 from skills_app.profiles import DEFAULT_PROFILE, exposed_surfaces, exposed_tools, profile_names
@@ -383,6 +384,19 @@ def _workspace_token_check(actor: Actor, workspace: Workspace | None, role: str)
 
 
 @transaction.atomic
+def _token_mode(actor: Actor, mode: str) -> str:
+    """A new token's own permission mode: as given (checked), never looser than its maker's."""
+    if mode:
+        permission_mode_check(mode)
+    parent = actor.token.permission_mode if actor.token is not None else ""
+    if parent and stricter_mode(parent, mode) != (mode or parent):
+        raise errors.PermissionDenied(
+            f"A token made with a token is at least as strict as it: permission mode {parent}.",
+            details={"field": "permission_mode", "limit": parent},
+        )
+    return mode or parent
+
+
 def token_create(
     *,
     actor: Actor,
@@ -393,8 +407,11 @@ def token_create(
     profile: str = DEFAULT_PROFILE,
     expires_at: datetime | None = None,
     role: str = "",
+    permission_mode: str = "",
 ) -> tuple[ApiToken, str]:
     """Create a token; returns it with its secret, which is never retrievable again.
+    ``permission_mode`` makes its scripts' rule stricter than its workspace's (never looser
+    than the token that makes it).
 
     With a ``role`` the token is owned by ``workspace`` (a service account of the team) and
     ``user`` is only who created it.
@@ -410,6 +427,7 @@ def token_create(
         _require_within_parent(
             actor.token, scopes=scopes, workspace=workspace, profile=profile, expires_at=expires_at
         )
+    permission_mode = _token_mode(actor, permission_mode)
     name = name_check(name.strip(), field="name", limit=TOKEN_NAME_MAX, what="A token name")
     bad = [s for s in scopes if s not in SCOPES]
     if bad or not scopes:
@@ -439,6 +457,7 @@ def token_create(
         expires_at=expires_at,
         role=role,
         minted_through=minted_through,
+        permission_mode=permission_mode,
     )
     audit_workspace = workspace or personal_workspace_ensure(user=user)
     audit_record(

@@ -8,7 +8,10 @@ locked there), so concurrent approvals count one after the other.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import transaction
+from django.db.models import QuerySet
 
 from skills_app import errors
 from skills_app.access import ADMIN_ROLES, Actor
@@ -114,12 +117,61 @@ def approval_record(*, actor: Actor, revision: SkillRevision) -> int:
             details={"revision_id": revision.revision_id},
         )
     RevisionApproval.objects.create(revision=revision, user=person, token=token)
-    people = round_approvals.filter(
-        user__memberships__workspace_id=revision.workspace_id,
-        user__memberships__role__in=ADMIN_ROLES,
-    )
+    people = _eligible(round_approvals, revision)
     # A workspace token is a reviewer of its own while it is an admin token of this team.
     tokens = round_approvals.filter(
         token__workspace_id=revision.workspace_id, token__role="admin", token__revoked_at=None
     )
     return people.values("user").distinct().count() + tokens.values("token").distinct().count()
+
+
+def _eligible(approvals: QuerySet[RevisionApproval], revision: SkillRevision) -> QuerySet[Any]:
+    """Approvals by people who are still the workspace's admins or owners."""
+    return approvals.filter(
+        user__memberships__workspace_id=revision.workspace_id,
+        user__memberships__role__in=ADMIN_ROLES,
+    )
+
+
+def revision_sign_offs(revision: SkillRevision) -> list[str]:
+    """Who has signed off ``revision`` (docs/contract.md §21): distinct reviewers who approved
+    it in any round, or once it was published, never its author, each still an admin or owner
+    of the workspace (a demoted approver no longer counts). Usernames, first approval first."""
+    approvals = _eligible(RevisionApproval.objects.filter(revision=revision), revision)
+    if revision.author_id is not None:
+        approvals = approvals.exclude(user_id=revision.author_id)
+    names: list[str] = []
+    for name in approvals.order_by("created_at").values_list("user__username", flat=True):
+        if name not in names:
+            names.append(name)
+    return names
+
+
+def sign_off_record(*, actor: Actor, revision: SkillRevision) -> None:
+    """A reviewer's approval of a revision that is already published: a second sign-off
+    (docs/contract.md §21). Admins and owners, never the author, once each; audited."""
+    if actor.role_in(revision.workspace) not in ADMIN_ROLES:
+        raise errors.PermissionDenied(
+            "Only the workspace's admins and owners sign off a revision.",
+            details={"revision_id": revision.revision_id},
+        )
+    person = actor.person
+    if person is None or person.pk == revision.author_id:
+        raise errors.PermissionDenied(
+            "A sign-off is a person's, never the author's: another reviewer signs it off.",
+            details={"revision_id": revision.revision_id},
+        )
+    if RevisionApproval.objects.filter(revision=revision, user=person).exists():
+        raise errors.Conflict(
+            "You have already approved this revision; another reviewer's sign-off is needed.",
+            details={"revision_id": revision.revision_id},
+        )
+    RevisionApproval.objects.create(revision=revision, user=person)
+    audit_record(
+        actor=actor,
+        workspace=revision.workspace,
+        action="skills.revision.sign_off",
+        target_type="revision",
+        target_id=revision.revision_id,
+        data={"sign_offs": revision_sign_offs(revision)},
+    )

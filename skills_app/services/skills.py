@@ -33,7 +33,7 @@ from skills_app.services.embeddings import embedding_wanted
 from skills_app.services.evals import evals_wanted
 from skills_app.services.labels import labels_drop_rejected
 from skills_app.services.notifications import lifecycle_notify
-from skills_app.services.reviews import approval_record, thread_comment_record
+from skills_app.services.reviews import approval_record, sign_off_record, thread_comment_record
 from skills_app.services.scans import scan_ensure, scan_gate, scan_wanted
 
 State = SkillRevision.State
@@ -594,7 +594,8 @@ def revision_transition(
 ) -> SkillRevision:
     """Apply one lifecycle action that moves an existing revision (propose, withdraw, approve,
     reject, request_changes, publish, deprecate: the table's rows that create no revision). An
-    approval publishes once the workspace's ``required_approvals`` are in."""
+    approval publishes once the workspace's ``required_approvals`` are in; an approval of a
+    published revision is a sign-off (docs/contract.md §21)."""
     require_scope(actor, lifecycle.transition_for(action, moves_only=True).scope)
     if action in _SCAN_GATED:
         _scan_first(actor=actor, revision=revision, action=action, comment=comment)
@@ -602,6 +603,9 @@ def revision_transition(
         skill = _lock_skill(revision.skill_id)
         locked = SkillRevision.objects.select_related("workspace").get(pk=revision.pk)
         locked.skill = skill
+        if action == lifecycle.APPROVE and locked.state == State.PUBLISHED:
+            sign_off_record(actor=actor, revision=locked)  # a second sign-off (§21)
+            return locked
         _transition_locked(actor=actor, revision=locked, action=action, comment=comment)
         return locked
 

@@ -11,6 +11,7 @@ from django.db.models import Model
 from skills_app import errors
 from skills_app.access import Actor, require_workspace_admin
 from skills_app.domain.limits import workspace_name_clean
+from skills_app.domain.permission_modes import permission_mode_check
 from skills_app.domain.secrets import validate_secret_name, validate_secret_value
 from skills_app.infra.crypto import secret_encrypt, secret_reencrypt
 from skills_app.models import Webhook, Workspace, WorkspaceSecret
@@ -79,6 +80,7 @@ def workspace_settings_update(
     require_distinct_reviewer: bool | None = None,
     allow_dangerous_scripts: bool | None = None,
     required_approvals: int | None = None,
+    permission_mode: str | None = None,
 ) -> Workspace:
     """Change the given settings (None = leave as is); one audit entry lists what changed."""
     require_workspace_admin(actor, workspace)
@@ -95,6 +97,13 @@ def workspace_settings_update(
         )
     if required_approvals is not None:
         wanted["required_approvals"] = _approvals(workspace, required_approvals)
+    if permission_mode is not None:
+        if workspace.kind != Workspace.Kind.TEAM:
+            raise errors.ValidationFailed(
+                "A permission mode is a team's setting; a personal workspace has none.",
+                details={"field": "permission_mode"},
+            )
+        wanted["permission_mode"] = permission_mode_check(permission_mode)
     return _workspace_change(
         actor=actor, workspace=workspace, wanted=wanted, action="workspace.settings.change"
     )

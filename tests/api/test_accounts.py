@@ -22,6 +22,7 @@ TOKEN_CREATED_FIELDS = {
     "created_at",
     "owner",
     "role",
+    "permission_mode",
 }
 
 
@@ -42,6 +43,7 @@ def test_workspaces_list_and_create(env: Env, api_for: ApiFactory) -> None:
         "require_distinct_reviewer",
         "allow_dangerous_scripts",
         "required_approvals",
+        "permission_mode",
         "created_at",
     }
     created = api.post("/v1/workspaces", {"slug": "platform", "name": "Platform team"})

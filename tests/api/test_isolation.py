@@ -265,6 +265,11 @@ def _cases(v: Victim) -> dict[str, dict[str, list[Call]]]:
         },
         "token-detail": {"delete": [Call({"token_id": v.token.token_id})]},
         "revision-evals": {"get": [Call({"revision_id": rev}, owner_expect=200)]},
+        "revision-scan": {"get": [Call({"revision_id": rev}, owner_expect=200)]},
+        "revision-scan-sarif": {"get": [Call({"revision_id": rev}, owner_expect=200)]},
+        "revision-scan-override": {
+            "post": [Call({"revision_id": rev}, body={"reason": "planted"})]
+        },
         "revision-outcomes": {
             "post": [Call({"revision_id": rev}, body={"outcome": "success"}, owner_expect=202)]
         },

@@ -103,6 +103,18 @@ GATING = {
 }
 
 
+def _dual_signed(env: Env, revision: SkillRevision) -> None:
+    """What a team's dangerous script needs besides its class rules (docs/contract.md §21): the
+    dual-sign-required mode and two sign-offs by reviewers other than its author (the owner)."""
+    from skills_app.models import Membership, RevisionApproval, Workspace
+
+    Workspace.objects.filter(pk=env.team.pk).update(permission_mode="dual-sign-required")
+    Membership.objects.filter(workspace=env.team, user=env.member2).update(role="admin")
+    for reviewer in (env.admin, env.member2):
+        RevisionApproval.objects.create(revision=revision, user=reviewer)
+    revision.workspace.refresh_from_db()
+
+
 @pytest.mark.parametrize("role", ["member", "admin", "owner"])
 @pytest.mark.parametrize("cls", ["safe", "mutating", "dangerous"])
 @pytest.mark.parametrize("dangerous_allowed", [True, False])
@@ -110,16 +122,16 @@ def test_class_gating(env: Env, role: str, cls: str, dangerous_allowed: bool) ->
     env.team.allow_dangerous_scripts = dangerous_allowed
     env.team.save()
     rev = _script_revision(env, env.team, cls=cls)
+    if cls == "dangerous":
+        _dual_signed(env, rev)
     allowed = GATING[role][cls] and (cls != "dangerous" or dangerous_allowed)
     actor = actor_for(env.role_user(role))
+    run: dict[str, Any] = {"resource": "scripts/add.py", "args": {}, "confirm": True}
     if allowed:
-        assert (
-            execute_start(actor=actor, revision=rev, resource="scripts/add.py", args={}).kind
-            == "execute"
-        )
+        assert execute_start(actor=actor, revision=rev, **run).kind == "execute"
     else:
         with pytest.raises(errors.PermissionDenied):
-            execute_start(actor=actor, revision=rev, resource="scripts/add.py", args={})
+            execute_start(actor=actor, revision=rev, **run)
 
 
 def test_execute_needs_the_scope(env: Env) -> None:
@@ -158,7 +170,11 @@ def _queued_then_run(
     """Queue the job (not yet run), ``change`` the world, then let the worker start it."""
     with capture(execute=False) as queued:
         job = execute_start(
-            actor=actor, revision=revision, resource="scripts/add.py", args={"a": 1, "b": 2}
+            actor=actor,
+            revision=revision,
+            resource="scripts/add.py",
+            args={"a": 1, "b": 2},
+            confirm=True,
         )
     assert len(queued) == 1
     job.refresh_from_db()
@@ -176,6 +192,7 @@ def test_a_dangerous_job_does_not_start_once_the_switch_is_off(
     env.team.allow_dangerous_scripts = True
     env.team.save()
     rev = _script_revision(env, env.team, cls="dangerous")
+    _dual_signed(env, rev)
 
     def switch_off() -> None:
         from skills_app.models import Workspace

@@ -248,6 +248,7 @@ class TokenListView(ApiView):
             profile=data["profile"],
             expires_at=data["expires_at"],
             role=data["role"] if data["owner"] == "workspace" else "",
+            permission_mode=data["permission_mode"],
         )
         listed = token_as_dict(token)
         answer = {
@@ -261,6 +262,7 @@ class TokenListView(ApiView):
             "created_at": listed["created_at"],
             "owner": listed["owner"],
             "role": listed["role"],
+            "permission_mode": listed["permission_mode"],
         }
         return Response(answer, status=201)
 

@@ -58,6 +58,11 @@ class ExportIn(serializers.Serializer):
 class ExecuteIn(serializers.Serializer):
     resource = serializers.CharField(max_length=255)
     args = serializers.DictField(required=False, default=dict)
+    confirm = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Run a mutating (or dangerous) script: without it 409 CONFIRMATION_REQUIRED.",
+    )
 
 
 class ProgressOut(serializers.Serializer):
@@ -199,6 +204,7 @@ class ExecuteView(ApiView):
             revision=revision_for(actor, revision_id),
             resource=data["resource"],
             args=data["args"],
+            confirm=data["confirm"],
         )
         return _accepted(job)
 

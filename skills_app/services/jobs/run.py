@@ -438,8 +438,8 @@ def _run_execute(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]
         revision_id=params["revision_id"]
     )
     try:
-        execute_gate(actor=actor, revision=revision)
-    except (errors.PermissionDenied, errors.NotFound) as exc:
+        execute_gate(actor=actor, revision=revision, confirm=bool(params.get("confirm")))
+    except (errors.PermissionDenied, errors.NotFound, errors.ConfirmationRequired) as exc:
         # Rights may have changed since the job was queued (a demotion, the dangerous-scripts
         # switch turned off, the member gone): as things stand now, the script does not run.
         raise errors.PermissionDenied(

@@ -13,11 +13,13 @@ from skills_app import errors
 from skills_app.access import ADMIN_ROLES, Actor, require_role, require_scope
 from skills_app.domain.arguments import arguments_check
 from skills_app.domain.limits import validate_slug
+from skills_app.domain.permission_modes import check_permission_mode, stricter_mode
 from skills_app.models import ApiToken, Job, Skill, SkillRevision, Workspace
 from skills_app.sandbox import DEFAULT_SCRIPT_CLASS, check_execution_allowed
 from skills_app.services.audit import audit_record
 from skills_app.services.backup import restore_check
 from skills_app.services.jobs.dispatch import job_dispatch
+from skills_app.services.reviews import revision_sign_offs
 from skills_app.services.scans import scan_gate
 from skills_app.sources.backup import backup_format_check
 from skills_app.sources.detect import upload_format_check
@@ -171,23 +173,40 @@ def restore_start(*, actor: Actor, workspace: Workspace, data: bytes, filename: 
     )
 
 
-def execute_gate(*, actor: Actor, revision: SkillRevision) -> None:
+def execute_gate(*, actor: Actor, revision: SkillRevision, confirm: bool = False) -> None:
     """Whether ``actor`` may run a script of ``revision`` (its class, the actor's role and
-    scope, the workspace's ``allow_dangerous_scripts``): checked when the job is queued and
-    again when it starts (``run``), as things stand at that moment."""
+    scope, the workspace's ``allow_dangerous_scripts``, the permission mode of the team and of
+    the token with the request's ``confirm`` and the revision's sign-offs, the scan's gate):
+    checked when the job is queued and again when it starts (``run``), as things stand then."""
     if actor.token is not None and actor.token.revoked_at is not None:
         raise errors.PermissionDenied("The token this script was started with has been revoked.")
+    workspace = revision.workspace
+    script_class = str((revision.frontmatter or {}).get("class", DEFAULT_SCRIPT_CLASS))
     check_execution_allowed(
-        script_class=str((revision.frontmatter or {}).get("class", DEFAULT_SCRIPT_CLASS)),
-        role=require_role(actor, revision.workspace),
+        script_class=script_class,
+        role=require_role(actor, workspace),
         has_execute_scope=actor.has_scope("skills:execute"),
-        workspace_allows_dangerous=revision.workspace.allow_dangerous_scripts,
+        workspace_allows_dangerous=workspace.allow_dangerous_scripts,
     )
+    token_mode = actor.token.permission_mode if actor.token is not None else ""
+    team_mode = workspace.permission_mode if workspace.kind == Workspace.Kind.TEAM else ""
+    if team_mode or token_mode:
+        check_permission_mode(
+            mode=stricter_mode(team_mode, token_mode),
+            script_class=script_class,
+            confirm=confirm,
+            sign_offs=len(revision_sign_offs(revision)) if script_class == "dangerous" else 0,
+        )
     scan_gate(revision=revision, what="run")
 
 
 def execute_start(
-    *, actor: Actor, revision: SkillRevision, resource: str, args: dict[str, Any]
+    *,
+    actor: Actor,
+    revision: SkillRevision,
+    resource: str,
+    args: dict[str, Any],
+    confirm: bool = False,
 ) -> Job:
     """Queue one script component of a pinned revision for the sandbox (docs/contract.md §13)."""
     require_scope(actor, "skills:execute")
@@ -201,7 +220,7 @@ def execute_start(
         raise errors.ValidationFailed(
             f"'{resource}' is a {component.type}, not a script.", details={"resource": resource}
         )
-    execute_gate(actor=actor, revision=revision)
+    execute_gate(actor=actor, revision=revision, confirm=confirm)
     if not isinstance(args, dict):
         raise errors.ValidationFailed("args must be a JSON object.", details={"field": "args"})
     schema = (revision.frontmatter or {}).get("schema")
@@ -218,5 +237,10 @@ def execute_start(
         actor=actor,
         workspace=revision.workspace,
         kind=Job.Kind.EXECUTE,
-        params={"revision_id": revision.revision_id, "resource": resource, "args": args},
+        params={
+            "revision_id": revision.revision_id,
+            "resource": resource,
+            "args": args,
+            **({"confirm": True} if confirm else {}),
+        },
     )
