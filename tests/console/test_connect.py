@@ -114,7 +114,12 @@ def test_connect_page_has_copyable_configuration_with_this_servers_url(
     assert cursor == {"mcpServers": {"xmemo": {"url": mcp}}}
     for key in ("claude-desktop", "chatgpt", "mcp"):
         assert _snippets(html, key) == [mcp]
-    assert "MCP Skills extension" in html.split('data-testid="skills-extension"', 1)[1]
+    extension = html.split('data-testid="skills-extension"', 1)[1].split("</p>", 1)[0]
+    offered, refused = extension.split("(not ")
+    for profile in ("ordinary-full", "cursor-plugin", "claude-code", "chatgpt-public"):
+        assert f"<code>{profile}</code>" in offered  # the contract file's extensions section
+    assert "<code>generic-public</code>" in refused
+    assert len(re.findall(r'data-testid="reads-skills"', html)) == 6
 
 
 def test_the_unzip_instruction_yields_the_skill_folder_not_xmemo_xmemo(

@@ -12,12 +12,11 @@ from django.http import HttpRequest, HttpResponse
 
 from skills_app.console.base import Console, console_view
 from skills_app.gateway.downloads import download_response
-from skills_app.profiles import profile_with_tools
+from skills_app.profiles import profile_extensions, profile_names, profile_with_tools
 from skills_app.selectors.bridge import bridge_client_zip
 
-# The profiles the server offers the MCP Skills extension (io.modelcontextprotocol/skills,
-# SEP-2640) to: SPEC §20.
-SKILLS_EXTENSION_PROFILES = ("ordinary-full", "cursor-plugin", "claude-code", "chatgpt-public")
+# The MCP Skills extension (SEP-2640, SPEC §20); the contract file says which profiles get it.
+SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
 
 
 @dataclass(frozen=True)
@@ -43,7 +42,7 @@ class ClientGuide:
 
     @property
     def reads_skills_extension(self) -> bool:
-        return self.profile in SKILLS_EXTENSION_PROFILES
+        return SKILLS_EXTENSION in profile_extensions(self.profile)
 
 
 CLAUDE_CODE = "claude-code"
@@ -92,9 +91,17 @@ def connect(request: HttpRequest, console: Console) -> HttpResponse:
     server = _server_url(request)
     mcp_url = f"{server}/mcp"
     clients = [(client, _snippets(client.key, mcp_url)) for client in CLIENTS]
+    extension = [p for p in profile_names() if SKILLS_EXTENSION in profile_extensions(p)]
     return console.render(
         "console/connect.html",
-        {"clients": clients, "server_url": server, "mcp_url": mcp_url},
+        {
+            "clients": clients,
+            "server_url": server,
+            "mcp_url": mcp_url,
+            "skills_extension": SKILLS_EXTENSION,
+            "extension_profiles": extension,
+            "no_extension_profiles": [p for p in profile_names() if p not in extension],
+        },
     )
 
 
