@@ -7,14 +7,17 @@ output serializers here describe it and are checked against real responses by sc
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
 
+from skills_app import errors
 from skills_app.access import ROLES, SCOPES
 from skills_app.domain.bundle import COMPONENT_TYPES
 from skills_app.domain.permission_modes import PERMISSION_MODES
+from skills_app.domain.text import printable
 from skills_app.models import Skill, SkillRevision, Workspace
 from skills_app.profiles import DEFAULT_PROFILE
 
@@ -29,6 +32,22 @@ def _text(**kwargs: Any) -> serializers.CharField:
 
 
 # --- input ----------------------------------------------------------------------------------------
+
+
+class StrictIn(serializers.Serializer):
+    """An input that refuses a field it does not know with 400 naming it, where DRF would drop
+    it silently (docs/contract.md §16b: a webhook ``name`` is refused, never dropped)."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            unknown = sorted(printable(str(key)) for key in data if key not in self.fields)
+            if unknown:
+                raise errors.ValidationFailed(
+                    f"Unknown field '{unknown[0]}': this request takes "
+                    f"{', '.join(sorted(self.fields))}.",
+                    details={"field": unknown[0], "unknown": unknown},
+                )
+        return super().to_internal_value(data)
 
 
 class ComponentIn(serializers.Serializer):
@@ -108,7 +127,7 @@ class InvitationIn(serializers.Serializer):
     role = serializers.ChoiceField(choices=list(ROLES))
 
 
-class WebhookIn(serializers.Serializer):
+class WebhookIn(StrictIn):
     url = serializers.CharField(max_length=2000)
     events = serializers.ListField(child=serializers.CharField(max_length=40), max_length=20)
 

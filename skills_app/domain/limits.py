@@ -109,7 +109,7 @@ def name_check(value: str, *, field: str, limit: int, what: str) -> str:
     reason = control_character_reason(value)
     if reason:
         raise ValidationFailed(
-            f"{what} {reason}: a name is one line of text.",
+            f"{what} {reason}: a name is one line of plain, visible text.",
             details={"field": field},
         )
     return value

@@ -29,10 +29,16 @@ def unstorable_reason(text: str) -> str | None:
 
 
 def control_character_reason(text: str) -> str | None:
-    """Why ``text`` cannot be a one-line name (it holds a control character), or None."""
+    """Why ``text`` cannot be a name (docs/contract.md §16b), or None: it holds a control
+    character, or an invisible or bidirectional formatting one (Unicode Cf: U+202E, which shows
+    ``txt.exe`` as ``exe.txt``, zero-width spaces and joiners, U+FEFF), which makes a name read
+    as something it is not."""
     for ch in text:
-        if unicodedata.category(ch) in _LINE_BREAKING_CATEGORIES:
+        category = unicodedata.category(ch)
+        if category in _LINE_BREAKING_CATEGORIES:
             return f"holds a control character (U+{ord(ch):04X})"
+        if category == "Cf":
+            return f"holds an invisible or bidirectional formatting character (U+{ord(ch):04X})"
     return None
 
 

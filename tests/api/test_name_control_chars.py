@@ -242,3 +242,58 @@ def test_webhook_create_refuses_a_crlf_url(env: Env, api_for: ApiFactory, settin
     assert answer.status_code == 400, answer.content
     assert answer.json()["error"]["details"]["field"] == "url"
     assert not Webhook.objects.exists()
+
+
+# --- issue 37 #11: bidirectional and invisible formatting characters (Unicode Cf) ---------------
+
+INVISIBLE_NAMES = [
+    "Release\u202etxt.exe",  # RIGHT-TO-LEFT OVERRIDE: reads "Releaseexe.txt"
+    "Release\u2066notes\u2069",  # LEFT-TO-RIGHT ISOLATE … POP DIRECTIONAL ISOLATE
+    "Re\u200blease",  # ZERO WIDTH SPACE
+    "Re\u200dlease",  # ZERO WIDTH JOINER
+    "\ufeffRelease",  # BYTE ORDER MARK
+    "Release\u00ad",  # SOFT HYPHEN
+]
+
+
+@pytest.mark.parametrize("name", INVISIBLE_NAMES)
+def test_the_domain_rule_refuses_bidi_and_invisible_characters(name: str) -> None:
+    with pytest.raises(errors.ValidationFailed) as refused:
+        name_check(name, field="name", limit=200, what="A skill name")
+    assert refused.value.details["field"] == "name"
+    assert "formatting character (U+" in refused.value.message
+
+
+def test_every_door_refuses_a_bidi_override_in_a_name(env: Env, api_for: ApiFactory) -> None:
+    owner = api_for(env.owner)
+    tokens = ApiToken.objects.count()
+    name = "Ops\u202etxt.exe"
+    answers = [
+        owner.post("/v1/skills/save", _payload(env.personal.slug, name=name)),
+        owner.post("/v1/workspaces", {"slug": "ops", "name": name}),
+        owner.patch(f"/v1/workspaces/{env.team.slug}", {"name": name}),
+        owner.post("/v1/tokens", {"name": name, "scopes": ["skills:read"]}),
+    ]
+    for answer in answers:
+        assert answer.status_code == 400, answer.content
+        assert error_code(answer) == "VALIDATION_ERROR"
+        assert answer.json()["error"]["details"]["field"] == "name"
+    assert not SkillRevision.objects.exists()
+    assert not Workspace.objects.filter(slug="ops").exists()
+    assert ApiToken.objects.count() == tokens
+
+
+def test_a_webhook_name_is_refused_never_dropped(
+    env: Env, api_for: ApiFactory, settings: Any
+) -> None:
+    """Webhooks have no name (docs/contract.md §16b): one sent is refused with 400, not
+    silently dropped."""
+    settings.XMEMO_WEBHOOK_ALLOW_PRIVATE = True
+    answer = api_for(env.admin).post(
+        f"/v1/workspaces/{env.team.slug}/webhooks",
+        {"url": "http://127.0.0.1:9/hook", "events": ["skill.archived"], "name": "CI"},
+    )
+    assert answer.status_code == 400, answer.content
+    assert error_code(answer) == "VALIDATION_ERROR"
+    assert answer.json()["error"]["details"]["field"] == "name"
+    assert not Webhook.objects.exists()

@@ -273,8 +273,8 @@ _segment = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-", min_size=1
 _STORABLE = st.characters(codec="utf-8", exclude_characters="\x00")
 
 
-# A name holds no control character (docs/contract.md §16b); a description may.
-_NAME_CHARACTERS = st.characters(codec="utf-8", exclude_categories=("Cc", "Cs", "Zl", "Zp"))
+# A name holds no control or formatting character (docs/contract.md §16b); a description may.
+_NAME_CHARACTERS = st.characters(codec="utf-8", exclude_categories=("Cc", "Cf", "Cs", "Zl", "Zp"))
 
 
 def _storable_text(min_size: int = 0, max_size: int | None = None) -> st.SearchStrategy[str]:
