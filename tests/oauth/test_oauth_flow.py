@@ -414,7 +414,8 @@ def test_consent_page_says_what_each_profile_exposes(flow: Flow) -> None:
     assert options["claude-code"] == "claude-code — no MCP tools; use the REST API / bridge"
     assert options["chatgpt-public"] == "chatgpt-public — no MCP tools; use the REST API / bridge"
     assert options["ordinary-full"] == (
-        "ordinary-full — MCP tools: recall_cloud_skill (read), save_cloud_skill (write)"
+        "ordinary-full — MCP tools: recall_cloud_skill (read), save_cloud_skill (write),"
+        " report_skill_outcome (read)"
     )
     assert re.search(r'<option value="ordinary-full"[^>]*selected', page)
 
