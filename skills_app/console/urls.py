@@ -65,6 +65,11 @@ urlpatterns = [
         name="revision_comment",
     ),
     path(
+        "w/<slug:ws>/revisions/<str:revision_id>/scan/override/",
+        review.scan_override_action,
+        name="scan_override",
+    ),
+    path(
         "w/<slug:ws>/revisions/<str:revision_id>/actions/<slug:action>/",
         review.revision_action,
         name="revision_action",

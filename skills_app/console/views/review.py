@@ -11,14 +11,17 @@ from skills_app.console.base import Console, console_view
 from skills_app.console.views.skills import revision_actions, skill_context
 from skills_app.domain import lifecycle
 from skills_app.domain.markdown import render_markdown
+from skills_app.domain.permission_modes import DUAL_SIGN_REQUIRED, SIGN_OFFS_FOR_DANGEROUS
 from skills_app.domain.skillmd import frontmatter_yaml
 from skills_app.models import SkillRevision
 from skills_app.selectors.diff import bundle_diff
 from skills_app.selectors.evals import review_evidence
 from skills_app.selectors.reviews import awaiting_review, revision_approvals, revision_thread
 from skills_app.selectors.revisions import revision_bundle
+from skills_app.selectors.scans import scan_answer, stored_scan
 from skills_app.selectors.skills import revision_components, skill_diff
-from skills_app.services.reviews import revision_comment_add
+from skills_app.services.reviews import revision_comment_add, revision_sign_offs
+from skills_app.services.scans import scan_override
 from skills_app.services.skills import revision_restore, revision_transition
 
 DONE = {
@@ -74,8 +77,38 @@ def review(request: HttpRequest, console: Console, revision_id: str) -> HttpResp
             "body_lines": list(enumerate(revision.instruction_body.splitlines(), start=1)),
             "approvals": revision_approvals(revision),
             "evidence": review_evidence(revision=revision, baseline=baseline),
+            "scan": scan_answer(stored_scan(revision)),
+            "sign_offs": revision_sign_offs(revision),
+            "needs_second_sign_off": _needs_second_sign_off(revision),
+            "is_owner": console.actor.role_in(console.ws) == lifecycle.OWNER,
         },
     )
+
+
+def _needs_second_sign_off(revision: SkillRevision) -> bool:
+    """A dangerous script in a dual-sign-required team with fewer than two sign-offs."""
+    workspace = revision.workspace
+    return (
+        workspace.kind == workspace.Kind.TEAM
+        and workspace.permission_mode == DUAL_SIGN_REQUIRED
+        and (revision.frontmatter or {}).get("class") == "dangerous"
+        and len(revision_sign_offs(revision)) < SIGN_OFFS_FOR_DANGEROUS
+    )
+
+
+@console_view(post_only=True)
+def scan_override_action(request: HttpRequest, console: Console, revision_id: str) -> HttpResponse:
+    """An owner's override of a blocking scan, with a reason (docs/contract.md §21)."""
+    revision = console.revision(revision_id)
+    try:
+        scan_override(actor=console.actor, revision=revision, reason=request.POST.get("reason", ""))
+    except errors.NotFound:
+        raise
+    except errors.XmemoError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, "Scan overridden: the revision may now be approved and run.")
+    return console.redirect("review", revision.revision_id)
 
 
 @console_view(post_only=True)
