@@ -293,5 +293,10 @@ def lint_from_payload(*, actor: Actor, payload: Any) -> dict[str, Any]:
         ],
         "warnings": agent_skill_advice(read.bundle, slug=read.slug),
         "approx_tokens": approx_tokens(read.bundle, slug=read.slug),
-        "triggers": lint_triggers(workspace=workspace, slug=read.slug, bundle=read.bundle),
+        # Checked only as a save would store it: never a slug or text the save refuses.
+        "triggers": (
+            None
+            if problems
+            else lint_triggers(workspace=workspace, slug=read.slug, bundle=read.bundle)
+        ),
     }

@@ -159,3 +159,12 @@ def test_lint_runs_the_trigger_checks_of_an_unsaved_folder(env: Env, api_for: Ap
     assert not Skill.objects.filter(slug="db-restore").exists()  # nothing stored
     plain = api.post("/v1/skills/lint", {**body, "components": []}).json()
     assert plain["triggers"] is None
+
+
+def test_lint_with_errors_runs_no_checks(env: Env, api_for: ApiFactory) -> None:
+    body = _save_body(env.personal.slug, {"should_trigger": ["restore the database"]})
+    body["slug"] = "x" * 80  # refused by the save: never stood in
+    answer = api_for(env.owner).post("/v1/skills/lint", body)
+    assert answer.status_code == 200, answer.content
+    assert answer.json()["errors"]
+    assert answer.json()["triggers"] is None
