@@ -259,7 +259,7 @@ def _checks_wanted(skill_pks: set[int]) -> None:
         for workspace_pk in sorted(workspaces):
             try:
                 send_task(EVALS_REFRESH, args=[workspace_pk])
-            except Exception:  # the broker is down: the periodic catch-up finds them
+            except Exception:  # the broker is down: the next change of the workspace sends it
                 logger.warning("trigger checks of workspace %s left for later", workspace_pk)
 
     if workspaces:

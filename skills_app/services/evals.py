@@ -235,20 +235,8 @@ def evals_wanted(skill: Skill) -> None:
     def hand_over() -> None:
         try:
             send_task(EVALS_REFRESH, args=[workspace_pk])
-        except Exception:  # the broker is down: the periodic catch-up finds them
-            logger.warning("trigger checks of workspace %s left for the catch-up", workspace_pk)
+        except Exception:  # the broker is down: the next change of the workspace sends it
+            logger.warning("trigger checks of workspace %s not handed over", workspace_pk)
 
     setattr(hand_over, _MARK, workspace_pk)
     transaction.on_commit(hand_over, robust=True)
-
-
-def evals_catch_up() -> int:
-    """The periodic catch-up: every workspace with a live revision out of date."""
-    done = 0
-    for workspace_pk in (
-        SkillRevision.objects.filter(components__logical_path="evals/triggers.json")
-        .values_list("skill__workspace_id", flat=True)
-        .distinct()
-    ):
-        done += evals_refresh(workspace_pk=workspace_pk)
-    return done
