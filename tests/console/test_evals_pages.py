@@ -64,3 +64,37 @@ def test_the_editor_shows_saved_checks_and_checks_the_unsaved_text(
     assert "db-dump" in fragment  # the skill Level 0 picked instead
     assert SkillRevision.objects.filter(skill__slug="db-restore").count() == 1
     assert SkillRevision.objects.get(pk=saved.pk).name == "Restore a database"
+
+
+def test_the_skill_page_shows_checks_outcomes_and_a_note_as_text(
+    env: Env, owner_client: Client
+) -> None:
+    from skills_app.services.outcomes import outcome_report
+    from tests.factories import actor_for, make_token
+
+    saved = publish(
+        env.owner,
+        env.personal,
+        slug="db-restore",
+        name="Restore a database",
+        description="Restore a postgres database from a dump.",
+        instruction_body="# Restore\n",
+        components=(ComponentData("evals/triggers.json", "document", TRIGGERS, "text/plain"),),
+    ).revision
+    evaluation_compute(revision=saved)
+    token, _ = make_token(env.owner, name="ci-agent")
+    outcome_report(
+        actor=actor_for(env.owner, token=token),
+        revision_id=saved.revision_id,
+        outcome="partial",
+        note="<script>alert(1)</script>",
+    )
+    page = owner_client.get(
+        reverse("console:skill_detail", args=[env.personal.slug, saved.skill.skill_id])
+    ).content.decode()
+    assert 'data-testid="evidence"' in page
+    assert "Picked first for <strong>1/1</strong>" in page
+    assert "0% success" in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "<script>alert(1)</script>" not in page
+    assert 'data-testid="outcomes">0 / 1 / 0<' in page  # the usage table, per revision
