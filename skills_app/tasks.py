@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from celery import shared_task
-from celery.signals import task_postrun, task_prerun, worker_ready
+from celery.signals import task_postrun, task_prerun, worker_init, worker_ready
 
 from skills_app.infra.queue import (
     DELIVER_WEBHOOK,
@@ -24,6 +24,13 @@ logger = logging.getLogger(__name__)
 # was given and the id of the request that enqueued it (infra/queue.py sends it as a header).
 job_log = logging.getLogger("skills_app.jobs")
 _started: dict[str, float] = {}
+# This worker's concurrency (its slots), which the execution caps stay below.
+_worker: dict[str, int | None] = {"slots": None}
+
+
+@worker_init.connect
+def _remember_slots(sender: Any, **kwargs: Any) -> None:
+    _worker["slots"] = getattr(sender, "concurrency", None)
 
 
 def _job_fields(task: Any, args: Any) -> dict[str, Any]:
@@ -61,7 +68,7 @@ def _log_finish(task_id: str, task: Any, args: Any = None, state: Any = None, **
 def run_job(job_id: str) -> None:
     from skills_app.services.jobs.run import job_run
 
-    job_run(job_id=job_id)
+    job_run(job_id=job_id, slots=_worker["slots"])
 
 
 def _sweep_forever(interval: float) -> None:

@@ -14,7 +14,7 @@ from skills_app.domain.bundle import ComponentData
 from skills_app.infra.crypto import secret_encrypt
 from skills_app.models import Job, Webhook, WebhookDelivery
 from skills_app.services import jobs
-from skills_app.services.jobs.run import job_run
+from skills_app.services.jobs.run import execution_cap, job_run
 from skills_app.services.outbox import outbox_sweep
 from skills_app.services.skills import skill_set_status
 from skills_app.tasks import deliver_webhook, run_job
@@ -70,6 +70,18 @@ def test_a_job_sent_at_commit_is_not_sent_again_by_the_sweep(
     settings.XMEMO_OUTBOX_GRACE_SECONDS = 0
     assert outbox_sweep() == 0
     assert len(sent) == 1
+
+
+@pytest.mark.parametrize(
+    ("setting", "slots", "cap"),
+    [(2, 2, 1), (2, 4, 2), (100, 4, 3), (2, 1, 1), (2, None, 2)],
+)
+def test_execution_caps_stay_below_the_workers_slots(
+    setting: int, slots: int | None, cap: int
+) -> None:
+    """Issue 37 #10: the README's worker runs --concurrency 2 beside caps of 2 (the whole pool);
+    a cap is held below the worker's concurrency (None: in-process, no worker)."""
+    assert execution_cap(setting, slots) == cap
 
 
 def test_executions_go_to_their_own_queue_and_wait_over_the_workspace_cap(

@@ -202,8 +202,9 @@ def jobs_fail_stale(*, now: datetime | None = None, pk: int | None = None) -> in
     return failed
 
 
-def job_run(*, job_id: str) -> None:
-    """Run one job (called by the Celery task). Idempotent: finished jobs are left alone."""
+def job_run(*, job_id: str, slots: int | None = None) -> None:
+    """Run one job (called by the Celery task). Idempotent: finished jobs are left alone.
+    ``slots`` is the worker's concurrency, which the execution caps stay below."""
     with transaction.atomic():
         job = Job.objects.select_for_update().filter(job_id=job_id).first()
         if job is None or job.state in (Job.State.SUCCEEDED, Job.State.FAILED):
@@ -211,7 +212,7 @@ def job_run(*, job_id: str) -> None:
         if jobs_fail_stale(pk=job.pk):
             # It already reads as failed to anyone polling it: it stays failed.
             return
-        if job.kind == Job.Kind.EXECUTE and _over_execution_caps(job):
+        if job.kind == Job.Kind.EXECUTE and _over_execution_caps(job, slots):
             # Wait without holding this worker slot: back on the queue, tried again shortly.
             transaction.on_commit(
                 lambda: job_dispatch(
@@ -243,31 +244,35 @@ def job_run(*, job_id: str) -> None:
         _finish(job, result=result, **extra)
 
 
-def _over_execution_caps(job: Job) -> bool:
+def execution_cap(setting: int, slots: int | None) -> int:
+    """A cap as configured, held below the worker's ``slots`` (its concurrency) so that one
+    person or workspace never holds them all, whatever the settings say (the README's worker
+    runs ``--concurrency 2`` beside default caps of 2); a one-slot worker has nothing to share."""
+    return setting if slots is None else max(1, min(setting, slots - 1))
+
+
+def _over_execution_caps(job: Job, slots: int | None) -> bool:
     """Whether the job's workspace, or the person who started it (across all their
-    workspaces), already runs their cap of executions: both caps sit below the execution
-    workers' concurrency, so one tenant — however many workspaces it has — never holds every
-    slot. The workspace row, then the user row, is locked (until the caller's transaction
-    ends) so that concurrent starts count one by one — ``FOR NO KEY UPDATE``, which does not
-    wait for (nor block) rows being inserted that refer to them (a new job, an audit entry):
-    a plain ``FOR UPDATE`` deadlocks against those."""
+    workspaces), already runs their cap of executions: both caps sit below the worker's
+    concurrency (``execution_cap``), so one tenant never holds every slot. The workspace row,
+    then the user row, is locked (until the caller's transaction ends) so that concurrent starts
+    count one by one — ``FOR NO KEY UPDATE``, which does not wait for (nor block) rows being
+    inserted that refer to them (a new job, an audit entry): ``FOR UPDATE`` deadlocks there."""
     if job.state != Job.State.QUEUED or tasks_run_eagerly():
         # A redelivered running job is one of the running ones already; in-process (the
         # embedded default) jobs run one at a time anyway.
         return False
     running = Job.objects.filter(kind=Job.Kind.EXECUTE, state=Job.State.RUNNING)
     Workspace.objects.select_for_update(no_key=True).filter(pk=job.workspace_id).first()
-    if (
-        running.filter(workspace_id=job.workspace_id).count()
-        >= settings.XMEMO_EXECUTE_WORKSPACE_CONCURRENCY
+    if running.filter(workspace_id=job.workspace_id).count() >= execution_cap(
+        settings.XMEMO_EXECUTE_WORKSPACE_CONCURRENCY, slots
     ):
         return True
     if job.created_by_id is None:
         return False
     get_user_model().objects.select_for_update(no_key=True).filter(pk=job.created_by_id).first()
-    return (
-        running.filter(created_by_id=job.created_by_id).count()
-        >= settings.XMEMO_EXECUTE_USER_CONCURRENCY
+    return running.filter(created_by_id=job.created_by_id).count() >= execution_cap(
+        settings.XMEMO_EXECUTE_USER_CONCURRENCY, slots
     )
 
 
