@@ -406,6 +406,10 @@ class BundleOut(serializers.Serializer):
     frontmatter = serializers.DictField(child=serializers.JSONField())
     instruction_body = serializers.CharField(allow_blank=True)
     files = BundleFileOut(many=True, help_text="SKILL.md (type null) first, then components.")
+    scan = serializers.DictField(
+        child=serializers.JSONField(),
+        help_text="The revision's scan: verdict, findings, scanner_version, overridden.",
+    )
 
 
 class RevisionRefOut(serializers.Serializer):

@@ -26,6 +26,7 @@ from skills_app.domain.wire import encode_json
 from skills_app.infra.cache import KEY_PREFIX, local_cache
 from skills_app.models import Skill, SkillComponent, SkillRevision, Workspace
 from skills_app.selectors.labels import label_target
+from skills_app.selectors.scans import scan_summary
 from skills_app.sources.capsule import capsule_skill_md, deterministic_zip
 from skills_app.sources.files import SKILL_MD
 
@@ -178,6 +179,7 @@ def revision_bundle_document(*, actor: Actor, revision_id: str) -> dict[str, Any
         "frontmatter": revision.frontmatter or {},
         "instruction_body": revision.instruction_body,
         "files": [_file(SKILL_MD, None, skill_md), *_component_files(revision)],
+        "scan": scan_summary(revision),
     }
 
 

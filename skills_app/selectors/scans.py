@@ -81,3 +81,15 @@ def revision_scan_sarif(*, actor: Actor, revision_id: str) -> dict[str, Any]:
             f"{revision.skill.slug}/"
         ),
     )
+
+
+def scan_summary(revision: SkillRevision) -> dict[str, Any]:
+    """The short form Level 1 and the bundle carry: ``{verdict, findings, scanner_version}``
+    (an override lets a ``block`` through, and says so as ``overridden``)."""
+    answer = scan_answer(stored_scan(revision))
+    return {
+        "verdict": answer["verdict"],
+        "findings": answer["findings"],
+        "scanner_version": answer["scanner_version"],
+        "overridden": answer["override"] is not None,
+    }

@@ -210,8 +210,14 @@ def test_bundle_holds_the_capsule_files_and_the_hashed_fields(
     response = api.get(f"/v1/revisions/{revision.revision_id}/bundle")
 
     assert response.status_code == 200, response.content
-    assert response["Cache-Control"] == "private, max-age=31536000, immutable"
+    assert response["Cache-Control"] == "private, no-cache"
     data = response.json()
+    assert data.pop("scan") == {
+        "verdict": "pending",
+        "findings": [],
+        "scanner_version": None,
+        "overridden": False,
+    }
     files = _capsule_files(revision)
     assert files["SKILL.md"].startswith(b"---\nname: deploy\ndescription: ")
     assert b"\nmetadata:\n  xmemo-display-name: Deploy runbook\n" in files["SKILL.md"]

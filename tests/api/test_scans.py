@@ -155,3 +155,23 @@ def test_a_blocked_script_runs_only_after_the_override(
     assert started.status_code == 202, started.content
     job = api.get(f"/v1/jobs/{started.json()['job_id']}").json()
     assert (job["state"], job["result"]["output"]) == ("succeeded", {"ok": True}), job
+
+
+def test_the_bundle_carries_the_scan_and_revalidates(env: Env, api_for: ApiFactory) -> None:
+    rev = save(env.owner, env.personal, instruction_body=INJECTED).revision
+    api = api_for(env.owner)
+    path = f"/v1/revisions/{rev.revision_id}/bundle"
+    first = api.get(path)
+    assert first["Cache-Control"] == "private, no-cache"
+    assert first.json()["scan"]["verdict"] == "pending"
+    assert api.get(path, **{"If-None-Match": first["ETag"]}).status_code == 304
+    scans_catch_up()
+    second = api.get(path, **{"If-None-Match": first["ETag"]})
+    assert second.status_code == 200  # the scan changed the answer: a new ETag
+    scan = second.json()["scan"]
+    assert (scan["verdict"], scan["scanner_version"], scan["overridden"]) == (
+        "block",
+        SCANNER_VERSION,
+        False,
+    )
+    assert scan["findings"][0]["category"] == "prompt_injection"

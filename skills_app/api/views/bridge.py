@@ -11,12 +11,15 @@ from rest_framework.response import Response
 
 from skills_app.api.serializers import BundleOut, LintIn, LintOut, SyncOut
 from skills_app.api.views.base import ApiView, if_none_match, not_modified
+from skills_app.domain.canonical import sha256_hex
 from skills_app.domain.wire import encode_json
 from skills_app.selectors.bridge import revision_bundle_document, sync_listing
 from skills_app.services.save_payload import lint_from_payload
 
 SYNC_CACHE_CONTROL = "private, no-cache"
-BUNDLE_CACHE_CONTROL = "private, max-age=31536000, immutable"
+# The files never change, but the scan beside them does (pending, then its verdict, an
+# override, a new scanner version): revalidated every time, the ETag names all of it.
+BUNDLE_CACHE_CONTROL = "private, no-cache"
 _NOT_MODIFIED = OpenApiResponse(description="Not modified (If-None-Match matched the ETag).")
 
 
@@ -71,9 +74,9 @@ class RevisionBundleView(ApiView):
     )
     def get(self, request: Request, revision_id: str) -> HttpResponse:
         document = revision_bundle_document(actor=self.actor, revision_id=revision_id)
-        # A revision never changes, so its bundle is cached for good; the ETag names it.
-        etag = f'"bundle-{document["revision_id"]}-{document["canonical_hash"][:16]}"'
-        return _json_with_etag(request, encode_json(document), etag, BUNDLE_CACHE_CONTROL)
+        body = encode_json(document)
+        etag = f'"bundle-{document["revision_id"]}-{sha256_hex(body)[:16]}"'
+        return _json_with_etag(request, body, etag, BUNDLE_CACHE_CONTROL)
 
 
 class LintView(ApiView):
