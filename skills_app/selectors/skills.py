@@ -26,7 +26,14 @@ from skills_app.domain.bundle import ComponentEntry
 from skills_app.domain.diff import RevisionSnapshot, diff_snapshots, snapshot_of
 from skills_app.domain.wire import encode_json
 from skills_app.infra.cache import cached_immutable
-from skills_app.models import Skill, SkillComponent, SkillRevision, UsageDay, Workspace
+from skills_app.models import (
+    RevisionScan,
+    Skill,
+    SkillComponent,
+    SkillRevision,
+    UsageDay,
+    Workspace,
+)
 from skills_app.selectors.pagination import Rows, paginate_rows
 from skills_app.selectors.recall.content import ComponentContent, component_content
 from skills_app.selectors.reviews import revision_approvals
@@ -92,7 +99,8 @@ def skill_rows(
     """The skills of one workspace as the console lists them: filtered like ``skill_list``,
     ranked by Level 0 search when ``query`` is given (else by slug, or with ``sort="recalled"``
     the most recently recalled first and never-recalled last), each with ``has_proposal``,
-    ``last_recalled_at`` and its latest and published revisions loaded."""
+    ``last_recalled_at``, its latest revision's ``scan_verdict`` (None while pending) and
+    ``scan_overridden``, and its latest and published revisions loaded."""
     require_scope(actor, "skills:read")
     ws = workspace_for(actor, workspace, require_enabled=False)
     skills = _skills_filtered(skills_for(actor).filter(workspace=ws), state=state, status=status)
@@ -104,8 +112,12 @@ def skill_rows(
         .order_by("-last_recalled_at")
         .values("last_recalled_at")[:1]
     )
+    latest_scan = RevisionScan.objects.filter(revision_id=OuterRef("latest_revision_id"))
     skills = skills.annotate(
-        has_proposal=Exists(proposed), last_recalled_at=Subquery(last_recall)
+        has_proposal=Exists(proposed),
+        last_recalled_at=Subquery(last_recall),
+        scan_verdict=Subquery(latest_scan.values("verdict")[:1]),
+        scan_overridden=Exists(latest_scan.filter(override_at__isnull=False)),
     ).select_related("latest_revision", "published_revision")
     if not query:
         if sort == "recalled":

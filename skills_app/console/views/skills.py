@@ -19,6 +19,7 @@ from skills_app.selectors.commands import command_name
 from skills_app.selectors.evals import review_evidence
 from skills_app.selectors.labels import labels_by_revision
 from skills_app.selectors.recall.content import ComponentContent
+from skills_app.selectors.scans import scan_summary
 from skills_app.selectors.skills import (
     revision_component,
     revision_components,
@@ -90,6 +91,7 @@ def skill_context(console: Console, skill: Skill) -> dict[str, object]:
         "skill": skill,
         "pending": revisions_proposed(actor=console.actor, skill=skill),
         "command_name": command_name(actor=console.actor, skill=skill),
+        "skill_scan": scan_summary(skill.latest_revision) if skill.latest_revision else None,
     }
 
 
