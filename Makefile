@@ -121,11 +121,13 @@ serve-mcp: install
 
 ## Three Celery workers: imports/exports (queue xmemo), sandboxed executions (xmemo-execute),
 ## so one tenant's scripts never take the slots imports and exports need, and the scans of
-## stored revisions (xmemo-scan, docs/scanning.md).
+## stored revisions (xmemo-scan, docs/scanning.md); and beat, the one scheduler of the periodic
+## jobs (settings.CELERY_BEAT_SCHEDULE).
 worker: install
 	$(VENV)/bin/celery -A xmemo worker --loglevel INFO --concurrency 2 -Q xmemo -n jobs@%h & \
 	$(VENV)/bin/celery -A xmemo worker --loglevel INFO --concurrency 4 -Q xmemo-execute -n execute@%h & \
 	$(VENV)/bin/celery -A xmemo worker --loglevel INFO --concurrency 1 -Q xmemo-scan -n scan@%h & \
+	$(VENV)/bin/celery -A xmemo beat --loglevel INFO & \
 	wait
 
 BENCH_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/xmemo_bench

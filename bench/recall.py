@@ -81,8 +81,6 @@ def _env(db_url: str, redis_url: str | None) -> dict[str, str]:
             "XMEMO_RATE_LIMIT_WORKSPACE": "100000000/min",
             "XMEMO_LOG_LEVEL": "ERROR",
             "XMEMO_CACHE_PREFIX": "xmemo-bench",
-            # The bench stores its own vectors (seed_vectors); no server embeds beside the load.
-            "XMEMO_EMBED_IN_PROCESS": "0",
             # No JSON line per request on the terminal while the load runs.
             "XMEMO_REQUEST_LOG": "0",
         }

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from typing import Any
 
 from celery import shared_task
-from celery.signals import task_postrun, task_prerun, worker_init, worker_ready
+from celery.signals import task_postrun, task_prerun, worker_init
 
 from skills_app.infra.queue import (
     DELIVER_WEBHOOK,
@@ -19,9 +18,10 @@ from skills_app.infra.queue import (
     SCAN_REVISIONS,
 )
 
-logger = logging.getLogger(__name__)
 # One JSON line as each task starts and finishes (settings.LOGGING): the job (or delivery) id it
 # was given and the id of the request that enqueued it (infra/queue.py sends it as a header).
+# Periodic work (no id: the beat entries below) logs at debug, or its lines every few seconds
+# would bury the jobs' (and fill `make run`'s terminal).
 job_log = logging.getLogger("skills_app.jobs")
 _started: dict[str, float] = {}
 # This worker's concurrency (its slots), which the execution caps stay below.
@@ -31,6 +31,10 @@ _worker: dict[str, int | None] = {"slots": None}
 @worker_init.connect
 def _remember_slots(sender: Any, **kwargs: Any) -> None:
     _worker["slots"] = getattr(sender, "concurrency", None)
+
+
+def _level(args: Any) -> int:
+    return logging.INFO if args else logging.DEBUG
 
 
 def _job_fields(task: Any, args: Any) -> dict[str, Any]:
@@ -46,14 +50,15 @@ def _job_fields(task: Any, args: Any) -> dict[str, Any]:
 @task_prerun.connect
 def _log_start(task_id: str, task: Any, args: Any = None, **kwargs: Any) -> None:
     _started[task_id] = time.monotonic()
-    job_log.info("job.start", extra={"event": "job.start", **_job_fields(task, args)})
+    job_log.log(_level(args), "job.start", extra={"event": "job.start", **_job_fields(task, args)})
 
 
 @task_postrun.connect
 def _log_finish(task_id: str, task: Any, args: Any = None, state: Any = None, **kw: Any) -> None:
     began = _started.pop(task_id, None)
     duration = None if began is None else round((time.monotonic() - began) * 1000, 3)
-    job_log.info(
+    job_log.log(
+        _level(args),
         "job.finish",
         extra={
             "event": "job.finish",
@@ -71,84 +76,68 @@ def run_job(job_id: str) -> None:
     job_run(job_id=job_id, slots=_worker["slots"])
 
 
-def _sweep_forever(interval: float) -> None:
-    from django.db import connection
+# --- Periodic work: the entries of settings.CELERY_BEAT_SCHEDULE ------------------------------
+# Sent by `celery beat` in production, run in the server process by `make run` (xmemo/run.py).
+# Each is idempotent (conditional updates, claims, advisory locks), so two runs at once or a
+# run repeated after a lost message act once per row.
 
+
+@shared_task(ignore_result=True)
+def fail_stale_jobs() -> int:
+    """Fail the jobs that already read as failed: their worker vanished, or none took them."""
     from skills_app.services.jobs.run import jobs_fail_stale
+
+    return jobs_fail_stale()
+
+
+@shared_task(ignore_result=True)
+def sweep_outbox() -> int:
+    """Send the jobs and webhook deliveries committed while the broker could not take them."""
     from skills_app.services.outbox import outbox_sweep
+
+    return outbox_sweep()
+
+
+@shared_task(ignore_result=True)
+def sweep_scans() -> int:
+    """Scan a round of revisions unscanned, or scanned by another scanner version (§21)."""
     from skills_app.services.scans import scans_sweep
 
-    while True:
-        try:
-            jobs_fail_stale()
-            outbox_sweep()
-            scans_sweep()
-        except Exception:  # the database or broker is down: try again next round
-            logger.exception("worker sweep failed")
-        finally:
-            connection.close()
-        time.sleep(interval)
+    return scans_sweep()
 
 
-def _embed_forever(interval: float) -> None:
-    from django.db import connection
+@shared_task(ignore_result=True)
+def catch_up_evals() -> int:
+    """Bring up to date the trigger checks of every workspace with one out of date (§22)."""
+    from skills_app.services.evals import evals_catch_up
 
-    from skills_app.services.embeddings import SWEEP_ROUND, embeddings_sweep
-
-    while True:
-        stored = 0
-        try:
-            stored = embeddings_sweep()
-        except Exception:  # the database is down: try again next round
-            logger.exception("embedding sweep failed")
-        finally:
-            connection.close()
-        if stored < SWEEP_ROUND:  # caught up (or another worker sweeps): wait for the next round
-            time.sleep(interval)
+    return evals_catch_up()
 
 
-def _usage_forever(interval: float) -> None:
-    from django.db import connection
-
-    from skills_app.services.usage import usage_flush
-
-    while True:
-        try:
-            usage_flush()
-        except Exception:  # Redis or the database is down: the counts wait for the next round
-            logger.exception("usage flush failed")
-        finally:
-            connection.close()
-        time.sleep(interval)
-
-
-@worker_ready.connect
-def _start_sweep(**kwargs: Any) -> None:
-    """Every worker sweeps at start and then periodically: stale jobs are failed (what a poll
-    already reads), and jobs and webhook deliveries committed while the broker was down are sent
-    once it is back, and a round of revisions not yet scanned by this scanner version is
-    scanned. All are conditional updates, so several workers sweeping at once act once
-    per row. Current revisions still without a Level 0 vector (saved while the broker or the
-    workers were down, or before the model was installed) are embedded by a thread of their
-    own, so that a long catch-up never delays the outbox; one worker at a time does it. The
-    usage counts the servers handed to Redis go into the database every
-    ``XMEMO_USAGE_FLUSH_SECONDS`` (services/usage.py), on a thread of their own too."""
+@shared_task(ignore_result=True)
+def sweep_embeddings() -> int:
+    """Embed current revisions still without a Level 0 vector, for at most one interval."""
     from django.conf import settings
 
-    usage_interval = float(settings.XMEMO_USAGE_FLUSH_SECONDS)
-    if usage_interval > 0:
-        threading.Thread(
-            target=_usage_forever, args=(usage_interval,), name="usage-flush", daemon=True
-        ).start()
+    from skills_app.services.embeddings import embeddings_sweep
 
-    interval = float(settings.XMEMO_OUTBOX_SWEEP_SECONDS)
-    if interval > 0:
-        threading.Thread(
-            target=_sweep_forever, args=(interval,), name="worker-sweep", daemon=True
-        ).start()
-        threading.Thread(
-            target=_embed_forever, args=(interval,), name="embedding-sweep", daemon=True
-        ).start()
+    return embeddings_sweep(budget_seconds=float(settings.XMEMO_OUTBOX_SWEEP_SECONDS))
+
+
+@shared_task(ignore_result=True)
+def flush_usage() -> int:
+    """Move the usage counts the servers took into the database (docs/contract.md §19)."""
+    from skills_app.services.usage import usage_flush
+
+    return usage_flush()
+
+
+@shared_task(ignore_result=True)
+def expire_oauth_clients() -> int:
+    """Delete the OAuth clients registered and never used."""
+    from skills_app.services.oauth import oauth_clients_expire
+
+    return oauth_clients_expire()
 
 
 @shared_task(name=EMBED_REVISIONS, acks_late=True, reject_on_worker_lost=True, ignore_result=True)

@@ -15,16 +15,10 @@ from skills_app.sandbox import selftest
 from tests.factories import Env, build_env
 from tests.support import require_service
 
-# The embedded default's background embedder (services.embeddings) would start whenever a test
-# imports the ASGI application and change search results under the tests' feet: the suite's own
-# process never runs it (tests that need vectors store them; e2e servers run their own).
-os.environ["XMEMO_EMBED_IN_PROCESS"] = "0"
-django_settings.XMEMO_EMBED_IN_PROCESS = False
-# Nor does it hand its usage counts on in the background: tests flush when they look
-# (tests/usage.py), and each test starts with none.
-django_settings.XMEMO_USAGE_FLUSH_SECONDS = 0
-# Nor does it settle its heap as requests fill it (skills_app/infra/heap.py): it is no server,
-# and freezing its objects would keep what tests drop. The servers it starts do (test_heap.py).
+# The suite's own process settles no heap as requests fill it (skills_app/infra/heap.py): it is
+# no server, and freezing its objects would keep what tests drop. The servers it starts do
+# (test_heap.py). No periodic work runs in it either (no beat, no runner): tests flush usage
+# when they look (tests/usage.py) and call the periodic tasks themselves (test_periodic.py).
 django_settings.XMEMO_HEAP_SETTLE = False
 # Passwords hash fast (one setting for the whole run, not a settings fixture around each test);
 # a test that needs the real hasher sets its own with the ``settings`` fixture.

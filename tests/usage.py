@@ -1,13 +1,12 @@
-"""Usage counts of the test process, flushed the way servers and workers do it in production."""
+"""Usage counts of the test process, flushed the way production does it."""
 
 from __future__ import annotations
 
-from skills_app.infra import usage
-from skills_app.services.usage import usage_flush
+from skills_app.tasks import flush_usage as flush_task
 
 
-def flush_usage() -> None:
-    """This process's counts out (to Redis where configured, else to the database), then what
-    Redis holds into the database, as a worker's flush does."""
-    usage.flush()
-    usage_flush()
+def flush_usage() -> int:
+    """The periodic flush (the beat entry's task, as a worker runs it), now: this process's
+    counts (those Redis could not take, or all of them without Redis) and what Redis holds go
+    into the database. Answers how many rows it wrote."""
+    return int(flush_task.apply().get())

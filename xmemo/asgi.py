@@ -19,13 +19,6 @@ from skills_app.mcp.http import McpMount  # noqa: E402
 
 application = McpMount(django_application)
 
-# The embedded default (``make run``: tasks in-process, no worker) computes Level 0's vectors in
-# a background thread of this process, never inside a request; a no-op where workers do it
-# (docs/search.md, "Semantic retrieval").
-from skills_app.services.embeddings import embeddings_in_process_start  # noqa: E402
-
-embeddings_in_process_start()
-
 # Long-lived start-up objects out of the cyclic collector's scans (skills_app/infra/heap.py),
 # Level 0's model runtime imported first.
 from skills_app.infra.embedding import import_runtime  # noqa: E402

@@ -5,7 +5,10 @@
 Migrates, seeds the demo data (the demo token kept in ``var/demo-token`` and reused across
 restarts), each step announced, then serves the ASGI application with uvicorn in this process.
 The login, the token, the URLs and ``Ready`` are printed once the port accepts connections, so
-what is printed works at once, and a port in use ends with uvicorn's error, not a login."""
+what is printed works at once, and a port in use ends with uvicorn's error, not a login. The
+one place that starts threads: the announcement, and the beat schedule
+(``settings.CELERY_BEAT_SCHEDULE``) run by Celery's beat service in this process, as ``celery
+beat`` sends it to workers in production."""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ import os
 import socket
 import threading
 import time
+from typing import Any
 
 import uvicorn
 
@@ -74,6 +78,18 @@ def _announce_when_listening(server: uvicorn.Server, host: str, port: int, text:
         time.sleep(0.05)
 
 
+def _schedule() -> Any:
+    """Start the beat schedule on a thread of this process; answers the thread."""
+    from celery import beat
+
+    from xmemo.celery import app
+
+    app.loader.import_default_modules()  # the tasks, so beat runs them here, not on a broker
+    schedule = beat.EmbeddedService(app, thread=True, scheduler_cls=app.conf.beat_scheduler)
+    schedule.start()
+    return schedule
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
@@ -88,7 +104,11 @@ def main(argv: list[str] | None = None) -> None:
         args=(server, args.host, args.port, credentials),
         daemon=True,
     ).start()
-    server.run()
+    schedule = _schedule()
+    try:
+        server.run()
+    finally:
+        schedule.stop()  # after the task it is running, if any
 
 
 if __name__ == "__main__":

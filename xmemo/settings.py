@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -194,7 +195,8 @@ XMEMO_EXECUTE_CAP_RETRY_SECONDS = env_seconds("XMEMO_EXECUTE_CAP_RETRY_SECONDS",
 # The scan of every revision (docs/scanning.md) runs on a queue of its own.
 XMEMO_SCAN_QUEUE = env_str("XMEMO_SCAN_QUEUE", f"{CELERY_TASK_DEFAULT_QUEUE}-scan")
 # Job outbox: a job is handed to the broker after its transaction commits; one the broker could
-# not take (Redis down) is handed over by the workers' periodic sweep once it is back.
+# not take (Redis down) is handed over by the periodic sweep (CELERY_BEAT_SCHEDULE) once it is
+# back, no sooner than the grace after its commit.
 XMEMO_OUTBOX_SWEEP_SECONDS = env_seconds("XMEMO_OUTBOX_SWEEP_SECONDS", 10)
 XMEMO_OUTBOX_GRACE_SECONDS = env_seconds("XMEMO_OUTBOX_GRACE_SECONDS", 5)
 
@@ -346,9 +348,9 @@ XMEMO_RECALL_LOCAL_CACHE_BYTES = env_int(
 # --- Operations (docs/operations.md) ----------------------------------------------------------
 # GET /metrics answers only with `Authorization: Bearer $XMEMO_METRICS_TOKEN`; unset, it is 404.
 XMEMO_METRICS_TOKEN = env_secret("XMEMO_METRICS_TOKEN")
-# Usage per skill (docs/contract.md §19): every server process hands its in-memory counts on
-# this often (to Redis, or to the database without Redis), and every worker moves what Redis
-# holds into the database as often; 0 = only when asked (tests). XMEMO_USAGE=0 counts nothing.
+# Usage per skill (docs/contract.md §19): servers add each count to Redis as it happens (the
+# embedded default keeps them in memory), and the periodic flush (CELERY_BEAT_SCHEDULE) moves
+# them into the database this often; 0 = only when asked (tests). XMEMO_USAGE=0 counts nothing.
 XMEMO_USAGE = env_bool("XMEMO_USAGE", True)
 XMEMO_USAGE_FLUSH_SECONDS = env_seconds("XMEMO_USAGE_FLUSH_SECONDS", 10)
 
@@ -356,9 +358,6 @@ XMEMO_USAGE_FLUSH_SECONDS = env_seconds("XMEMO_USAGE_FLUSH_SECONDS", 10)
 # Semantic retrieval beside the lexical ranking (docs/search.md): on wherever the embedding model
 # is installed; 0 makes Level 0 lexical only (and workers compute no embeddings).
 XMEMO_SEMANTIC_SEARCH = env_bool("XMEMO_SEMANTIC_SEARCH", True)
-# Where tasks run in-process (the embedded default), a background thread of the server computes
-# the vectors; 0 keeps it from starting (the test suite's own process).
-XMEMO_EMBED_IN_PROCESS = env_bool("XMEMO_EMBED_IN_PROCESS", True)
 # Server processes settle what their requests build and keep out of the garbage collector's scans
 # (skills_app/infra/heap.py); the test suite's own process, which imports the ASGI application
 # without being a server, turns it off.
@@ -459,6 +458,45 @@ XMEMO_SANDBOX_MAX_TIMEOUT = env_int("XMEMO_SANDBOX_MAX_TIMEOUT", 120)
 # old). Empty: a key derived from SECRET_KEY, which production should not rely on (see
 # skills_app.infra.crypto).
 XMEMO_SECRETS_KEY = [k.strip() for k in env_secret("XMEMO_SECRETS_KEY").split(",") if k.strip()]
+
+# --- Periodic work: one schedule (docs/operations.md, "Periodic work") ---------------------------
+# Every periodic job is an entry here and nowhere else. In production `celery -A xmemo beat`
+# sends each entry to the workers as it falls due; in the embedded default `make run`
+# (xmemo/run.py) runs the same entries in its own process. Each task is idempotent, so the
+# schedule lives in memory (nothing to remember across restarts), and a message that no worker
+# took within its interval expires instead of piling up behind a stopped worker. An interval of
+# 0 leaves its entries out. A new periodic job is a task in skills_app/tasks.py (idempotent,
+# with its test in tests/test_periodic.py) and one line below.
+CELERY_BEAT_SCHEDULER = "celery.beat:Scheduler"
+CELERY_RESULT_EXPIRES = None  # no results are kept, so beat adds no cleanup entry of its own
+
+
+def _every(seconds: float, *tasks: str, **options: Any) -> dict[str, dict[str, Any]]:
+    if not seconds:
+        return {}
+    return {
+        name: {
+            "task": f"skills_app.tasks.{name}",
+            "schedule": seconds,
+            "options": {"expires": seconds, **options},
+        }
+        for name in tasks
+    }
+
+
+CELERY_BEAT_SCHEDULE = {
+    # Jobs whose worker vanished fail; jobs and webhook deliveries the broker could not take are
+    # sent; current revisions without a Level 0 vector are embedded.
+    **_every(XMEMO_OUTBOX_SWEEP_SECONDS, "fail_stale_jobs", "sweep_outbox", "sweep_embeddings"),
+    # A round of revisions unscanned, or scanned by another scanner version (§21), on the scan
+    # workers; the trigger checks of workspaces whose served set changed (§22).
+    **_every(XMEMO_OUTBOX_SWEEP_SECONDS, "sweep_scans", queue=XMEMO_SCAN_QUEUE),
+    **_every(60, "catch_up_evals"),
+    # The usage counts the servers handed to Redis go into the database (docs/contract.md §19).
+    **_every(XMEMO_USAGE_FLUSH_SECONDS, "flush_usage"),
+    # OAuth clients registered and never used (XMEMO_OAUTH_UNUSED_CLIENT_HOURS) are deleted.
+    **_every(3600, "expire_oauth_clients"),
+}
 
 # Request lines (xmemo.request) and the workers' job lines (skills_app.jobs) are JSON, one
 # object a line on standard error (python-json-logger), where gunicorn and containers collect

@@ -1,10 +1,12 @@
 """Usage counting off the recall hot path (docs/contract.md §19).
 
-A Level 1 or Level 2 answer adds one to a counter in process memory (a dict update under a
-lock, no I/O). Every ``XMEMO_USAGE_FLUSH_SECONDS``, and as the process exits, the counts go to
-Redis (``HINCRBY`` in one pipeline; a worker's flush moves them into PostgreSQL) or, without
-Redis, straight into the database. Counts that cannot be handed on stay for the next round, up
-to ``_MAX_KEYS`` keys. What is read back from Redis is checked JSON, never unpickled."""
+A Level 1 or Level 2 answer adds one to a counter: in Redis where it is configured (``HINCRBY``
+in one pipelined round trip, so a crashed server loses nothing), from where the periodic flush
+(``services/usage.py``) moves the counts into PostgreSQL; without Redis (the embedded default)
+in this process's memory, which the same flush, run by ``make run`` in this process, stores.
+While Redis is unreachable counts wait in memory (at most ``_MAX_KEYS`` keys) and go with the
+next count after ``RETRY_SECONDS``, or at exit. Redis answers are checked JSON, never unpickled.
+"""
 
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from skills_app.models import SkillRevision, UsageDay
 
 logger = logging.getLogger(__name__)
 _MAX_KEYS = 100_000
+RETRY_SECONDS = 1.0
 _CLIENT_MAX = 100
 
 
@@ -43,7 +46,8 @@ _Key = tuple[str, int, str]
 _counts: dict[_Key, list[float]] = {}
 _lock = threading.Lock()
 _day = ("", 0.0)  # (ISO date, the epoch second it ends at)
-_flusher_pid: int | None = None
+_exit_flush_pid: int | None = None
+_redis_down_until = 0.0  # monotonic seconds: counts wait in memory until then
 
 
 def count(*, revision_pk: int, client: str, level: int) -> None:
@@ -63,8 +67,10 @@ def count(*, revision_pk: int, client: str, level: int) -> None:
             entry = _counts[key] = [0, 0, now]
         entry[level - 1] += 1
         entry[2] = now
-    if _flusher_pid != os.getpid():
-        _start_flusher()
+    if _exit_flush_pid != os.getpid():
+        _flush_at_exit_register()
+    if settings.REDIS_URL and time.monotonic() >= _redis_down_until:
+        flush()
 
 
 def _drain() -> list[Count]:
@@ -91,6 +97,7 @@ def _restore(counts: Iterable[Count]) -> None:
 def flush() -> int:
     """Hand this process's counts on now (Redis, else the database); answers how many keys.
     What cannot be handed on is kept for the next flush."""
+    global _redis_down_until
     counts = _drain()
     if not counts:
         return 0
@@ -101,6 +108,7 @@ def flush() -> int:
             store(counts)
     except Exception as exc:  # Redis or the database is down: keep them for the next round
         _restore(counts)
+        _redis_down_until = time.monotonic() + RETRY_SECONDS
         logger.warning("usage counts kept for the next flush: %s", exc)
         return 0
     return len(counts)
@@ -108,31 +116,18 @@ def flush() -> int:
 
 def reset() -> None:
     """Forget this process's counts (tests)."""
+    global _redis_down_until
     _drain()
+    _redis_down_until = 0.0
 
 
-def _start_flusher() -> None:
-    global _flusher_pid
+def _flush_at_exit_register() -> None:
+    global _exit_flush_pid
     with _lock:
-        if _flusher_pid == os.getpid():
+        if _exit_flush_pid == os.getpid():
             return
-        _flusher_pid = os.getpid()
-    interval = float(settings.XMEMO_USAGE_FLUSH_SECONDS)
-    if interval <= 0:
-        return  # flushed by whoever calls flush() (tests)
-    threading.Thread(
-        target=_flush_forever, args=(interval,), name="usage-flush", daemon=True
-    ).start()
+        _exit_flush_pid = os.getpid()
     atexit.register(_flush_at_exit)
-
-
-def _flush_forever(interval: float) -> None:
-    while True:
-        time.sleep(interval)
-        try:
-            flush()
-        finally:
-            connection.close()  # this thread's own, where it stored into the database
 
 
 def _flush_at_exit() -> None:

@@ -8,7 +8,7 @@ from django.db import migrations
 
 def drop_vectors_of(model: str) -> migrations.RunPython:
     """A RunPython operation deleting every stored vector of ``model``: another space than the
-    served model's queries, never compared with them, only taking room. The workers' sweep (or
+    served model's queries, never compared with them, only taking room. The periodic sweep (or
     ``manage.py embed_skills``) computes the served model's; until a skill has one, Level 0
     finds it by its words. Nothing to undo: reversed, it does nothing."""
 

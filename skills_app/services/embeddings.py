@@ -3,10 +3,11 @@ its descriptor (``domain.descriptor``), off the request path, kept in ``Revision
 
 ``skills._refresh_pointers`` (the one place a current revision is decided) calls
 ``embedding_wanted``; after commit the revisions without a vector go to a worker by task name,
-batched (``embeddings_batched`` for imports and restores), and a failed hand-over only waits for
-the periodic sweep. Vectors are computed outside any transaction and stored in a short one that
-locks the skills ``SKIP LOCKED`` and inserts only what is still missing. Nothing runs while
-semantic search is off or the model is missing. The pipeline in full: docs/search.md."""
+batched (``embeddings_batched`` for imports and restores); a failed hand-over, and the embedded
+default (tasks in-process), leave them to the periodic sweep (a beat entry). Vectors are
+computed outside any transaction and stored in a short one that locks the skills ``SKIP
+LOCKED`` and inserts only what is still missing. Nothing runs while semantic search is off or
+the model is missing. The pipeline in full: docs/search.md."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import contextvars
 import functools
 import importlib.util
 import logging
-import threading
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -105,10 +106,11 @@ def embeddings_batched() -> Iterator[None]:
 
 def embeddings_request(revisions: Sequence[Wanted]) -> None:
     """After commit: hand the revisions still without a vector for the installed model to a
-    worker (or wake this process's embedder). Never raises — the save has committed, and the
-    sweep catches up with whatever could not be handed over."""
+    worker, in messages of ``TASK_BATCH``. Never raises — the save has committed, and the sweep
+    catches up with whatever could not be handed over (no publish retries: the sweep is the
+    retry). Where tasks run in-process, the schedule's sweep embeds them (``make run``)."""
     try:
-        if not embeddings_available():
+        if not embeddings_available() or tasks_run_eagerly():
             return
         wanted = dict(revisions)
         have = set(
@@ -117,35 +119,12 @@ def embeddings_request(revisions: Sequence[Wanted]) -> None:
             ).values_list("revision_id", flat=True)
         )
         missing = [revision_id for pk, revision_id in wanted.items() if pk not in have]
-        if not missing:
-            return
-        if tasks_run_eagerly():
-            _in_process_wake()
-            return
-        # Sent from a thread of its own: with the broker unreachable a publish can block for
-        # seconds (connection attempts), and the request must answer at once.
-        _in_background(_hand_over, missing)
-    except Exception as exc:
+        for start in range(0, len(missing), TASK_BATCH):
+            send_task(EMBED_REVISIONS, args=[missing[start : start + TASK_BATCH]], retry=False)
+    except Exception as exc:  # the database's or the broker's own errors
         logger.warning(
             "%d revision(s) not handed over for embedding yet (%s); the sweep will",
             len(revisions),
-            exc,
-        )
-
-
-def _in_background(target: Any, *args: Any) -> None:
-    threading.Thread(target=target, args=args, name="xmemo-embed-send", daemon=True).start()
-
-
-def _hand_over(missing: list[str]) -> None:
-    try:
-        for start in range(0, len(missing), TASK_BATCH):
-            # No publish retries: the sweep is the retry.
-            send_task(EMBED_REVISIONS, args=[missing[start : start + TASK_BATCH]], retry=False)
-    except Exception as exc:  # the broker's own errors (kombu OperationalError, redis, …)
-        logger.warning(
-            "%d revision(s) not handed over for embedding yet (%s); the sweep will",
-            len(missing),
             exc,
         )
 
@@ -329,85 +308,20 @@ def _sweep_lock() -> Iterator[bool]:
                 cursor.execute("SELECT pg_advisory_unlock(%s)", [SWEEP_LOCK_KEY])
 
 
-def embeddings_sweep() -> int:
-    """One bounded round of catch-up (run by every worker, periodically): at most
-    ``SWEEP_ROUND`` current revisions without a vector, saved more than
-    ``XMEMO_OUTBOX_GRACE_SECONDS`` ago (younger ones have their own task on the way). Answers
-    how many vectors it stored."""
+def embeddings_sweep(*, budget_seconds: float = 0) -> int:
+    """The periodic catch-up: rounds of at most ``SWEEP_ROUND`` current revisions without a
+    vector, while rounds come back full and ``budget_seconds`` last. Revisions saved in the last
+    ``XMEMO_OUTBOX_GRACE_SECONDS`` are left to the task their commit sent (where tasks run
+    in-process none is sent, so none is left). One process sweeps at a time; answers how many
+    vectors it stored."""
     if not embeddings_available():
         return 0
+    grace = 0.0 if tasks_run_eagerly() else float(settings.XMEMO_OUTBOX_GRACE_SECONDS)
+    deadline = time.monotonic() + budget_seconds
+    stored = 0
     with _sweep_lock() as held:
-        if not held:
-            return 0
-        return embeddings_catch_up(
-            limit=SWEEP_ROUND, grace_seconds=float(settings.XMEMO_OUTBOX_GRACE_SECONDS)
-        ).stored
-
-
-# --- the embedded default: a background thread of the server process ---------------------------
-
-
-class _InProcess:
-    def __init__(self) -> None:
-        self.wake = threading.Event()
-        self.stopping = False
-        self.thread = threading.Thread(target=self._serve, name="embeddings", daemon=True)
-
-    def _serve(self) -> None:
-        # Also every sweep interval: skills saved by another process (a command, the MCP stdio
-        # server) or a round that failed are caught up without waiting for the next save here.
-        interval = float(settings.XMEMO_OUTBOX_SWEEP_SECONDS) or None
-        while True:
-            self.wake.wait(interval)
-            self.wake.clear()
-            if self.stopping:
-                return
-            try:
-                embeddings_catch_up()
-            except Exception:
-                logger.exception("embedding in the background failed; the next save tries again")
-            finally:
-                connection.close()
-
-
-_in_process: _InProcess | None = None
-_in_process_lock = threading.Lock()
-
-
-def embeddings_in_process_start() -> bool:
-    """Make this process embed in a background thread: for the embedded default's server,
-    where tasks run in-process and no worker sweeps. It catches up at once (skills saved
-    before, or by a command, or before the model was installed), then after every commit here
-    that wants a vector, and every ``XMEMO_OUTBOX_SWEEP_SECONDS``. Does nothing where tasks go
-    to workers or vectors are not wanted. Answers whether the thread runs."""
-    global _in_process
-    if not getattr(settings, "XMEMO_EMBED_IN_PROCESS", True):
-        return False
-    if not tasks_run_eagerly() or not embeddings_available():
-        return False
-    with _in_process_lock:
-        if _in_process is None:
-            _in_process = _InProcess()
-            _in_process.thread.start()
-        _in_process.wake.set()
-    return True
-
-
-def embeddings_in_process_stop() -> None:
-    """Stop the background thread (tests), after the round it is in."""
-    global _in_process
-    with _in_process_lock:
-        host, _in_process = _in_process, None
-    if host is not None:
-        host.stopping = True
-        host.wake.set()
-        host.thread.join(timeout=60)
-
-
-def _in_process_wake() -> None:
-    host = _in_process
-    if host is not None:
-        host.wake.set()
-    else:
-        # A command or a shell: the server's thread (or ``embed_skills``) catches up.
-        logger.debug("no in-process embedder here; left to the next catch-up")
+        while held:
+            done = embeddings_catch_up(limit=SWEEP_ROUND, grace_seconds=grace).stored
+            stored += done
+            held = done >= SWEEP_ROUND and time.monotonic() < deadline
+    return stored

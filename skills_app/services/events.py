@@ -5,7 +5,7 @@ write.
 change once, in its transaction, so events need no second set of call sites. An event becomes
 one ``WebhookDelivery`` per subscribed webhook, in the same transaction (a rolled-back change
 announces nothing), and the deliveries are sent through the outbox after commit: one the broker
-could not take is sent by the workers' sweep once it is back.
+could not take is sent by the periodic outbox sweep once it is back.
 """
 
 from __future__ import annotations

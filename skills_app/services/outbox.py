@@ -1,4 +1,4 @@
-"""The outbox sweep: every worker runs ``outbox_sweep`` periodically (``tasks``). It sends what
+"""The outbox sweep: ``outbox_sweep``, the periodic job ``sweep_outbox`` (``tasks``), sends what
 is still waiting, unclaimed, past a grace (``XMEMO_OUTBOX_GRACE_SECONDS``, so the commit's own
 send goes first): jobs committed while the broker was down, or whose process died between commit
 and send, and webhook deliveries alike. The claim-and-send each outbox uses is

@@ -85,9 +85,11 @@ def test_usage_counts_each_answer_per_revision_day_and_client(
     assert last is not None
     assert abs((timezone.now() - _parse(last)).total_seconds()) < 60
 
-    # Counts add: a second flush of new answers lands on the same rows.
+    # Counts add: a second flush of new answers lands on the same rows; a flush with nothing
+    # new writes nothing (every count is stored once).
     _level1(agent)
-    flush_usage()
+    assert flush_usage() == 1
+    assert flush_usage() == 0
     again = agent.get(f"/v1/skills/{first.skill.skill_id}/usage", {"days": "1"}).json()
     assert again["days"] == [{"date": today.isoformat(), "level1": 6, "level2": 2}]
 

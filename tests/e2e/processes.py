@@ -159,6 +159,12 @@ def celery_worker(*queues: str, concurrency: int = 1) -> list[str]:
     ]
 
 
+def celery_beat() -> list[str]:
+    """The one scheduler (``settings.CELERY_BEAT_SCHEDULE``): sends the periodic jobs to the
+    workers of the environment's queue (``XMEMO_TASK_QUEUE``) as they fall due."""
+    return [str(BIN / "celery"), "-A", "xmemo", "beat", "--loglevel", "INFO"]
+
+
 def redis_server(port: int) -> list[str]:
     """A Redis of the test's own (one it may stop), never the shared one."""
     return [

@@ -13,6 +13,7 @@ import pytest
 
 from skills_app.models import Job
 from tests.e2e.processes import (
+    celery_beat,
     celery_worker,
     execute_queue,
     free_port,
@@ -51,6 +52,7 @@ def test_a_redis_outage_keeps_reads_and_saves_answering_and_loses_no_job(
         wait_redis(redis_port)
         with (
             running(celery_worker(queue), env=env, log=tmp_path / "worker.log"),
+            running(celery_beat(), env=env, log=tmp_path / "beat.log"),
             running(
                 gunicorn(port), env=env, ready_url=f"{base}/v1/schema", log=tmp_path / "web.log"
             ),

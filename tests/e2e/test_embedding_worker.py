@@ -16,6 +16,7 @@ from skills_app.domain.descriptor import descriptor_text
 from skills_app.infra import embedding
 from skills_app.models import RevisionEmbedding, SkillRevision
 from tests.e2e.processes import (
+    celery_beat,
     celery_worker,
     free_port,
     gunicorn,
@@ -72,8 +73,8 @@ def test_a_save_is_found_at_once_and_embedded_by_a_worker_started_later(tmp_path
     user = make_user("e2e-embedder")
     _, secret = make_token(user)
     queue = unique_queue()
-    # No sweeps: the vector can only come from the message the save sent after its commit.
-    env = process_env(XMEMO_TASK_QUEUE=queue, XMEMO_OUTBOX_SWEEP_SECONDS="0")
+    # No beat, so no sweep: the vector can only come from the message the save sent.
+    env = process_env(XMEMO_TASK_QUEUE=queue)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     worker_log = tmp_path / "worker.log"
@@ -114,7 +115,7 @@ def test_a_save_is_found_at_once_and_embedded_by_a_worker_started_later(tmp_path
 @pytest.mark.django_db(transaction=True)
 def test_a_worker_sweeps_up_revisions_no_message_announced(tmp_path: Path) -> None:
     """Saved while nothing could take the message (here: in this process, where tasks run
-    in-process and no embedder thread runs): the worker's sweep embeds them on its own."""
+    in-process and sends nothing): the periodic sweep, sent by beat, embeds them on a worker."""
     require_production_services()
     user = make_user("e2e-sweeper")
     revisions = [
@@ -127,7 +128,10 @@ def test_a_worker_sweeps_up_revisions_no_message_announced(tmp_path: Path) -> No
         XMEMO_TASK_QUEUE=queue, XMEMO_OUTBOX_SWEEP_SECONDS="1", XMEMO_OUTBOX_GRACE_SECONDS="0"
     )
     worker_log = tmp_path / "worker.log"
-    with running(celery_worker(queue), env=env, log=worker_log):
+    with (
+        running(celery_worker(queue), env=env, log=worker_log),
+        running(celery_beat(), env=env, log=tmp_path / "beat.log"),
+    ):
         rows = [wait_for_vector(r.revision_id, timeout=120, log=worker_log) for r in revisions]
     for row, revision in zip(rows, revisions, strict=True):
         assert_vector_of(row, revision)

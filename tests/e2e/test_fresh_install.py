@@ -138,7 +138,6 @@ def _search(venv: Path, tmp_path: Path, **extra: str) -> dict[str, object]:
         SECRET_KEY="fresh-install-test",
         XMEMO_DEBUG="1",
         XMEMO_VAR_DIR=str(tmp_path / "var"),
-        XMEMO_EMBED_IN_PROCESS="0",
         # Files beside the packages that a deployment supplies (the Docker image copies config/
         # next to them): not package data, so named where the source has it.
         XMEMO_MCP_CONTRACT=str(ROOT / "config" / "mcp-documentation-contract.json"),

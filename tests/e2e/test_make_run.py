@@ -1,5 +1,6 @@
 """`make run` on the embedded default: SQLite, in-process jobs, demo data, a printed token that
-works against the served API, console and MCP on one origin."""
+works against the served API, console and MCP on one origin, and the periodic work of the beat
+schedule run in the same process."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from pathlib import Path
 import httpx
 
 from tests.e2e.processes import ROOT, free_port
+from tests.support import wait_until
 
 EMBEDDED_DROP = (
     "DATABASE_URL",
@@ -24,7 +26,6 @@ EMBEDDED_DROP = (
     "SECRET_KEY",
     "XMEMO_DEBUG",
     "XMEMO_TEST_DB_NAME",
-    "XMEMO_EMBED_IN_PROCESS",  # the suite turns it off for itself (tests/conftest.py)
 )
 
 
@@ -56,8 +57,8 @@ def _read_until_ready(proc: subprocess.Popen[str], deadline: float) -> tuple[str
 
 
 def _wait_for_vectors(database: Path, timeout: float = 120) -> None:
-    """The server's background thread embeds every skill's current revision (the demo data was
-    saved by ``seed_demo`` before the server started, so this is its catch-up at start)."""
+    """The schedule the server runs embeds every skill's current revision (the demo data was
+    saved by ``seed_demo`` before the server started: its sweep catches up)."""
     deadline = time.monotonic() + timeout
     while True:
         with sqlite3.connect(database, timeout=30) as db:
@@ -77,6 +78,7 @@ def _wait_for_vectors(database: Path, timeout: float = 120) -> None:
 def test_make_run_serves_demo_data_with_a_working_token(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in EMBEDDED_DROP}
     env["XMEMO_VAR_DIR"] = str(tmp_path)
+    env["XMEMO_USAGE_FLUSH_SECONDS"] = "1"  # the usage flush of the schedule it runs
     port = free_port()
     proc = _make_run(env, port)
     try:
@@ -92,6 +94,14 @@ def test_make_run_serves_demo_data_with_a_working_token(tmp_path: Path) -> None:
         )
         assert root.status_code == 200, root.text
         assert root.json()["data"]["resolved_by"] == "published"
+        # Counted in the server's memory, stored by the schedule it runs: no worker, no Redis.
+        usage = f"{base}/v1/skills/{root.json()['data']['skill_id']}/usage"
+        wait_until(
+            lambda: httpx.get(usage, headers=headers).json()["days"][-1]["level1"] == 1,
+            60,
+            interval=0.5,
+            message="the usage count never reached the database",
+        )
         search = httpx.get(f"{base}/v1/recall", params={"query": "deploy"}, headers=headers)
         assert "deploy-runbook" in [r["slug"] for r in search.json()["data"]["results"]]
         assert httpx.get(f"{base}/v1/recall", params={"query": "x"}).status_code == 401

@@ -17,6 +17,7 @@ import pytest
 
 from skills_app.models import Job
 from tests.e2e.processes import (
+    celery_beat,
     celery_worker,
     execute_queue,
     free_port,
@@ -92,6 +93,7 @@ def test_two_of_everything_act_as_one_deployment(tmp_path: Path) -> None:
         for n, log in enumerate(worker_logs):
             which = queue if n % 2 == 0 else execute_queue(queue)
             stack.enter_context(running(celery_worker(which), env=env, log=log))
+        stack.enter_context(running(celery_beat(), env=env, log=tmp_path / "beat.log"))
         for url in webs + mcps:  # the probes answer on both kinds of server
             assert httpx.get(f"{url}/readyz").json()["status"] == "ok"
         # Every process has resolved (and cached) the first revision and the token.

@@ -1,6 +1,7 @@
 """Usage on real processes (docs/contract.md §19): Level 1 and Level 2 answers over REST
-(gunicorn) and MCP (the MCP service) counted in the servers, flushed by a real worker, and
-shown exactly per revision, day and client within a minute; another tenant hears 404."""
+(gunicorn) and MCP (the MCP service) counted by the servers, flushed by a real worker on the
+beat schedule, and shown exactly per revision, day and client within a minute; another tenant
+hears 404."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from django.utils import timezone
 
 from tests.e2e.processes import (
+    celery_beat,
     celery_worker,
     free_port,
     gunicorn,
@@ -68,6 +70,7 @@ def test_usage_adds_up_over_rest_and_mcp_on_a_real_worker(tmp_path: Path) -> Non
     level2 = {"slug": "counted", "revision_id": revision.revision_id, "resource": "templates/t.md"}
     with (
         running(celery_worker(queue), env=env, log=tmp_path / "worker.log"),
+        running(celery_beat(), env=env, log=tmp_path / "beat.log"),
         running(gunicorn(web), env=env, ready_url=f"{web_url}/healthz", log=tmp_path / "web.log"),
         running(mcp_service(mcp), env=env, ready_url=f"{mcp_url}/healthz", log=tmp_path / "m.log"),
         httpx.Client(base_url=web_url, headers={"Authorization": f"Bearer {rest_secret}"}) as api,

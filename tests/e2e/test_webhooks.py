@@ -16,6 +16,7 @@ from standardwebhooks import Webhook as Verifier
 from skills_app.models import WebhookDelivery
 from skills_app.services.events import EVENT_TYPES
 from tests.e2e.processes import (
+    celery_beat,
     celery_worker,
     free_port,
     gunicorn,
@@ -163,6 +164,7 @@ def test_an_event_emitted_while_redis_is_down_is_delivered_once_it_is_back(
         wait_redis(redis_port)
         with (
             running(celery_worker(queue), env=env, log=tmp_path / "worker.log"),
+            running(celery_beat(), env=env, log=tmp_path / "beat.log"),
             running(
                 gunicorn(port), env=env, ready_url=f"{base}/v1/schema", log=tmp_path / "web.log"
             ),

@@ -26,7 +26,7 @@ print(frozen, len(views), int(runtime))
 def _probe(script: str, module: str, **settings: str) -> str:
     """What ``script`` prints, run in a fresh process that imports the server entry ``module``
     with the product's own settings (and ``settings``, as environment variables)."""
-    env = {**os.environ, "XMEMO_EMBED_IN_PROCESS": "0", **settings}
+    env = {**os.environ, **settings}
     env.pop("DJANGO_SETTINGS_MODULE", None)
     done = subprocess.run(
         [sys.executable, "-c", script.format(module=module)],

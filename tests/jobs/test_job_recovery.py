@@ -17,6 +17,7 @@ from skills_app.selectors.jobs import job_get
 from skills_app.services import jobs
 from skills_app.services.jobs import run
 from skills_app.services.skills import skill_save
+from skills_app.tasks import fail_stale_jobs
 from tests.factories import Env, actor_for
 
 
@@ -93,7 +94,8 @@ def test_a_stale_running_job_reads_failed_and_the_sweep_writes_it(env: Env) -> N
     fresh = _queued_import(env)
     Job.objects.filter(pk=fresh.pk).update(state="running", started_at=timezone.now())
     assert job_get(actor=actor_for(env.owner), job_id=fresh.job_id).state == "running"
-    assert run.jobs_fail_stale() == 1
+    assert fail_stale_jobs.apply().get() == 1  # the periodic task, as a worker runs it
+    assert fail_stale_jobs.apply().get() == 0  # idempotent
     job.refresh_from_db()
     assert (job.state, job.error) == ("failed", read.error)  # written as it was read
     assert _state(fresh) == "running"

@@ -14,7 +14,7 @@ import json
 import threading
 import time
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -33,9 +33,9 @@ from skills_app.services import embeddings
 from skills_app.services.backup import workspace_backup, workspace_restore
 from skills_app.services.jobs import import_start
 from skills_app.services.skills import revision_transition, skill_delete, skill_set_status
-from skills_app.tasks import embed_revisions
+from skills_app.tasks import embed_revisions, sweep_embeddings
 from tests.factories import Env, actor_for, make_team, make_token, publish, save
-from tests.support import require_service, wait_until
+from tests.support import require_service
 
 Capture = Callable[..., Any]
 
@@ -50,8 +50,6 @@ def to_workers(monkeypatch: pytest.MonkeyPatch) -> None:
     """Embedding tasks go to workers, as in production (jobs still run in-process, as
     everywhere in this suite)."""
     monkeypatch.setattr(embeddings, "tasks_run_eagerly", lambda: False)
-    # The hand-over runs on a thread of its own in production; here at once, to be observed.
-    monkeypatch.setattr(embeddings, "_in_background", lambda target, *args: target(*args))
 
 
 @pytest.fixture
@@ -67,15 +65,15 @@ def sent(to_workers: None, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     return calls
 
 
+def _refuse(*args: Any, **kwargs: Any) -> Any:
+    raise AssertionError("the model ran inside the request")
+
+
 @pytest.fixture
 def no_encoding(monkeypatch: pytest.MonkeyPatch) -> None:
     """Any attempt to load or run the model fails loudly."""
-
-    def refuse(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("the model ran inside the request")
-
-    monkeypatch.setattr(embedding, "encoder", refuse)
-    monkeypatch.setattr(embedding.Encoder, "encode", refuse)
+    monkeypatch.setattr(embedding, "encoder", _refuse)
+    monkeypatch.setattr(embedding.Encoder, "encode", _refuse)
 
 
 def _vectors() -> dict[str, tuple[str, str, np.ndarray]]:
@@ -344,7 +342,7 @@ def test_a_skill_deleted_while_it_was_being_embedded_is_no_error(
 
 
 def test_the_sweep_embeds_what_is_missing_once_and_leaves_fresh_saves_to_their_task(
-    env: Env, settings: Any
+    env: Env, settings: Any, sent: list[list[str]]
 ) -> None:
     a = save(env.owner, env.personal, slug="a").revision
     b = publish(env.owner, env.team, slug="b").revision
@@ -362,7 +360,12 @@ def test_the_sweep_is_bounded_per_round(env: Env, settings: Any, monkeypatch: An
         save(env.owner, env.personal, slug=f"s{n}")
     settings.XMEMO_OUTBOX_GRACE_SECONDS = 0
     monkeypatch.setattr(embeddings, "SWEEP_ROUND", 2)
-    assert [embeddings.embeddings_sweep() for _ in range(4)] == [2, 2, 1, 0]
+    assert [embeddings.embeddings_sweep() for _ in range(2)] == [2, 2]
+    save(env.owner, env.personal, slug="s5")
+    # With a budget, rounds go on while they come back full: 2 and 0 here.
+    assert embeddings.embeddings_sweep(budget_seconds=60) == 2
+    assert embeddings.embeddings_sweep(budget_seconds=60) == 0
+    assert RevisionEmbedding.objects.count() == 6
 
 
 @pytest.mark.django_db(transaction=True)
@@ -530,71 +533,24 @@ def test_embed_skills_refuses_an_unknown_workspace(env: Env) -> None:
         _command("--workspace", "nope")
 
 
-# --- the embedded default: a background thread, never the request -----------------------------
+# --- the embedded default: the schedule's sweep, never the request ------------------------------
 
 
-@pytest.fixture
-def in_process_host(settings: Any) -> Iterator[None]:
-    settings.XMEMO_EMBED_IN_PROCESS = True  # off for the suite's own process (tests/conftest.py)
-    embeddings.embeddings_in_process_start()
-    yield
-    embeddings.embeddings_in_process_stop()
-
-
-@pytest.mark.django_db(transaction=True)
-def test_embedded_default_embeds_in_a_background_thread_after_the_save_answers(
-    in_process_host: None, monkeypatch: pytest.MonkeyPatch
+def test_embedded_default_saves_without_the_model_and_the_scheduled_sweep_embeds(
+    env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tests.factories import build_env
-
-    env = build_env()
-    encoder = embedding.encoder()
-    assert encoder is not None
-    real = encoder.encode
-    release = threading.Event()
-    request_thread = threading.get_ident()
-    ran_in: list[int] = []
-
-    def slow(texts: Any) -> Any:
-        ran_in.append(threading.get_ident())
-        assert release.wait(30)
-        return real(texts)
-
-    monkeypatch.setattr(encoder, "encode", slow)
-    started = time.monotonic()
-    response = _api_save(env.owner, env.personal.slug)
+    """Tasks run in-process: the save answers without loading the model and sends nothing;
+    the sweep ``make run`` runs on its schedule embeds it, with no grace (no task is on its way),
+    and a second sweep finds nothing to do."""
+    with monkeypatch.context() as patched:
+        patched.setattr(embedding, "encoder", _refuse)
+        patched.setattr(embedding.Encoder, "encode", _refuse)
+        response = _api_save(env.owner, env.personal.slug)
     assert response.status_code == 201, response.content
-    assert time.monotonic() - started < 10
-    assert not RevisionEmbedding.objects.exists()  # the encoder is held: the save did not wait
-    release.set()
-    wait_until(
-        RevisionEmbedding.objects.exists,
-        30,
-        message="the background thread never stored the vector",
-    )
+    assert not RevisionEmbedding.objects.exists()
+    assert sweep_embeddings.apply().get() == 1
     assert set(_vectors()) == {response.json()["revision_id"]}
-    assert ran_in
-    assert request_thread not in ran_in
-
-
-@pytest.mark.django_db(transaction=True)
-def test_embedded_default_also_catches_up_what_another_process_saved(
-    settings: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from tests.factories import build_env
-
-    settings.XMEMO_OUTBOX_SWEEP_SECONDS = 0.2
-    settings.XMEMO_EMBED_IN_PROCESS = True  # off for the suite's own process (tests/conftest.py)
-    env = build_env()
-    # As if saved by another process (a command, the MCP stdio server): nobody wakes this one.
-    monkeypatch.setattr(embeddings, "_in_process_wake", lambda: None)
-    embeddings.embeddings_in_process_start()
-    try:
-        rev = save(env.owner, env.personal, slug="elsewhere").revision
-        wait_until(RevisionEmbedding.objects.exists, 30, message="the periodic catch-up never came")
-    finally:
-        embeddings.embeddings_in_process_stop()
-    assert set(_vectors()) == {rev.revision_id}
+    assert sweep_embeddings.apply().get() == 0
 
 
 @pytest.mark.django_db(transaction=True)

@@ -1,0 +1,57 @@
+"""Usage counting (docs/contract.md §19): with Redis, each count is in Redis as its answer is
+sent, so a server that dies loses none; while Redis is unreachable counts wait in memory and go
+with the first count once it is back."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+
+from skills_app.infra import usage
+from tests.support import require_service
+
+
+@pytest.fixture
+def shared(settings: Any) -> Iterator[redis.Redis]:
+    try:
+        client = redis.Redis.from_url(settings.REDIS_URL or "redis://-")
+        client.ping()
+    except (redis.RedisError, ValueError):
+        require_service("Redis", False, "set REDIS_URL")
+    settings.XMEMO_CACHE_PREFIX = "usage-test"
+    client.delete(*usage._keys())
+    yield client
+    client.delete(*usage._keys())
+
+
+def _held() -> int:
+    return sum(c.level1 + c.level2 for c in usage._drain())
+
+
+def test_each_count_is_in_redis_at_once(shared: redis.Redis) -> None:
+    usage.count(revision_pk=7, client="agent", level=1)
+    usage.count(revision_pk=7, client="agent", level=2)
+    assert _held() == 0  # nothing waits in this process
+    [taken] = usage.pop()
+    assert (taken.revision_pk, taken.client, taken.level1, taken.level2) == (7, "agent", 1, 1)
+
+
+def test_counts_wait_in_memory_while_redis_is_down_and_go_once_it_is_back(
+    shared: redis.Redis, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = settings.REDIS_URL
+    usage._redis.cache_clear()
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens there
+    usage.count(revision_pk=7, client="agent", level=1)
+    settings.REDIS_URL = url
+    usage._redis.cache_clear()
+    usage.count(revision_pk=7, client="agent", level=1)  # within RETRY_SECONDS: held
+    assert usage.pop() == []
+    monkeypatch.setattr(usage, "_redis_down_until", 0.0)  # RETRY_SECONDS later
+    usage.count(revision_pk=7, client="agent", level=2)
+    [taken] = usage.pop()
+    assert (taken.level1, taken.level2) == (2, 1)
+    assert _held() == 0
