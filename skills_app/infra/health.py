@@ -1,63 +1,81 @@
 """Readiness (docs/contract.md §19): do the database and Redis answer within a second?
 
-Each check runs in a thread of its own with its own connection, so a database that hangs
-(stopped, or a network that drops packets) costs the probe its deadline, never a worker
-forever, and a check never disturbs the connection of the request thread.
+The checks run side by side on an event loop of their own, in the calling thread (asyncio, no
+thread), each on a connection opened for it, under one deadline: a database that hangs (stopped,
+or a network that drops packets) costs the probe its deadline, never a worker forever, and a
+check never disturbs the connection of the request.
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
-from functools import cache
+import asyncio
+from collections.abc import Awaitable, Callable
 
-import redis
+import psycopg
+import redis.asyncio as aioredis
 from django.conf import settings
 from django.db import connections
+from psycopg.conninfo import make_conninfo
 
 DEADLINE_SECONDS = 1.0
+# libpq parameters a deployment may set in the database URL (the rest of OPTIONS is Django's).
+_LIBPQ_OPTIONS = ("sslmode", "sslrootcert", "sslcert", "sslkey", "options", "application_name")
 
 
-def _database() -> None:
-    connection = connections["default"]
+def _conninfo() -> str:
+    db = connections["default"].settings_dict
+    options = {k: v for k, v in db.get("OPTIONS", {}).items() if k in _LIBPQ_OPTIONS}
+    params = {"dbname": db["NAME"], "user": db["USER"], "password": db["PASSWORD"]}
+    params |= {"host": db["HOST"], "port": db["PORT"], **options}
+    return make_conninfo(**{k: v for k, v in params.items() if v})
+
+
+def _local_database() -> bool:
+    """The embedded default's SQLite file, on this machine: nothing to hang on."""
     try:
-        with connection.cursor() as cursor:
+        with connections["default"].cursor() as cursor:
             cursor.execute("SELECT 1")
+    except Exception:  # any failure of a dependency means "not ready"
+        return False
+    return True
+
+
+async def _database() -> None:
+    async with await psycopg.AsyncConnection.connect(_conninfo(), autocommit=True) as conn:
+        await conn.execute("SELECT 1")
+
+
+async def _redis() -> None:
+    client = aioredis.Redis.from_url(settings.REDIS_URL)
+    try:
+        await client.ping()
     finally:
-        connection.close()
+        await client.aclose()
 
 
-@cache
-def _redis_client() -> redis.Redis:
-    return redis.Redis.from_url(
-        settings.REDIS_URL, socket_connect_timeout=DEADLINE_SECONDS, socket_timeout=DEADLINE_SECONDS
-    )
-
-
-def _redis() -> None:
-    _redis_client().ping()
+async def _checks(
+    checks: dict[str, Callable[[], Awaitable[None]]], deadline: float
+) -> dict[str, bool]:
+    tasks = {name: asyncio.ensure_future(check()) for name, check in checks.items()}
+    if tasks:
+        await asyncio.wait(tasks.values(), timeout=deadline)
+    passed = {}
+    for name, task in tasks.items():
+        # Any failure of a dependency, or no answer in time, means "not ready".
+        passed[name] = task.done() and not task.cancelled() and task.exception() is None
+        task.cancel()
+    await asyncio.gather(*tasks.values(), return_exceptions=True)  # the cancelled ones closed
+    return passed
 
 
 def readiness(deadline: float = DEADLINE_SECONDS) -> dict[str, bool]:
     """Each dependency's name and whether it answered within ``deadline`` seconds."""
-    checks: dict[str, Callable[[], None]] = {"database": _database}
+    checks: dict[str, Callable[[], Awaitable[None]]] = {}
+    local: dict[str, bool] = {}
+    if connections["default"].vendor == "postgresql":
+        checks["database"] = _database
+    else:
+        local["database"] = _local_database()
     if settings.REDIS_URL:
         checks["redis"] = _redis
-    passed: dict[str, bool] = dict.fromkeys(checks, False)
-
-    def run(name: str, check: Callable[[], None]) -> None:
-        try:
-            check()
-        except Exception:  # any failure of a dependency means "not ready"
-            return
-        passed[name] = True
-
-    threads = [
-        threading.Thread(target=run, args=(name, check), name=f"readyz-{name}", daemon=True)
-        for name, check in checks.items()
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(deadline)  # together within about one deadline: they run side by side
-    return dict(passed)
+    return {**local, **asyncio.run(_checks(checks, deadline))}
