@@ -70,6 +70,11 @@ def embeddings_available() -> bool:
 # --- after commit: handing revisions to a worker ----------------------------------------------
 
 Wanted = tuple[int, str]  # a revision's pk (to look up) and public id (to send)
+# A send to an unreachable broker costs a connection attempt (0.6 s refused, seconds where
+# packets drop) that a save must not wait for each time: after one fails, this process hands
+# nothing over for this long and leaves it to the sweep.
+HANDOVER_PAUSE_SECONDS = 10.0
+_paused_until = 0.0
 
 _collecting: contextvars.ContextVar[list[Wanted] | None] = contextvars.ContextVar(
     "xmemo_embeddings_batch", default=None
@@ -108,9 +113,11 @@ def embeddings_request(revisions: Sequence[Wanted]) -> None:
     """After commit: hand the revisions still without a vector for the installed model to a
     worker, in messages of ``TASK_BATCH``. Never raises — the save has committed, and the sweep
     catches up with whatever could not be handed over (no publish retries: the sweep is the
-    retry). Where tasks run in-process, the schedule's sweep embeds them (``make run``)."""
+    retry). After a failed hand-over this process sends nothing for ``HANDOVER_PAUSE_SECONDS``.
+    Where tasks run in-process, the schedule's sweep embeds them (``make run``)."""
+    global _paused_until
     try:
-        if not embeddings_available() or tasks_run_eagerly():
+        if not embeddings_available() or tasks_run_eagerly() or time.monotonic() < _paused_until:
             return
         wanted = dict(revisions)
         have = set(
@@ -122,6 +129,7 @@ def embeddings_request(revisions: Sequence[Wanted]) -> None:
         for start in range(0, len(missing), TASK_BATCH):
             send_task(EMBED_REVISIONS, args=[missing[start : start + TASK_BATCH]], retry=False)
     except Exception as exc:  # the database's or the broker's own errors
+        _paused_until = time.monotonic() + HANDOVER_PAUSE_SECONDS
         logger.warning(
             "%d revision(s) not handed over for embedding yet (%s); the sweep will",
             len(revisions),
