@@ -558,9 +558,9 @@ def main() -> None:
             results.append(timed(f"Level 0 @ {at:,}, {SHORT}", "level0-short"))
             results.append(timed(f"Level 0 @ {at:,}, {SEQUENTIAL}", "level0", connections=1))
 
-        # The first searches of each worker build its vector index, on a thread of its own
-        # (a few seconds at 100,000 skills; docs/search.md): let that happen before anything is
-        # measured, or it competes with every scenario for the cores.
+        # The first search of each worker builds its vector index (a few seconds at 100,000
+        # skills; docs/search.md): let that happen before anything is measured, or it counts in
+        # the first scenarios.
         measure("(vector index warm-up)", "level0", INDEX_WARMUP_SECONDS)
         windows: dict[str, list[loadgen.Result]] = {}
         # The CPU seconds the serving processes spent in each window (bench/cpu.py; None

@@ -22,7 +22,6 @@ from skills_app.selectors.search import semantic
 from skills_app.selectors.search.gate import gate_for
 from skills_app.services.skills import skill_set_status
 from tests.factories import Env, actor_for, make_token, personal_ws, publish, save
-from tests.support import wait_until
 
 QUERY = "my spreadsheet totals broke after I moved some columns around"
 SKILL = {
@@ -188,29 +187,6 @@ def test_large_workspaces_use_an_inverted_file_index(
     assert _slugs(_agent(env))[:1] == ["excel-refs"]
     gate = gate_for(actor=_agent(env), workspace=None)
     assert type(semantic._CACHE.index(env.personal.pk, gate).index).__name__ == "IndexIVFFlat"
-
-
-@pytest.mark.django_db(transaction=True)
-def test_a_large_workspace_builds_its_index_in_the_background(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """No search waits for a large index: words answer until the vectors are ready."""
-
-    from tests.factories import build_env
-
-    if connection.vendor != "postgresql":
-        pytest.skip("the per-process index is PostgreSQL's path")
-    env = build_env()
-    monkeypatch.setattr(semantic, "SYNC_BUILD_LIMIT", 0)
-    _publish_embedded(env.owner, env.personal, "excel-refs")
-    agent = _agent(env)
-    assert _slugs(agent) == []  # the index is being built; no shared word
-    wait_until(
-        lambda: _slugs(agent) == ["excel-refs"],
-        30,
-        interval=0.2,
-        message="the background build never finished",
-    )
 
 
 def test_an_inverted_file_index_trains_on_a_bounded_sample() -> None:

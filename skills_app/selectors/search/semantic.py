@@ -3,9 +3,10 @@
 The vectors live in ``RevisionEmbedding`` (computed by workers after save). Each process keeps
 per workspace a faiss index of the vectors Level 0 may show there: exact up to ``EXACT_LIMIT``,
 IVF above. On PostgreSQL it checks for changes at most every ``CHECK_SECONDS`` (the
-``search_updated_at`` stamps of migration 0014) and rebuilds every ``REBUILD_SECONDS``; a stale
-index can cost a hit, never leak one (every proposal passes the search gate again). On SQLite
-nothing is cached. Figures, and when one tenant outgrows a process: docs/search.md."""
+``search_updated_at`` stamps of migration 0014) and rebuilds every ``REBUILD_SECONDS``, in the
+search that finds it missing or due (no background build); a stale index can cost a hit, never
+leak one (every proposal passes the search gate again). On SQLite nothing is cached. Figures,
+and when one tenant outgrows a process: docs/search.md."""
 
 from __future__ import annotations
 
@@ -31,8 +32,6 @@ if TYPE_CHECKING:
 _SKILL = Skill._meta.db_table
 _EMBEDDING = RevisionEmbedding._meta.db_table
 EXACT_LIMIT = 20_000
-# Workspaces with more skills than this build their index on a background thread.
-SYNC_BUILD_LIMIT = 20_000
 NPROBE = 16
 # IVF training (k-means) runs on at most this many vectors per list: faiss asks for 39 or more;
 # all 100,000 vectors of a large workspace took 7 of a build's 10 seconds.
@@ -144,7 +143,6 @@ class _Index:
     checked_at: float = 0.0
     stamp: datetime | None = None  # newest search_updated_at seen
     last_embedding: int = 0  # newest embedding id seen
-    building: bool = False  # a background build is under way
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def search(self, query: np.ndarray, limit: int) -> list[tuple[int, float]]:
@@ -196,48 +194,18 @@ def clear_cache() -> None:
 
 
 def _refresh(entry: _Index, fallback: bool, now: float) -> None:
-    [(stamp, last_embedding, skills)] = db.fetch_all(
+    [(stamp, last_embedding)] = db.fetch_all(
         f"SELECT (SELECT max(search_updated_at) FROM {_SKILL} WHERE workspace_id = %s),"  # noqa: S608 - names only
-        f" (SELECT coalesce(max(id), 0) FROM {_EMBEDDING}),"
-        " (SELECT coalesce(sum(df), 0) FROM skills_app_searchterm"
-        "  WHERE workspace_id = %s AND lexeme = '')",
-        [entry.workspace_id, entry.workspace_id],
+        f" (SELECT coalesce(max(id), 0) FROM {_EMBEDDING})",
+        [entry.workspace_id],
     )
     entry.checked_at = now
-    if entry.index is None and skills <= SYNC_BUILD_LIMIT:
+    if entry.index is None or now - entry.built_at >= REBUILD_SECONDS:
+        # Built in the search that finds it missing or due: a selector starts no background
+        # work. A large workspace's first search in a process waits for it (docs/search.md).
         _build(entry, fallback, stamp, last_embedding, now)
-    elif entry.index is None or now - entry.built_at >= REBUILD_SECONDS:
-        # A large workspace is (re)built on a thread of its own: the old index, or none (the
-        # word ranking alone), answers meanwhile, so no request waits the seconds it takes.
-        if not entry.building:
-            entry.building = True
-            threading.Thread(
-                target=_build_in_background,
-                args=(entry, fallback, stamp, last_embedding, now),
-                name=f"xmemo-vectors-{entry.workspace_id}",
-                daemon=True,
-            ).start()
     elif stamp != entry.stamp or last_embedding != entry.last_embedding:
         _update(entry, fallback, stamp, last_embedding)
-
-
-def _build_in_background(
-    entry: _Index, fallback: bool, stamp: datetime | None, last_embedding: int, now: float
-) -> None:
-    from django.db import connections
-
-    try:
-        fresh = _Index(entry.workspace_id)
-        _build(fresh, fallback, stamp, last_embedding, now)
-        with entry.lock:
-            entry.index, entry.size = fresh.index, fresh.size
-            entry.built_at, entry.stamp, entry.last_embedding = now, stamp, last_embedding
-            entry.checked_at = 0.0  # apply what changed while building at the next search
-    except Exception:
-        logger.exception("Building the vector index of workspace %s failed", entry.workspace_id)
-    finally:
-        entry.building = False
-        connections.close_all()
 
 
 def _build(
