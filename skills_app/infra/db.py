@@ -10,11 +10,14 @@ own cursor, e.g. behind a transaction-pooling PgBouncer. Figures: docs/operation
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
+import psycopg
 from django.conf import settings
-from django.db import connection
+from django.db import connection, connections
+from psycopg.conninfo import make_conninfo
 
 
 def _prepared_allowed() -> bool:
@@ -93,3 +96,25 @@ def connections_in_use() -> int | None:
         cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()")
         row = cursor.fetchone()
     return int(row[0]) if row else 0
+
+
+# libpq parameters a deployment may set in the database URL (the rest of OPTIONS is Django's).
+_LIBPQ_OPTIONS = ("sslmode", "sslrootcert", "sslcert", "sslkey", "options", "application_name")
+
+
+def conninfo() -> str:
+    """The libpq connection string of the default PostgreSQL database (the test database in
+    tests), for a connection that is not Django's."""
+    db = connections["default"].settings_dict
+    options = {k: v for k, v in db.get("OPTIONS", {}).items() if k in _LIBPQ_OPTIONS}
+    params = {"dbname": db["NAME"], "user": db["USER"], "password": db["PASSWORD"]}
+    params |= {"host": db["HOST"], "port": db["PORT"], **options}
+    return make_conninfo(**{k: v for k, v in params.items() if v})
+
+
+@contextmanager
+def side_connection() -> Iterator[psycopg.Connection[Any]]:
+    """A PostgreSQL connection of its own, in autocommit, in the calling thread: what it
+    writes is committed at once, whatever transaction Django's connection holds."""
+    with psycopg.connect(conninfo(), autocommit=True) as side:
+        yield side

@@ -15,19 +15,10 @@ import psycopg
 import redis.asyncio as aioredis
 from django.conf import settings
 from django.db import connections
-from psycopg.conninfo import make_conninfo
+
+from skills_app.infra import db
 
 DEADLINE_SECONDS = 1.0
-# libpq parameters a deployment may set in the database URL (the rest of OPTIONS is Django's).
-_LIBPQ_OPTIONS = ("sslmode", "sslrootcert", "sslcert", "sslkey", "options", "application_name")
-
-
-def _conninfo() -> str:
-    db = connections["default"].settings_dict
-    options = {k: v for k, v in db.get("OPTIONS", {}).items() if k in _LIBPQ_OPTIONS}
-    params = {"dbname": db["NAME"], "user": db["USER"], "password": db["PASSWORD"]}
-    params |= {"host": db["HOST"], "port": db["PORT"], **options}
-    return make_conninfo(**{k: v for k, v in params.items() if v})
 
 
 def _local_database() -> bool:
@@ -41,7 +32,7 @@ def _local_database() -> bool:
 
 
 async def _database() -> None:
-    async with await psycopg.AsyncConnection.connect(_conninfo(), autocommit=True) as conn:
+    async with await psycopg.AsyncConnection.connect(db.conninfo(), autocommit=True) as conn:
         await conn.execute("SELECT 1")
 
 

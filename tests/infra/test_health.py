@@ -34,7 +34,7 @@ def test_a_database_that_hangs_is_not_ready_within_the_deadline(
 ) -> None:
     require_service("PostgreSQL", connection.vendor == "postgresql", "set DATABASE_URL")
     settings.REDIS_URL = ""
-    monkeypatch.setattr(health, "_conninfo", lambda: f"host=127.0.0.1 port={silent} dbname=x")
+    monkeypatch.setattr(health.db, "conninfo", lambda: f"host=127.0.0.1 port={silent} dbname=x")
     assert health.readiness(deadline=0.5) == {"database": False}
 
 

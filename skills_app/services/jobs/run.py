@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import queue
-import threading
 from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
+import psycopg
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import DatabaseError, connection, transaction
@@ -28,6 +27,7 @@ from skills_app.domain.bundle import SkillBundle
 from skills_app.domain.jobs import STALE_RULES, stale_verdict
 from skills_app.domain.limits import slug_from_name
 from skills_app.domain.secrets import secrets_masked, secrets_reach
+from skills_app.infra import db
 from skills_app.infra.queue import tasks_run_eagerly
 from skills_app.models import Job, Skill, SkillRevision, Workspace
 from skills_app.sandbox import resolve_timeout, run_script
@@ -62,40 +62,28 @@ def side_progress(job: Job) -> Iterator[Callable[[int, int], None]]:
 
     Progress written on the job's own connection would stay invisible until that transaction
     commits, so pollers would read 0/0 to the end. On PostgreSQL each update is written and
-    committed at once on a connection of its own (a helper thread's, closed at the end); the
-    import's transaction never touches the job row, so the two never wait on each other. On
-    SQLite a second writer would wait for the import's write lock, so progress stays on the
-    job's own connection there.
+    committed at once on a connection of its own (``infra.db.side_connection``, in this
+    thread, closed at the end); the import's transaction never touches the job row, so the two
+    never wait on each other. On SQLite a second writer would wait for the import's write
+    lock, so progress stays on the job's own connection there.
     """
     if connection.vendor != "postgresql":
         yield lambda done, total: job_progress(job, done=done, total=total)
         return
-    updates: queue.Queue[tuple[int, int] | None] = queue.Queue()
+    sql = (
+        f"UPDATE {Job._meta.db_table} SET progress_done = %s, progress_total = %s"  # noqa: S608 - names only
+        " WHERE id = %s"
+    )
+    with db.side_connection() as side:
 
-    def serve() -> None:
-        try:
-            while (update := updates.get()) is not None:
-                try:
-                    job_progress(job, done=update[0], total=update[1])
-                except DatabaseError:
-                    logger.warning("could not record progress of job %s", job.job_id)
-                finally:
-                    updates.task_done()
-        finally:
-            connection.close()
+        def write(done: int, total: int) -> None:
+            try:
+                side.execute(sql, [done, total, job.pk])
+            except psycopg.Error:
+                logger.warning("could not record progress of job %s", job.job_id)
+            job.progress_done, job.progress_total = done, total
 
-    writer = threading.Thread(target=serve, name=f"progress-{job.job_id}", daemon=True)
-    writer.start()
-
-    def write(done: int, total: int) -> None:
-        updates.put((done, total))
-        updates.join()  # written and committed before the work goes on: pollers see it now
-
-    try:
         yield write
-    finally:
-        updates.put(None)
-        writer.join()
 
 
 def _storable(value: Any) -> Any:
