@@ -7,6 +7,9 @@ tests/oauth/test_abuse_limits.py; on real workers over Redis, tests/e2e."""
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 from django.conf import settings
 
@@ -55,7 +58,7 @@ def test_make_run_runs_the_schedule_in_its_own_process() -> None:
     try:
         wait_until(
             lambda: UsageDay.objects.filter(revision=revision, level1=1).exists(),
-            30,
+            60,
             interval=0.2,
             message="the runner's schedule never flushed the count",
         )
@@ -64,3 +67,43 @@ def test_make_run_runs_the_schedule_in_its_own_process() -> None:
         app.conf.beat_schedule = every_day
     schedule.join(timeout=10)
     assert not schedule.is_alive()
+
+
+ROOT = Path(__file__).resolve().parents[1]
+# The embedded runner (`make run`) is the one place allowed to start a thread: its
+# announcement and the beat schedule it runs in-process.
+EMBEDDED_RUNNER = ROOT / "xmemo" / "run.py"
+
+
+def _threads_started(path: Path) -> list[str]:
+    """``threading.Thread``/``Timer`` (called or subclassed) and ``_thread`` starts in ``path``."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    imported = {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module in ("threading", "_thread")
+        for alias in node.names
+        if alias.name in ("Thread", "Timer", "start_new_thread")
+    }
+    found = []
+    for node in ast.walk(tree):
+        targets = [node.func] if isinstance(node, ast.Call) else []
+        targets += node.bases if isinstance(node, ast.ClassDef) else []
+        for target in targets:
+            name = ast.unparse(target)
+            if name in imported or name in (
+                "threading.Thread",
+                "threading.Timer",
+                "_thread.start_new_thread",
+            ):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {name}")
+    return found
+
+
+def test_no_product_code_starts_a_thread_outside_the_embedded_runner() -> None:
+    """Periodic work is a beat entry, not a thread a web or worker process starts (a request's
+    own helpers, such as asgiref's ``sync_to_async``, are the libraries' business)."""
+    sources = sorted((ROOT / "skills_app").rglob("*.py")) + sorted((ROOT / "xmemo").rglob("*.py"))
+    found = [hit for path in sources if path != EMBEDDED_RUNNER for hit in _threads_started(path)]
+    assert found == []
+    assert _threads_started(EMBEDDED_RUNNER)  # the grep sees what it looks for
