@@ -24,6 +24,8 @@ from typing import NamedTuple
 import redis
 from django.conf import settings
 from django.db import connection
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from skills_app.models import SkillRevision, UsageDay
 
@@ -142,7 +144,14 @@ def _flush_at_exit() -> None:
 
 @cache
 def _redis() -> redis.Redis:
-    return redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=0.5, socket_timeout=2.0)
+    # No retries (redis-py's default backs off for seconds): a count is on a request's path,
+    # and what Redis cannot take waits in memory for RETRY_SECONDS instead.
+    return redis.Redis.from_url(
+        settings.REDIS_URL,
+        socket_connect_timeout=0.5,
+        socket_timeout=2.0,
+        retry=Retry(NoBackoff(), 0),
+    )
 
 
 def _keys() -> tuple[str, str]:
