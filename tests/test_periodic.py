@@ -96,7 +96,7 @@ def _threads_started(path: Path) -> list[str]:
                 "threading.Timer",
                 "_thread.start_new_thread",
             ):
-                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {name}")
+                found.append(f"{path.relative_to(ROOT)}:{target.lineno}: {name}")
     return found
 
 

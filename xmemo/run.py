@@ -5,10 +5,9 @@
 Migrates, seeds the demo data (the demo token kept in ``var/demo-token`` and reused across
 restarts), each step announced, then serves the ASGI application with uvicorn in this process.
 The login, the token, the URLs and ``Ready`` are printed once the port accepts connections, so
-what is printed works at once, and a port in use ends with uvicorn's error, not a login. The
-one place that starts threads: the announcement, and the beat schedule
-(``settings.CELERY_BEAT_SCHEDULE``) run by Celery's beat service in this process, as ``celery
-beat`` sends it to workers in production."""
+what is printed works at once, and a port in use ends with uvicorn's error, not a login. The one
+place that starts threads: the announcement, and Celery's beat service running the schedule
+(``settings.CELERY_BEAT_SCHEDULE``) in this process, as ``celery beat`` does for workers."""
 
 from __future__ import annotations
 

@@ -8,6 +8,8 @@ relies on to run jobs in-process.
 
 from __future__ import annotations
 
+import logging
+import time
 from typing import Any
 
 from celery import current_app
@@ -21,6 +23,13 @@ EMBED_REVISIONS = "skills_app.tasks.embed_revisions"
 EVALS_REFRESH = "skills_app.tasks.evals_refresh"
 OUTCOME_STORE = "skills_app.tasks.outcome_store"
 SCAN_REVISIONS = "skills_app.tasks.scan_revisions"
+
+logger = logging.getLogger(__name__)
+# A send to an unreachable broker costs a connection attempt (0.6 s refused, seconds where
+# packets drop) that a request must not wait for each time: after one hand-over of a task fails,
+# this process sends none of it for this long and leaves the work to that task's periodic sweep.
+HANDOVER_PAUSE_SECONDS = 10.0
+_paused_until: dict[str, float] = {}
 
 
 def _task(name: str) -> Any:
@@ -60,3 +69,19 @@ def queue_depth(name: str) -> int:
         except ChannelError:  # NOT_FOUND: nothing was ever sent to it, nobody serves it yet
             return 0
         return int(declared.message_count)
+
+
+def hand_over(name: str, ids: list[str], *, batch: int, **options: Any) -> bool:
+    """After a commit: send ``ids`` to task ``name``, ``batch`` a message, without publish
+    retries (a periodic sweep is the retry). Never raises; answers whether all were sent. After
+    a failure, sends nothing of ``name`` for ``HANDOVER_PAUSE_SECONDS``."""
+    if time.monotonic() < _paused_until.get(name, 0.0):
+        return False
+    try:
+        for start in range(0, len(ids), batch):
+            send_task(name, args=[ids[start : start + batch]], retry=False, **options)
+    except Exception as exc:  # the broker's own errors (kombu OperationalError, redis, …)
+        _paused_until[name] = time.monotonic() + HANDOVER_PAUSE_SECONDS
+        logger.warning("%d id(s) not handed to %s (%s); its sweep will", len(ids), name, exc)
+        return False
+    return True

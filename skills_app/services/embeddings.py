@@ -30,7 +30,13 @@ from django.utils import timezone
 
 from skills_app.domain.descriptor import DESCRIPTOR_BODY_READ, descriptor_text
 from skills_app.infra import embedding
-from skills_app.infra.queue import EMBED_REVISIONS, EVALS_REFRESH, send_task, tasks_run_eagerly
+from skills_app.infra.queue import (
+    EMBED_REVISIONS,
+    EVALS_REFRESH,
+    hand_over,
+    send_task,
+    tasks_run_eagerly,
+)
 from skills_app.models import RevisionEmbedding, Skill, SkillRevision, Workspace
 
 logger = logging.getLogger(__name__)
@@ -70,11 +76,6 @@ def embeddings_available() -> bool:
 # --- after commit: handing revisions to a worker ----------------------------------------------
 
 Wanted = tuple[int, str]  # a revision's pk (to look up) and public id (to send)
-# A send to an unreachable broker costs a connection attempt (0.6 s refused, seconds where
-# packets drop) that a save must not wait for each time: after one fails, this process hands
-# nothing over for this long and leaves it to the sweep.
-HANDOVER_PAUSE_SECONDS = 10.0
-_paused_until = 0.0
 
 _collecting: contextvars.ContextVar[list[Wanted] | None] = contextvars.ContextVar(
     "xmemo_embeddings_batch", default=None
@@ -111,13 +112,11 @@ def embeddings_batched() -> Iterator[None]:
 
 def embeddings_request(revisions: Sequence[Wanted]) -> None:
     """After commit: hand the revisions still without a vector for the installed model to a
-    worker, in messages of ``TASK_BATCH``. Never raises — the save has committed, and the sweep
-    catches up with whatever could not be handed over (no publish retries: the sweep is the
-    retry). After a failed hand-over this process sends nothing for ``HANDOVER_PAUSE_SECONDS``.
-    Where tasks run in-process, the schedule's sweep embeds them (``make run``)."""
-    global _paused_until
+    worker (``infra.queue.hand_over``). Never raises — the save has committed, and the sweep
+    catches up with whatever could not be handed over. Where tasks run in-process, the
+    schedule's sweep embeds them (``make run``)."""
     try:
-        if not embeddings_available() or tasks_run_eagerly() or time.monotonic() < _paused_until:
+        if not embeddings_available() or tasks_run_eagerly():
             return
         wanted = dict(revisions)
         have = set(
@@ -125,16 +124,11 @@ def embeddings_request(revisions: Sequence[Wanted]) -> None:
                 revision_id__in=wanted, model=embedding.MODEL
             ).values_list("revision_id", flat=True)
         )
-        missing = [revision_id for pk, revision_id in wanted.items() if pk not in have]
-        for start in range(0, len(missing), TASK_BATCH):
-            send_task(EMBED_REVISIONS, args=[missing[start : start + TASK_BATCH]], retry=False)
-    except Exception as exc:  # the database's or the broker's own errors
-        _paused_until = time.monotonic() + HANDOVER_PAUSE_SECONDS
-        logger.warning(
-            "%d revision(s) not handed over for embedding yet (%s); the sweep will",
-            len(revisions),
-            exc,
-        )
+    except Exception as exc:  # the database's own errors
+        logger.warning("revisions not handed over for embedding yet (%s); the sweep will", exc)
+        return
+    missing = [revision_id for pk, revision_id in wanted.items() if pk not in have]
+    hand_over(EMBED_REVISIONS, missing, batch=TASK_BATCH)
 
 
 # --- computing and storing --------------------------------------------------------------------

@@ -1,16 +1,15 @@
 """The scan of every revision, the write side (docs/contract.md §21, docs/scanning.md).
 
 Whatever stores a revision calls ``scan_wanted`` in its transaction; after commit the revision
-goes to a worker on ``XMEMO_SCAN_QUEUE`` (task ``scan_revisions`` by name, sent from a thread so
-no request waits for the broker), or is scanned in process where tasks run in-process. Every
-worker's sweep (``scans_sweep``) catches up a bounded round of revisions unscanned or scanned
-by another ``SCANNER_VERSION``. A scan is computed outside any transaction and stored by an
+goes to a worker on ``XMEMO_SCAN_QUEUE`` (task ``scan_revisions``, ``infra.queue.hand_over``), or
+is scanned in process where tasks run in-process. The periodic sweep (``scans_sweep``, a beat
+entry) catches up a bounded round of revisions unscanned or scanned by another
+``SCANNER_VERSION``. A scan is computed outside any transaction and stored by an
 upsert that keeps an owner's override."""
 
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Sequence
 from datetime import timedelta
 
@@ -23,7 +22,7 @@ from skills_app import errors
 from skills_app.access import Actor, require_role, require_scope
 from skills_app.domain.lifecycle import OWNER
 from skills_app.domain.scan import SCANNER_VERSION, ScanReport, scan_bundle
-from skills_app.infra.queue import SCAN_REVISIONS, send_task, tasks_run_eagerly
+from skills_app.infra.queue import SCAN_REVISIONS, hand_over, tasks_run_eagerly
 from skills_app.models import RevisionScan, SkillRevision
 from skills_app.selectors.revisions import revision_bundle
 from skills_app.services.audit import audit_record
@@ -44,33 +43,17 @@ def scan_wanted(revision_ids: Sequence[str]) -> None:
 
 
 def scans_request(revision_ids: Sequence[str]) -> None:
-    """After commit: scan now (tasks in-process) or hand to the scan queue. Never raises: the
-    save has committed, and the sweep catches up with what could not be handed over."""
+    """After commit: scan now (tasks in-process) or hand to the scan queue
+    (``infra.queue.hand_over``). Never raises: the save has committed, and the sweep catches up
+    with what could not be handed over."""
     ids = list(revision_ids)
+    if not tasks_run_eagerly():
+        hand_over(SCAN_REVISIONS, ids, batch=TASK_BATCH, queue=settings.XMEMO_SCAN_QUEUE)
+        return
     try:
-        if tasks_run_eagerly():
-            scans_compute(revision_ids=ids)
-            return
-        threading.Thread(
-            target=_hand_over, args=(ids,), name="xmemo-scan-send", daemon=True
-        ).start()
+        scans_compute(revision_ids=ids)
     except Exception as exc:
         logger.warning("%d revision(s) not scanned yet (%s); the sweep will", len(ids), exc)
-
-
-def _hand_over(ids: list[str]) -> None:
-    try:
-        for start in range(0, len(ids), TASK_BATCH):
-            send_task(
-                SCAN_REVISIONS,
-                args=[ids[start : start + TASK_BATCH]],
-                queue=settings.XMEMO_SCAN_QUEUE,
-                retry=False,
-            )
-    except Exception as exc:  # the broker's own errors
-        logger.warning(
-            "%d revision(s) not handed over for scanning (%s); the sweep will", len(ids), exc
-        )
 
 
 def _report(revision: SkillRevision) -> ScanReport:
@@ -133,7 +116,7 @@ def scans_catch_up(*, limit: int | None = None, grace_seconds: float = 0) -> int
 
 
 def scans_sweep() -> int:
-    """One bounded round of catch-up (every worker, periodically)."""
+    """One bounded round of catch-up (the beat entry ``sweep_scans``)."""
     return scans_catch_up(
         limit=SWEEP_ROUND, grace_seconds=float(settings.XMEMO_OUTBOX_GRACE_SECONDS)
     )

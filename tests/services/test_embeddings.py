@@ -27,7 +27,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError
 
 from skills_app.domain.descriptor import descriptor_text
-from skills_app.infra import embedding
+from skills_app.infra import embedding, queue
 from skills_app.models import RevisionEmbedding, Skill
 from skills_app.services import embeddings
 from skills_app.services.backup import workspace_backup, workspace_restore
@@ -48,7 +48,7 @@ def _postgresql() -> None:
 @pytest.fixture(autouse=True)
 def _no_pause(monkeypatch: pytest.MonkeyPatch) -> None:
     """No hand-over pause left over from another test's broker outage."""
-    monkeypatch.setattr(embeddings, "_paused_until", 0.0)
+    monkeypatch.setattr(queue, "_paused_until", {})
 
 
 @pytest.fixture
@@ -154,7 +154,7 @@ def test_a_broker_outage_never_fails_the_save_and_the_sweep_catches_up(
     settings.XMEMO_OUTBOX_GRACE_SECONDS = 0
     assert embeddings.embeddings_sweep() == 2
     assert set(_vectors()) == {response.json()["revision_id"], again.json()["revision_id"]}
-    monkeypatch.setattr(embeddings, "_paused_until", 0.0)  # the pause is over
+    monkeypatch.setattr(queue, "_paused_until", {})  # the pause is over
     with django_capture_on_commit_callbacks(execute=True):
         _api_save(env.owner, env.personal.slug, slug="third")
     assert len(tried) == 2
