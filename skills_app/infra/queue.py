@@ -9,7 +9,9 @@ relies on to run jobs in-process.
 from __future__ import annotations
 
 import logging
+import os
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from celery import current_app
@@ -25,11 +27,23 @@ OUTCOME_STORE = "skills_app.tasks.outcome_store"
 SCAN_REVISIONS = "skills_app.tasks.scan_revisions"
 
 logger = logging.getLogger(__name__)
-# A send to an unreachable broker costs a connection attempt (0.6 s refused, seconds where
-# packets drop) that a request must not wait for each time: after one hand-over of a task fails,
-# this process sends none of it for this long and leaves the work to that task's periodic sweep.
+# A send to an unreachable broker costs connection attempts (Celery's connection retries for up
+# to broker_connection_timeout: 6 s measured after a connection dropped) that a request must not
+# wait for: hand-overs go through a connection of their own that tries once, and after one fails
+# this process hands nothing over for this long, leaving the work to the periodic sweeps.
 HANDOVER_PAUSE_SECONDS = 10.0
-_paused_until: dict[str, float] = {}
+_paused_until = 0.0
+_handover_connections: dict[int, Any] = {}
+
+
+def _handover_connection() -> Any:
+    """This process's broker connection for hand-overs: one connection attempt, no waiting."""
+    pid = os.getpid()
+    if pid not in _handover_connections:
+        once = {"max_retries": 1, "interval_start": 0, "interval_step": 0, "interval_max": 0}
+        options = {**current_app.conf.broker_transport_options, **once}
+        _handover_connections[pid] = current_app.connection_for_write(transport_options=options)
+    return _handover_connections[pid]
 
 
 def _task(name: str) -> Any:
@@ -71,17 +85,20 @@ def queue_depth(name: str) -> int:
         return int(declared.message_count)
 
 
-def hand_over(name: str, ids: list[str], *, batch: int, **options: Any) -> bool:
-    """After a commit: send ``ids`` to task ``name``, ``batch`` a message, without publish
-    retries (a periodic sweep is the retry). Never raises; answers whether all were sent. After
-    a failure, sends nothing of ``name`` for ``HANDOVER_PAUSE_SECONDS``."""
-    if time.monotonic() < _paused_until.get(name, 0.0):
+def hand_over(name: str, messages: Sequence[list[Any]], **options: Any) -> bool:
+    """After a commit: send one message of task ``name`` per args list of ``messages``, without
+    publish retries (a periodic sweep is the retry). Never raises; answers whether all were
+    sent. After a failure, hands nothing over for ``HANDOVER_PAUSE_SECONDS``."""
+    global _paused_until
+    if time.monotonic() < _paused_until:
         return False
     try:
-        for start in range(0, len(ids), batch):
-            send_task(name, args=[ids[start : start + batch]], retry=False, **options)
+        for args in messages:
+            send_task(name, args=args, retry=False, connection=_handover_connection(), **options)
     except Exception as exc:  # the broker's own errors (kombu OperationalError, redis, …)
-        _paused_until[name] = time.monotonic() + HANDOVER_PAUSE_SECONDS
-        logger.warning("%d id(s) not handed to %s (%s); its sweep will", len(ids), name, exc)
+        _paused_until = time.monotonic() + HANDOVER_PAUSE_SECONDS
+        logger.warning(
+            "%d message(s) of %s not sent (%s); its sweep will", len(messages), name, exc
+        )
         return False
     return True

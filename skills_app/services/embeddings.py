@@ -34,7 +34,6 @@ from skills_app.infra.queue import (
     EMBED_REVISIONS,
     EVALS_REFRESH,
     hand_over,
-    send_task,
     tasks_run_eagerly,
 )
 from skills_app.models import RevisionEmbedding, Skill, SkillRevision, Workspace
@@ -128,7 +127,8 @@ def embeddings_request(revisions: Sequence[Wanted]) -> None:
         logger.warning("revisions not handed over for embedding yet (%s); the sweep will", exc)
         return
     missing = [revision_id for pk, revision_id in wanted.items() if pk not in have]
-    hand_over(EMBED_REVISIONS, missing, batch=TASK_BATCH)
+    step = TASK_BATCH
+    hand_over(EMBED_REVISIONS, [[missing[i : i + step]] for i in range(0, len(missing), step)])
 
 
 # --- computing and storing --------------------------------------------------------------------
@@ -236,15 +236,9 @@ def _checks_wanted(skill_pks: set[int]) -> None:
     workspaces are brought up to date after commit (``services.evals``, docs/evals.md)."""
     workspaces = set(Skill.objects.filter(pk__in=skill_pks).values_list("workspace_id", flat=True))
 
-    def hand_over() -> None:
-        for workspace_pk in sorted(workspaces):
-            try:
-                send_task(EVALS_REFRESH, args=[workspace_pk])
-            except Exception:  # the broker is down: the next change of the workspace sends it
-                logger.warning("trigger checks of workspace %s left for later", workspace_pk)
-
-    if workspaces:
-        transaction.on_commit(hand_over, robust=True)
+    if workspaces:  # what the broker cannot take, the periodic catch-up finds
+        messages = [[workspace_pk] for workspace_pk in sorted(workspaces)]
+        transaction.on_commit(lambda: hand_over(EVALS_REFRESH, messages), robust=True)
 
 
 def embeddings_catch_up(

@@ -21,7 +21,7 @@ from skills_app.domain.descriptor import descriptor_text
 from skills_app.domain.evals import TRIGGERS_PATH, figures, triggers_parse
 from skills_app.errors import ValidationFailed
 from skills_app.infra import embedding
-from skills_app.infra.queue import EVALS_REFRESH, send_task
+from skills_app.infra.queue import EVALS_REFRESH, hand_over
 from skills_app.models import RevisionEvaluation, Skill, SkillRevision, Workspace
 from skills_app.selectors.evals import (
     live_revisions,
@@ -232,11 +232,20 @@ def evals_wanted(skill: Skill) -> None:
     if any(getattr(entry[1], _MARK, None) == workspace_pk for entry in pending):
         return
 
-    def hand_over() -> None:
-        try:
-            send_task(EVALS_REFRESH, args=[workspace_pk])
-        except Exception:  # the broker is down: the next change of the workspace sends it
-            logger.warning("trigger checks of workspace %s not handed over", workspace_pk)
+    def refresh() -> None:  # what the broker cannot take, the periodic catch-up finds
+        hand_over(EVALS_REFRESH, [[workspace_pk]])
 
-    setattr(hand_over, _MARK, workspace_pk)
-    transaction.on_commit(hand_over, robust=True)
+    setattr(refresh, _MARK, workspace_pk)
+    transaction.on_commit(refresh, robust=True)
+
+
+def evals_catch_up() -> int:
+    """The periodic catch-up: every workspace with a live revision out of date."""
+    done = 0
+    for workspace_pk in (
+        SkillRevision.objects.filter(components__logical_path="evals/triggers.json")
+        .values_list("skill__workspace_id", flat=True)
+        .distinct()
+    ):
+        done += evals_refresh(workspace_pk=workspace_pk)
+    return done

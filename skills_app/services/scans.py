@@ -48,7 +48,8 @@ def scans_request(revision_ids: Sequence[str]) -> None:
     with what could not be handed over."""
     ids = list(revision_ids)
     if not tasks_run_eagerly():
-        hand_over(SCAN_REVISIONS, ids, batch=TASK_BATCH, queue=settings.XMEMO_SCAN_QUEUE)
+        messages = [[ids[i : i + TASK_BATCH]] for i in range(0, len(ids), TASK_BATCH)]
+        hand_over(SCAN_REVISIONS, messages, queue=settings.XMEMO_SCAN_QUEUE)
         return
     try:
         scans_compute(revision_ids=ids)
