@@ -58,10 +58,10 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> GroupSchedul
     return GroupScheduling(config, log)
 
 
-@pytest.hookimpl(trylast=True)
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test under tests/e2e ``e2e`` (``pytest -m "not e2e"`` runs the fast part), and
-    put the ``processes`` group first."""
+    """Mark every test under tests/e2e ``e2e`` (before ``-m`` selects: ``pytest -m "not e2e"``
+    runs the fast part), and put the ``processes`` group first."""
     for item in items:
         if E2E in item.path.parents:
             item.add_marker(pytest.mark.e2e)
