@@ -105,9 +105,15 @@ def test_a_generic_public_token_may_mint_an_equally_narrow_profile(
 ) -> None:
     narrow = api_for(env.owner, profile="generic-public")
     answer = narrow.post(
-        "/v1/tokens", {"name": "same", "scopes": ["skills:read"], "profile": "chatgpt-public"}
+        "/v1/tokens", {"name": "same", "scopes": ["skills:read"], "profile": "generic-public"}
     )
     assert answer.status_code == 201, answer.content
+    # chatgpt-public sees no tools but the skill resources (SPEC §20): more.
+    resources = narrow.post(
+        "/v1/tokens", {"name": "reader", "scopes": ["skills:read"], "profile": "chatgpt-public"}
+    )
+    assert resources.status_code == 403
+    assert resources.json()["error"]["details"]["tools"] == ["resources"]
     # claude-code sees no tools either, but prompts and resources (docs/contract.md §18): more.
     wider = narrow.post(
         "/v1/tokens", {"name": "wider", "scopes": ["skills:read"], "profile": "claude-code"}
