@@ -64,6 +64,41 @@ def _execute(statements):  # type: ignore[no-untyped-def]
     return run
 
 
+class _RevisionColumn(migrations.AddField):
+    """A token column on the revision table, added in place. Back on SQLite, the column goes with
+    ``DROP COLUMN`` after its index: Django would remake the table, which the triggers of 0007
+    on the component table refuse (they name the revision table)."""
+
+    def database_backwards(self, app_label, schema_editor, from_state, to_state):  # type: ignore[no-untyped-def]
+        if schema_editor.connection.vendor != "sqlite":
+            super().database_backwards(app_label, schema_editor, from_state, to_state)
+            return
+        column = f"{self.name}_id"
+        with schema_editor.connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = %s"
+                " AND sql LIKE %s",
+                [TABLE, f'%"{column}"%'],
+            )
+            for (index,) in cursor.fetchall():
+                cursor.execute(f'DROP INDEX "{index}"')
+            cursor.execute(f'ALTER TABLE {TABLE} DROP COLUMN "{column}"')
+
+
+def _revision_column(name):  # type: ignore[no-untyped-def]
+    return _RevisionColumn(
+        model_name="skillrevision",
+        name=name,
+        field=models.ForeignKey(
+            blank=True,
+            null=True,
+            on_delete=django.db.models.deletion.SET_NULL,
+            related_name="+",
+            to="skills_app.apitoken",
+        ),
+    )
+
+
 SEAL = _statements([*_triggers.NULLABLE_LINKS, "author_token_id"])
 UNSEAL = _statements(_triggers.NULLABLE_LINKS)
 
@@ -96,27 +131,7 @@ class Migration(migrations.Migration):
                 to="skills_app.apitoken",
             ),
         ),
-        migrations.AddField(
-            model_name="skillrevision",
-            name="author_token",
-            field=models.ForeignKey(
-                blank=True,
-                null=True,
-                on_delete=django.db.models.deletion.SET_NULL,
-                related_name="+",
-                to="skills_app.apitoken",
-            ),
-        ),
-        migrations.AddField(
-            model_name="skillrevision",
-            name="reviewed_by_token",
-            field=models.ForeignKey(
-                blank=True,
-                null=True,
-                on_delete=django.db.models.deletion.SET_NULL,
-                related_name="+",
-                to="skills_app.apitoken",
-            ),
-        ),
+        _revision_column("author_token"),
+        _revision_column("reviewed_by_token"),
         migrations.RunPython(_execute(SEAL), _execute(UNSEAL)),
     ]

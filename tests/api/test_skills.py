@@ -212,9 +212,11 @@ def test_every_lifecycle_action_over_rest(env: Env, api_for: ApiFactory) -> None
     member.post(f"{url}/propose")
     approved = admin.post(f"{url}/approve")
     assert approved.json()["state"] == "published"
+    # Approving a published revision is a second sign-off (SPEC §21), never twice by one person.
     again = admin.post(f"{url}/approve")
     assert again.status_code == 409
-    assert error_code(again) == "INVALID_TRANSITION"
+    assert error_code(again) == "CONFLICT"
+    assert "already approved" in again.json()["error"]["message"]
     no_publish_in_team = admin.post(f"{url}/publish")
     assert error_code(no_publish_in_team) == "INVALID_TRANSITION"
     deprecated = admin.post(f"{url}/deprecate")

@@ -11,6 +11,7 @@ import pytest
 from django.core.management import call_command
 
 from skills_app.management import demo_data
+from skills_app.profiles import exposed_tools
 from tests.e2e.processes import ROOT
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -39,7 +40,7 @@ def test_the_documented_sdk_client_runs_against_the_demo_data(live_url: str) -> 
     with contextlib.redirect_stdout(printed):
         exec(compile(code, DOC, "exec"), {"__name__": "documented"})
     out = printed.getvalue()
-    assert "['recall_cloud_skill', 'save_cloud_skill']" in out
+    assert repr(exposed_tools("ordinary-full")) in out  # the demo token's profile
     components = [c for c in demo_data.INCIDENT.components or () if c.content]
     assert components
     for component in components:  # every resource of the recalled skill was printed
