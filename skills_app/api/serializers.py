@@ -368,6 +368,10 @@ class LintOut(serializers.Serializer):
     errors = LintProblemOut(many=True, help_text="What a save would refuse; empty when none.")  # type: ignore[assignment]
     warnings = LintProblemOut(many=True)
     approx_tokens = ApproxTokensOut()
+    scan = serializers.DictField(
+        child=serializers.JSONField(),
+        help_text="The scan of what a save would store (§21): verdict and findings.",
+    )
 
 
 class SyncFileOut(serializers.Serializer):

@@ -18,6 +18,7 @@ from skills_app.access import Actor, readable_workspaces, require_scope, workspa
 from skills_app.domain.bundle import COMPONENT_TYPES, ComponentData, SkillBundle
 from skills_app.domain.lint import Problem, agent_skill_advice, approx_tokens
 from skills_app.domain.paths import guess_media_type
+from skills_app.domain.scan import scan_bundle
 from skills_app.domain.text import unstorable_field
 from skills_app.errors import ValidationFailed
 from skills_app.models import Membership, SkillRevision, Workspace
@@ -264,8 +265,8 @@ def _personal_workspace(actor: Actor) -> Workspace:
 
 def lint_from_payload(*, actor: Actor, payload: Any) -> dict[str, Any]:
     """``POST /v1/skills/lint`` (docs/contract.md §17): every rule the save would enforce on
-    ``payload`` (the first error of each rule), the Agent Skills advice, and the estimate of
-    what each level costs an agent. Nothing is stored."""
+    ``payload`` (the first error of each rule), the Agent Skills advice, the estimate of what
+    each level costs an agent, and the scan's verdict and findings (§21). Nothing is stored."""
     require_scope(actor, "skills:write")
     read = payload_read(payload, workspace_required=False)
     workspace = (
@@ -282,6 +283,7 @@ def lint_from_payload(*, actor: Actor, payload: Any) -> dict[str, Any]:
         message=read.message,
         acknowledge_secrets=read.acknowledge_secrets,
     )
+    scan = scan_bundle(slug=read.slug, bundle=read.bundle)
     return {
         "errors": [
             {
@@ -293,6 +295,8 @@ def lint_from_payload(*, actor: Actor, payload: Any) -> dict[str, Any]:
         ],
         "warnings": agent_skill_advice(read.bundle, slug=read.slug),
         "approx_tokens": approx_tokens(read.bundle, slug=read.slug),
+        # What the scan of the revision a save would store finds (§21), verdict and all.
+        "scan": {"verdict": scan.verdict, "findings": [f.as_dict() for f in scan.findings]},
         # Checked only as a save would store it: never a slug or text the save refuses.
         "triggers": (
             None

@@ -37,8 +37,8 @@ const USAGE = `usage: xmemo-skill <command> [options]
   search QUERY [--workspace WS] [--limit N] [--json]
   recall SLUG [--workspace WS] [--revision R] [--label L] [--arguments STR] [--json]
   resource SLUG PATH --revision R [--json]
-  sync --dir DIR [--workspace WS]... [--label L] [--check] [--force] [--prune]
-  push DIR... --workspace WS [--dry-run] [--message M]
+  sync --dir DIR [--workspace WS]... [--label L] [--check] [--force] [--prune] [--allow-flagged]
+  push DIR... --workspace WS [--dry-run] [--message M] [--acknowledge-secrets]
   lint DIR... [--workspace WS]
   outcome SLUG --revision R success|partial|failure [--note N] [--json]
   login [--url URL] [--scope SCOPE]...   (default: skills:read skills:write)
@@ -46,7 +46,11 @@ const USAGE = `usage: xmemo-skill <command> [options]
 Configuration: XMEMO_URL and XMEMO_TOKEN, else the credentials file written by login
 ($XDG_CONFIG_HOME/xmemo/credentials.json or ~/.config/xmemo/credentials.json).
 Exit codes: 0 ok, 1 check/lint failed, 2 usage, 3 local edits in the way, 4 integrity failure,
-5 server or authentication error.`;
+5 server or authentication error.
+sync leaves out a skill whose revision's scan says block (unless an owner overrode it) and names
+it; --allow-flagged writes it anyway. lint prints the scan's findings. push refuses content
+holding a live secret (SECRET_DETECTED, naming path and line); --acknowledge-secrets stores it
+anyway (audited).`;
 
 const COMMANDS = {
   search: { options: { workspace: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } }, positionals: [1, 1] },
@@ -56,10 +60,13 @@ const COMMANDS = {
   },
   resource: { options: { revision: { type: 'string' }, json: { type: 'boolean' } }, positionals: [2, 2] },
   sync: {
-    options: { dir: { type: 'string' }, workspace: { type: 'string', multiple: true }, label: { type: 'string' }, check: { type: 'boolean' }, force: { type: 'boolean' }, prune: { type: 'boolean' } },
+    options: { dir: { type: 'string' }, workspace: { type: 'string', multiple: true }, label: { type: 'string' }, check: { type: 'boolean' }, force: { type: 'boolean' }, prune: { type: 'boolean' }, 'allow-flagged': { type: 'boolean' } },
     positionals: [0, 0],
   },
-  push: { options: { workspace: { type: 'string' }, 'dry-run': { type: 'boolean' }, message: { type: 'string' } }, positionals: [1, Infinity] },
+  push: {
+    options: { workspace: { type: 'string' }, 'dry-run': { type: 'boolean' }, message: { type: 'string' }, 'acknowledge-secrets': { type: 'boolean' } },
+    positionals: [1, Infinity],
+  },
   lint: { options: { workspace: { type: 'string' } }, positionals: [1, Infinity] },
   outcome: { options: { revision: { type: 'string' }, note: { type: 'string' }, json: { type: 'boolean' } }, positionals: [2, 2] },
   login: { options: { url: { type: 'string' }, scope: { type: 'string', multiple: true } }, positionals: [0, 0] },
@@ -385,6 +392,14 @@ function firstOfEachSlug(listing, named, report) {
   return [...chosen.values()];
 }
 
+// Whether a bundle's scan (SPEC §21) keeps it out of sync: `block`, and no owner overrode it.
+const blocked = (scan) => scan?.verdict === 'block' && !scan.overridden;
+
+// Each scan finding as `PREFIX: path:line: severity category: message`.
+function findingLines(prefix, findings) {
+  return (findings ?? []).map((f) => `${prefix}: ${f.path}:${f.line}: ${f.severity} ${f.category}: ${f.message}`);
+}
+
 async function sync(client, _args, options, report = out) {
   const dir = path.resolve(options.dir);
   const workspaces = [...(options.workspace ?? [])].sort();
@@ -453,20 +468,28 @@ async function sync(client, _args, options, report = out) {
     prune.push(slug);
   }
 
+  // Every download is verified before anything is written: a tampered one writes nothing. A
+  // revision whose scan blocks it (not overridden) is left out unless --allow-flagged.
+  const verified = [];
+  for (const item of plan) {
+    const bundle = (await client.json('GET', `/v1/revisions/${encodeURIComponent(item.entry.revision_id)}/bundle`)).data;
+    const files = verifyBundle(bundle, item.entry);
+    if (blocked(bundle.scan) && !options['allow-flagged']) {
+      report(`${item.entry.slug}: its scan says block (revision ${item.entry.revision_number}); skipped — use --allow-flagged to write it`);
+      for (const line of findingLines(item.entry.slug, bundle.scan.findings)) report(line);
+      continue;
+    }
+    verified.push({ ...item, files });
+  }
+
   if (options.check) {
-    for (const { entry, verb } of plan) report(`${entry.slug}: would be ${verb} (revision ${entry.revision_number})`);
+    for (const { entry, verb } of verified) report(`${entry.slug}: would be ${verb} (revision ${entry.revision_number})`);
     for (const slug of prune) report(`${slug}: would be removed`);
-    const differs = plan.length > 0 || prune.length > 0 || code !== EXIT.OK;
+    const differs = verified.length > 0 || prune.length > 0 || code !== EXIT.OK;
     if (!differs) report('up to date');
     return code === EXIT.INTEGRITY ? code : differs ? EXIT.FAILED : EXIT.OK;
   }
 
-  // Every download is verified before anything is written: a tampered one writes nothing.
-  const verified = [];
-  for (const item of plan) {
-    const bundle = await client.json('GET', `/v1/revisions/${encodeURIComponent(item.entry.revision_id)}/bundle`);
-    verified.push({ ...item, files: verifyBundle(bundle.data, item.entry) });
-  }
   fs.mkdirSync(dir, { recursive: true });
   for (const { entry, lockEntry, verb, files } of verified) {
     writeSkill(dir, entry.slug, files);
@@ -569,6 +592,10 @@ async function lint(client, folders, options) {
   for (const folder of folders) {
     const answer = await lintFolder(client, folder, options.workspace);
     printProblems(folder, answer);
+    if (answer.scan) {
+      out(`${folder}: scan: ${answer.scan.verdict}`);
+      for (const line of findingLines(folder, answer.scan.findings)) out(line);
+    }
     for (const line of triggerLines(folder, answer.triggers)) out(line);
     if (answer.errors.length) code = EXIT.FAILED;
     else out(`${folder}: ok${answer.approx_tokens ? ` (about ${answer.approx_tokens.level1} tokens at Level 1)` : ''}`);
@@ -576,19 +603,29 @@ async function lint(client, folders, options) {
   return code;
 }
 
+// Push protection's refusal (SPEC §21) naming each secret's path and line, and the way past it.
+function secretRefusal(folder, error) {
+  const details = error.error.details ?? {};
+  const where = (details.secrets?.length ? details.secrets : [details]).map((s) => `${s.path}:${s.line}`).join(', ');
+  return new ExitError(EXIT.SERVER, `SECRET_DETECTED: ${folder}: a live secret at ${where}; nothing stored (remove it, or push with --acknowledge-secrets to store it anyway)`);
+}
+
 async function push(client, folders, options) {
   let code = EXIT.OK;
+  const acknowledge = options['acknowledge-secrets'] ? { acknowledge_secrets: true } : {};
   for (const folder of folders) {
     if (options['dry-run']) {
-      const answer = await lintFolder(client, folder, options.workspace, { intent: 'publish' });
+      const answer = await lintFolder(client, folder, options.workspace, { intent: 'publish', ...acknowledge });
       printProblems(folder, answer);
       if (answer.errors.length) code = EXIT.FAILED;
       else out(`${folder}: would be saved (dry run, nothing stored)`);
       continue;
     }
     const { body, namesFolder } = readSkillFolder(folder);
-    const payload = { ...body, workspace: options.workspace, intent: 'publish', ...(options.message ? { message: options.message } : {}) };
-    const answer = (await client.json('POST', '/v1/skills/save', { body: payload })).data;
+    const payload = { ...body, workspace: options.workspace, intent: 'publish', ...(options.message ? { message: options.message } : {}), ...acknowledge };
+    const answer = (await client.json('POST', '/v1/skills/save', { body: payload }).catch((error) => {
+      throw error.error?.code === 'SECRET_DETECTED' ? secretRefusal(folder, error) : error;
+    })).data;
     for (const w of advice(answer.warnings, namesFolder)) out(`${folder}: warning ${w.code}: ${w.message}`);
     out(
       answer.created

@@ -9,21 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { canonicalHash, sha256Hex } from '../scripts/lib.mjs';
-import { fakeServer, runScript } from './support.mjs';
-
-// One skill as the server would serve it, hashes and all, whatever its slug and paths say.
-function skill(slug, components = {}, body = `# ${slug}\n`) {
-  const skillMd = `---\nname: ${JSON.stringify(slug)}\ndescription: d\n---\n${body}`;
-  const files = [{ path: 'SKILL.md', type: null, encoding: 'utf-8', content: skillMd, sha256: sha256Hex(skillMd) }];
-  for (const [p, content] of Object.entries(components)) files.push({ path: p, type: 'document', encoding: 'utf-8', content, sha256: sha256Hex(content) });
-  const revisionId = `rev_${sha256Hex(slug + JSON.stringify(components)).slice(0, 12)}`;
-  const hash = canonicalHash({ name: slug, description: 'd', frontmatter: {}, instructionBody: body, components: files.slice(1) });
-  return {
-    entry: { slug, workspace: 'mallory', skill_id: `skill_${revisionId}`, revision_id: revisionId, revision_number: 1, canonical_hash: hash, files: files.map((f) => ({ path: f.path, sha256: f.sha256, size: Buffer.byteLength(f.content) })) },
-    bundle: { revision_id: revisionId, canonical_hash: hash, name: slug, description: 'd', frontmatter: {}, instruction_body: body, files },
-  };
-}
+import { fakeServer, runScript, skill } from './support.mjs';
 
 function hostileServer(skills) {
   return fakeServer((request) => {
