@@ -140,7 +140,9 @@ def merge_text(base: str, mine: str, theirs: str, *, theirs_label: str) -> Merge
             out += [f"{MINE_MARKER}\n", *_ended(mine_part), f"{SPLIT_MARKER}\n"]
             out += [*_ended(theirs_part), f">>>>>>> {theirs_label}\n"]
     out += base_lines[at:]
-    return Merge(text="".join(out), overlaps=tuple(overlaps), applied=applied)
+    # A side's last line without its newline may now be followed by lines: never glue them.
+    text = "".join(line if line.endswith("\n") else line + "\n" for line in out[:-1])
+    return Merge(text=text + "".join(out[-1:]), overlaps=tuple(overlaps), applied=applied)
 
 
 def merge_value(base: str, mine: str, theirs: str) -> tuple[str, bool]:

@@ -83,3 +83,10 @@ def test_a_side_left_alone_yields_the_other(base: str, other: str) -> None:
     assert merge_text(base, base, other, theirs_label="r").text == other
     assert merge_text(base, other, base, theirs_label="r").text == other
     assert merge_text(base, other, other, theirs_label="r").text == other
+
+
+def test_a_last_line_without_newline_is_never_glued_to_the_next() -> None:
+    # Found by the property above under the CI profile: theirs' new last line "e" met mine's "a".
+    merged = merge_text("a\nb\nb\n", "b\na\na\n", "a\nb\ne", theirs_label="r")
+    assert "ea" not in split_lines(merged.text)
+    assert {"e\n", "a\n"} <= set(split_lines(merged.text))
