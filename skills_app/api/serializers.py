@@ -322,6 +322,11 @@ class RootDataOut(serializers.Serializer):
         help_text="Only when 'arguments' was given and the render left something out, such as "
         "an unknown ${XMEMO_…} context variable (docs/contract.md §11).",
     )
+    scan = serializers.DictField(
+        child=serializers.JSONField(),
+        help_text="The revision's scan (docs/contract.md §21): verdict (pending, clean, warn, "
+        "block), findings, scanner_version, overridden.",
+    )
 
 
 class RecallRootOut(serializers.Serializer):

@@ -20,7 +20,15 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models.signals import post_delete, post_save
 
-from skills_app.models import ApiToken, Membership, Skill, SkillLabel, SkillRevision, Workspace
+from skills_app.models import (
+    ApiToken,
+    Membership,
+    RevisionScan,
+    Skill,
+    SkillLabel,
+    SkillRevision,
+    Workspace,
+)
 
 CHANNEL = "xmemo_recall"
 _CONNECTION_OK = 0  # psycopg.pq.ConnStatus.OK
@@ -126,6 +134,6 @@ def _changed(sender: Any, **kwargs: Any) -> None:
     listener.bump()
 
 
-for _model in (Skill, SkillRevision, SkillLabel, Membership, Workspace, ApiToken):
+for _model in (Skill, SkillRevision, SkillLabel, Membership, Workspace, ApiToken, RevisionScan):
     post_save.connect(_changed, sender=_model, dispatch_uid=f"xmemo-gen-save-{_model.__name__}")
     post_delete.connect(_changed, sender=_model, dispatch_uid=f"xmemo-gen-del-{_model.__name__}")

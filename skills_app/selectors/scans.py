@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, TypedDict
 from urllib.parse import quote
 
@@ -84,12 +85,25 @@ def revision_scan_sarif(*, actor: Actor, revision_id: str) -> dict[str, Any]:
 
 
 def scan_summary(revision: SkillRevision) -> dict[str, Any]:
-    """The short form Level 1 and the bundle carry: ``{verdict, findings, scanner_version}``
-    (an override lets a ``block`` through, and says so as ``overridden``)."""
-    answer = scan_answer(stored_scan(revision))
-    return {
-        "verdict": answer["verdict"],
-        "findings": answer["findings"],
-        "scanner_version": answer["scanner_version"],
-        "overridden": answer["override"] is not None,
+    """The short form Level 1, the bundle and MCP's ``io.xmemo/scan`` carry: ``{verdict,
+    findings, scanner_version}`` (an override lets a ``block`` through, and says so as
+    ``overridden``)."""
+    return scan_summaries([revision.pk])[revision.pk]
+
+
+def scan_summaries(revision_pks: Iterable[int]) -> dict[int, dict[str, Any]]:
+    """``scan_summary`` of each revision, in one query (a page of MCP entries)."""
+    wanted = list(revision_pks)
+    stored = {
+        scan.revision_id: scan for scan in RevisionScan.objects.filter(revision_id__in=wanted)
     }
+    summaries = {}
+    for pk in wanted:
+        answer = scan_answer(stored.get(pk))
+        summaries[pk] = {
+            "verdict": answer["verdict"],
+            "findings": answer["findings"],
+            "scanner_version": answer["scanner_version"],
+            "overridden": answer["override"] is not None,
+        }
+    return summaries

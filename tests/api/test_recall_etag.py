@@ -10,9 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from skills_app.models import SkillRevision
+from skills_app.services.scans import scans_catch_up
 from skills_app.services.skills import revision_transition
 from tests.api.conftest import Api, ApiFactory
+from tests.api.test_scans import INJECTED
 from tests.factories import Env, actor_for, component, publish, save
 
 RECALL = "/v1/recall"
@@ -119,3 +123,43 @@ def test_the_same_content_in_two_skills_does_not_share_an_etag(
     tag_b = api.get(RECALL, {"slug": "beta"})["ETag"]
     assert tag_a != tag_b
     assert api.get(RECALL, {"slug": "beta"}, **{"If-None-Match": tag_a}).status_code == 200
+
+
+def _scan_walk(agent: CachingAgent, revision: SkillRevision) -> list[str]:
+    requests = ({"slug": "deploy"}, {"slug": "deploy", "revision_id": revision.revision_id})
+    return [agent.revalidate(**params) for params in requests]
+
+
+def test_a_finished_scan_changes_the_answer_and_its_etag(env: Env, api_for: ApiFactory) -> None:
+    rev = save(env.owner, env.personal, instruction_body=INJECTED).revision
+    api = api_for(env.owner)
+    agent = CachingAgent(api)
+    assert _scan_walk(agent, rev) == ["200", "200"]
+    assert api.get(RECALL, {"slug": "deploy"}).json()["data"]["scan"] == {
+        "verdict": "pending",
+        "findings": [],
+        "scanner_version": None,
+        "overridden": False,
+    }
+    assert _scan_walk(agent, rev) == ["304", "304"]
+    scans_catch_up()  # pending → block
+    assert _scan_walk(agent, rev) == ["200", "200"]
+    scan = api.get(RECALL, {"slug": "deploy"}).json()["data"]["scan"]
+    assert (scan["verdict"], scan["overridden"]) == ("block", False)
+    assert scan["findings"][0]["category"] == "prompt_injection"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_override_changes_the_cached_answer_and_its_etag(env: Env, api_for: ApiFactory) -> None:
+    """With the resolution caches in force (no test transaction), a stored override moves the
+    generation: the next answer says ``overridden`` under a new ETag."""
+    rev = save(env.owner, env.personal, instruction_body=INJECTED).revision
+    scans_catch_up()
+    api = api_for(env.owner)
+    agent = CachingAgent(api)
+    assert _scan_walk(agent, rev) == ["200", "200"]
+    assert _scan_walk(agent, rev) == ["304", "304"]
+    done = api.post(f"/v1/revisions/{rev.revision_id}/scan/override", {"reason": "Read it."})
+    assert done.status_code == 200, done.content
+    assert _scan_walk(agent, rev) == ["200", "200"]
+    assert api.get(RECALL, {"slug": "deploy"}).json()["data"]["scan"]["overridden"] is True

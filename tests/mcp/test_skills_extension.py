@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from skills_app.models import Skill
 from skills_app.services.skills import revision_transition, skill_set_status
+from tests.api.test_scans import INJECTED
 from tests.factories import (
     actor_for,
     component,
@@ -214,6 +215,34 @@ def test_a_pinned_revision_reads_the_same_bytes_after_a_newer_one(live_url: str)
     assert after[0]["_meta"]["io.xmemo/state"] == "deprecated"  # what moved is its state
     assert before[0]["uri"] == pinned
     assert before[1][f"skill://{ws.slug}/{old.revision_id}/deploy/references/r.md"] == b"# Old\n"
+
+
+def test_entries_and_skill_md_carry_the_scan(live_url: str) -> None:
+    """§21: ``_meta["io.xmemo/scan"]`` on ``skills/list``, ``skills/get`` and the SKILL.md read:
+    the stored scan's verdict and findings."""
+    user = make_user()
+    ws = personal_ws(user)
+    publish(user, ws, slug="deploy")
+    save(user, ws, slug="injected", instruction_body=INJECTED)
+    secret = _token(user, scopes=["skills:read"], profile="claude-code")
+    injected = f"skill://{ws.slug}/injected/SKILL.md"
+
+    async def scans(client: Client) -> list[dict[str, Any]]:
+        [listed] = await list_all(client)
+        got = (await ext(client, "skills/get", uri=injected))["skill"]
+        [read] = (await client.read_resource(injected)).contents
+        assert read.meta is not None
+        return [
+            listed["_meta"]["io.xmemo/scan"],
+            got["_meta"]["io.xmemo/scan"],
+            read.meta["io.xmemo/scan"],
+        ]
+
+    listed, got, read = with_mcp(live_url, secret, scans)
+    assert listed["verdict"] == "clean"
+    assert got == read
+    assert (got["verdict"], got["overridden"]) == ("block", False)
+    assert {finding["category"] for finding in got["findings"]} == {"prompt_injection"}
 
 
 def test_foreign_archived_and_unknown_skills_answer_alike(live_url: str) -> None:

@@ -39,4 +39,4 @@ def test_a_page_costs_the_same_queries_for_few_and_many_skills() -> None:
     add(3, PAGE + 20)
     many, listed_many = _first_page_queries(actor)
     assert (listed_few, listed_many) == (3, PAGE)
-    assert many == few == 5  # skills, their revisions, labels, content and components
+    assert many == few == 6  # skills, their revisions, labels, scans, content and components

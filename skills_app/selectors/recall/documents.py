@@ -48,7 +48,11 @@ def recall_search(
 
 
 def _root_document(
-    target: _Target, content: RootContent, resolved_by: str, arguments: str | None
+    target: _Target,
+    content: RootContent,
+    resolved_by: str,
+    arguments: str | None,
+    scan: dict[str, Any],
 ) -> dict[str, Any]:
     data: dict[str, Any] = {
         "skill_id": target.skill_id,
@@ -75,6 +79,7 @@ def _root_document(
             for path, ctype, sha, size, media_type in content.resources
         ],
         "approx_tokens": content.approx_tokens,
+        "scan": scan,
     }
     if arguments is not None:
         names = data["frontmatter"].get("argument-names")

@@ -4,7 +4,7 @@ folders, read through the same resolution and immutable content as Level 1.
 An entry is ``{uri, frontmatter, resources, _meta}``: the served SKILL.md's frontmatter and
 every file with the digest and size of exactly what ``resources/read`` answers. What an entry
 says of a revision is cached by revision id (``infra.cache``); listings, which move with
-pointers and labels, under the invalidation generation. A page costs at most four queries,
+pointers and labels, under the invalidation generation. A page costs at most five queries,
 never one per skill. ``published_only`` is the ``chatgpt-public`` rule."""
 
 from __future__ import annotations
@@ -43,8 +43,10 @@ from skills_app.selectors.recall.resolution import (
     _resolve_by_slug,
     _resolve_pinned,
     _Target,
+    served_scan,
 )
 from skills_app.selectors.recall.routing import _served, recall
+from skills_app.selectors.scans import scan_summaries
 from skills_app.sources.capsule import capsule_skill_md
 
 PAGE = 100
@@ -109,20 +111,28 @@ def _files_decode(payload: bytes) -> SkillFiles:
     return SkillFiles(frontmatter, description, sha, size, tuple(map(tuple, components)))
 
 
-def xmemo_meta(target: _Target, revision_number: int, canonical_hash: str) -> dict[str, Any]:
-    """The product's own ``_meta`` keys, under ``io.xmemo/`` (§20). The scan verdict of §21
-    joins them here as ``io.xmemo/scan``."""
+def xmemo_meta(
+    target: _Target, revision_number: int, canonical_hash: str, scan: dict[str, Any]
+) -> dict[str, Any]:
+    """The product's own ``_meta`` keys, under ``io.xmemo/`` (§20), the scan summary of §21
+    among them as ``io.xmemo/scan``."""
     return {
         f"{META_PREFIX}revision_id": target.revision_id,
         f"{META_PREFIX}revision_number": revision_number,
         f"{META_PREFIX}state": target.state,
         f"{META_PREFIX}labels": list(target.labels),
         f"{META_PREFIX}canonical_hash": canonical_hash,
+        f"{META_PREFIX}scan": scan,
     }
 
 
 def _entry(
-    target: _Target, files: SkillFiles, revision_number: int, canonical_hash: str, pinned: bool
+    target: _Target,
+    files: SkillFiles,
+    revision_number: int,
+    canonical_hash: str,
+    scan: dict[str, Any],
+    pinned: bool,
 ) -> dict[str, Any]:
     revision_id = target.revision_id if pinned else None
     uri = skill_md_uri(target.workspace, target.slug, revision_id)
@@ -140,7 +150,7 @@ def _entry(
                 for path, _type, sha, size, _mt in files.components
             ),
         ],
-        "_meta": xmemo_meta(target, revision_number, canonical_hash),
+        "_meta": xmemo_meta(target, revision_number, canonical_hash, scan),
     }
 
 
@@ -173,7 +183,9 @@ def skill_entry(*, actor: Actor, ref: SkillUri, published_only: bool) -> dict[st
     target, content = resolve(actor=actor, ref=ref, published_only=published_only)
     files = _files(target.slug, target.revision_id, lambda: content)
     pinned = ref.revision_id is not None
-    return _entry(target, files, content.revision_number, content.canonical_hash, pinned)
+    return _entry(
+        target, files, content.revision_number, content.canonical_hash, served_scan(target), pinned
+    )
 
 
 def skill_md_read(
@@ -186,7 +198,7 @@ def skill_md_read(
     _served(actor, target, 1)
     return (
         raw,
-        xmemo_meta(target, content.revision_number, content.canonical_hash),
+        xmemo_meta(target, content.revision_number, content.canonical_hash, served_scan(target)),
         content.description,
     )
 
@@ -270,6 +282,7 @@ class ListedSkill:
     revision_number: int
     canonical_hash: str
     files: SkillFiles
+    scan: dict[str, Any]
 
 
 def listing(
@@ -310,6 +323,7 @@ def _listing(
         "revision_id", "name"
     ):
         labels.setdefault(revision_pk, []).append(name)
+    scans = scan_summaries(served)
     contents = _Contents(revisions)
     listed = []
     for revision_pk, skill in served.items():
@@ -324,7 +338,7 @@ def _listing(
             tuple(sorted(labels.get(revision_pk, ()))),
         )
         files = _files(skill.slug, revision_id, partial(contents.get, revision_pk))
-        listed.append(ListedSkill(target, number, canonical, files))
+        listed.append(ListedSkill(target, number, canonical, files, scans[revision_pk]))
     return listed, rows.next_cursor
 
 
@@ -364,6 +378,13 @@ def _given(value: RootContent) -> RootContent:
 def entries(listed: Iterable[ListedSkill]) -> list[dict[str, Any]]:
     """``skills/list``'s entries for a listing page."""
     return [
-        _entry(item.target, item.files, item.revision_number, item.canonical_hash, pinned=False)
+        _entry(
+            item.target,
+            item.files,
+            item.revision_number,
+            item.canonical_hash,
+            item.scan,
+            pinned=False,
+        )
         for item in listed
     ]

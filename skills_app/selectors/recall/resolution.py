@@ -17,6 +17,7 @@ from skills_app.access import (
 from skills_app.domain.lifecycle import LATEST_FALLBACK_KINDS
 from skills_app.infra import db, invalidation
 from skills_app.models import Skill, SkillLabel, SkillRevision, Workspace
+from skills_app.selectors.scans import scan_summaries
 
 _SKILL = Skill._meta.db_table
 _WS = Workspace._meta.db_table
@@ -74,6 +75,19 @@ class _Target:
     # The names of the labels pointing at this revision, sorted (every Level 1 answer lists
     # them): mutable, so part of the resolution, cached under the generation like it.
     labels: tuple[str, ...] = ()
+
+
+def served_scan(target: _Target) -> dict[str, Any]:
+    """The scan summary of the revision served (docs/contract.md §21): mutable (a scan finishes,
+    an owner overrides), so cached under the generation, which a stored scan moves."""
+    pk = target.revision_pk
+    return _cached_resolution(("scan", pk), lambda: scan_summaries([pk])[pk])
+
+
+def scan_stamp(scan: dict[str, Any]) -> str:
+    """What tells one scan summary of a revision from another: a revision is scanned once per
+    scanner version, and an override changes ``overridden``."""
+    return f"{scan['verdict']}|{scan['scanner_version']}|{scan['overridden']}"
 
 
 def _labels_sql(revision_pk_sql: str) -> str:

@@ -31,6 +31,8 @@ from skills_app.selectors.recall.resolution import (
     _resolve_by_slug,
     _resolve_pinned,
     _Target,
+    scan_stamp,
+    served_scan,
 )
 
 
@@ -190,11 +192,12 @@ def _root(
             lambda: _resolve_by_slug(actor, bare, ws_slug, fallback),
         )
     content = _root_content(target.revision_id, target.revision_pk)
+    scan = served_scan(target)
     answer: dict[str, Any] | Encoded
     if not encode:
-        answer = _root_document(target, content, resolved_by, arguments)
+        answer = _root_document(target, content, resolved_by, arguments, scan)
     elif arguments is not None:
-        answer = _encoded("root", _root_document(target, content, resolved_by, arguments))
+        answer = _encoded("root", _root_document(target, content, resolved_by, arguments, scan))
     else:
         # Everything in this body is fixed by these values: encode it once per process.
         key = ":".join(
@@ -206,10 +209,11 @@ def _root(
                 target.workspace,
                 target.slug,
                 ",".join(target.labels),
+                scan_stamp(scan),
             )
         )
         answer = _encoded_once(
-            key, "root", lambda: _root_document(target, content, resolved_by, None)
+            key, "root", lambda: _root_document(target, content, resolved_by, None, scan)
         )
     _served(actor, target, 1)  # after the rendering, which can refuse (RENDERED_TOO_LARGE)
     return answer
