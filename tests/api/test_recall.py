@@ -40,6 +40,7 @@ ROOT_FIELDS = {
     "resolved_by",
     "labels",
     "resources",
+    "scan",
     "approx_tokens",
 }
 RESOURCE_FIELDS = {

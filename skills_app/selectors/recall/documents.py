@@ -78,8 +78,8 @@ def _root_document(
             }
             for path, ctype, sha, size, media_type in content.resources
         ],
-        "approx_tokens": content.approx_tokens,
         "scan": scan,
+        "approx_tokens": content.approx_tokens,
     }
     if arguments is not None:
         names = data["frontmatter"].get("argument-names")
