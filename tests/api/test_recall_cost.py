@@ -87,7 +87,7 @@ def test_level0_hits_and_level1_answers_carry_the_same_estimate(
     # The field comes last in both shapes: every existing field keeps its place.
     response = api.get(RECALL, {"query": "alpha deploy"})
     assert list(response.json()["data"]["results"][0])[-2:] == ["score", "approx_tokens"]
-    assert list(_root(api, slug="alpha-deploy"))[-2:] == ["resources", "approx_tokens"]
+    assert list(_root(api, slug="alpha-deploy"))[-2:] == ["scan", "approx_tokens"]
 
 
 def test_the_estimate_describes_the_level1_answer(pg: None, env: Env, api_for: ApiFactory) -> None:
