@@ -16,7 +16,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 
@@ -66,6 +66,13 @@ def wait_until(
             said = message() if callable(message) else message
             raise AssertionError(f"not within {timeout:g} s: {said or 'the awaited condition'}")
         time.sleep(interval)
+
+
+def run_task(task: Any) -> Any:
+    """Run a Celery task in this process as a worker would, and answer its result (raising its
+    error). Celery's join guard is a process global that a live server's thread running an eager
+    task may hold at that moment, so it is not consulted here: nothing here waits on a broker."""
+    return task.apply().get(disable_sync_subtasks=False)
 
 
 def run_on_fresh_sqlite(script: str, var_dir: Path, **env_extra: str) -> str:

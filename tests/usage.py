@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from skills_app.tasks import flush_usage as flush_task
+from tests.support import run_task
 
 
 def flush_usage() -> int:
     """The periodic flush (the beat entry's task, as a worker runs it), now: this process's
     counts (those Redis could not take, or all of them without Redis) and what Redis holds go
     into the database. Answers how many rows it wrote."""
-    return int(flush_task.apply().get())
+    return int(run_task(flush_task))

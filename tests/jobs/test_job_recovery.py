@@ -19,6 +19,7 @@ from skills_app.services.jobs import run
 from skills_app.services.skills import skill_save
 from skills_app.tasks import fail_stale_jobs
 from tests.factories import Env, actor_for
+from tests.support import run_task
 
 
 def _pack() -> bytes:
@@ -94,8 +95,8 @@ def test_a_stale_running_job_reads_failed_and_the_sweep_writes_it(env: Env) -> N
     fresh = _queued_import(env)
     Job.objects.filter(pk=fresh.pk).update(state="running", started_at=timezone.now())
     assert job_get(actor=actor_for(env.owner), job_id=fresh.job_id).state == "running"
-    assert fail_stale_jobs.apply().get() == 1  # the periodic task, as a worker runs it
-    assert fail_stale_jobs.apply().get() == 0  # idempotent
+    assert run_task(fail_stale_jobs) == 1  # the periodic task, as a worker runs it
+    assert run_task(fail_stale_jobs) == 0  # idempotent
     job.refresh_from_db()
     assert (job.state, job.error) == ("failed", read.error)  # written as it was read
     assert _state(fresh) == "running"

@@ -19,6 +19,7 @@ from skills_app.services.jobs.run import execution_cap, job_run
 from skills_app.services.skills import skill_set_status
 from skills_app.tasks import deliver_webhook, run_job, sweep_outbox
 from tests.factories import Env, actor_for, make_webhook, save
+from tests.support import run_task
 
 
 @pytest.fixture
@@ -50,11 +51,11 @@ def test_a_job_committed_while_the_broker_is_down_is_sent_by_the_sweep_once(
     job = _export(env, django_capture_on_commit_callbacks)
     assert (job.state, job.enqueued_at) == ("queued", None)
     settings.XMEMO_OUTBOX_GRACE_SECONDS = 0
-    assert sweep_outbox.apply().get() == 0  # still down: nothing sent, nothing lost
+    assert run_task(sweep_outbox) == 0  # still down: nothing sent, nothing lost
     calls: list[dict[str, Any]] = []
     monkeypatch.setattr(run_job, "apply_async", lambda **kw: calls.append(kw))
-    assert sweep_outbox.apply().get() == 1
-    assert sweep_outbox.apply().get() == 0
+    assert run_task(sweep_outbox) == 1
+    assert run_task(sweep_outbox) == 0
     assert calls == [{"args": [job.job_id], "queue": "xmemo", "countdown": None}]
     job.refresh_from_db()
     assert job.enqueued_at is not None
@@ -68,7 +69,7 @@ def test_a_job_sent_at_commit_is_not_sent_again_by_the_sweep(
 ) -> None:
     _export(env, django_capture_on_commit_callbacks)
     settings.XMEMO_OUTBOX_GRACE_SECONDS = 0
-    assert sweep_outbox.apply().get() == 0
+    assert run_task(sweep_outbox) == 0
     assert len(sent) == 1
 
 
@@ -178,11 +179,11 @@ def test_a_delivery_emitted_while_the_broker_is_down_is_sent_by_the_same_sweep_o
     delivery = WebhookDelivery.objects.get()
     assert (delivery.state, delivery.enqueued_at) == ("pending", None)  # unclaimed, not lost
     settings.XMEMO_OUTBOX_GRACE_SECONDS = 0
-    assert sweep_outbox.apply().get() == 0  # still down
+    assert run_task(sweep_outbox) == 0  # still down
     calls: list[tuple[Any, ...]] = []
     monkeypatch.setattr(deliver_webhook, "apply_async", lambda *a, **kw: calls.append((a, kw)))
-    assert sweep_outbox.apply().get() == 1
-    assert sweep_outbox.apply().get() == 0
+    assert run_task(sweep_outbox) == 1
+    assert run_task(sweep_outbox) == 0
     assert calls == [((), {"args": [delivery.delivery_id, 0]})]
     delivery.refresh_from_db()
     assert delivery.enqueued_at is not None
@@ -204,5 +205,5 @@ def test_a_delivery_sent_at_commit_is_not_swept_again(
         skill_set_status(actor=actor_for(env.owner), skill=skill, status="archived")
     assert len(calls) == 1
     settings.XMEMO_OUTBOX_GRACE_SECONDS = 0
-    assert sweep_outbox.apply().get() == 0
+    assert run_task(sweep_outbox) == 0
     assert len(calls) == 1

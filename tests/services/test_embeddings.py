@@ -35,7 +35,7 @@ from skills_app.services.jobs import import_start
 from skills_app.services.skills import revision_transition, skill_delete, skill_set_status
 from skills_app.tasks import embed_revisions, sweep_embeddings
 from tests.factories import Env, actor_for, make_team, make_token, publish, save
-from tests.support import require_service
+from tests.support import require_service, run_task
 
 Capture = Callable[..., Any]
 
@@ -566,9 +566,9 @@ def test_embedded_default_saves_without_the_model_and_the_scheduled_sweep_embeds
         response = _api_save(env.owner, env.personal.slug)
     assert response.status_code == 201, response.content
     assert not RevisionEmbedding.objects.exists()
-    assert sweep_embeddings.apply().get() == 1
+    assert run_task(sweep_embeddings) == 1
     assert set(_vectors()) == {response.json()["revision_id"]}
-    assert sweep_embeddings.apply().get() == 0
+    assert run_task(sweep_embeddings) == 0
 
 
 @pytest.mark.django_db(transaction=True)
