@@ -112,8 +112,11 @@ def test_recall_query_counts_are_constant(
         )
     large = _count(env, api_for, large_resource)
     assert large == small
-    # And the absolute budget of the hot path: one query when warm.
-    assert small.level1_warm == 1
+    # And the absolute budget of the hot path when warm, here inside the test's transaction,
+    # where no generation is known and nothing is cached by it: the resolution, and for Level 1
+    # the served revision's scan summary (§21), which can change (in production both are
+    # cached under the generation).
+    assert small.level1_warm == 2
     assert small.level2_warm == 1
     # Level 0: the readable workspaces, the words' rarity, the word ranking, the descriptors
     # through the gate — whatever the registry holds (a word no skill holds adds one look-up).
