@@ -3,7 +3,7 @@
 An estimate an agent can budget with before loading anything, not a tokenizer's count: about
 four ASCII characters per token and one token per other character, rounded up, over the JSON
 text of the Level 1 answer a revision fixes (name, description, frontmatter, body and the
-resource manifest, encoded as ``domain.wire`` does) plus ``ANSWER_ALLOWANCE`` for the rest of
+resource manifest, encoded as ``domain.json_bytes`` does) plus ``ANSWER_ALLOWANCE`` for the rest of
 the answer. A revision never changes, so it is computed once, when the revision is stored."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from skills_app.domain.wire import encode_json
+from skills_app.domain.json_bytes import encode_json
 
 CHARS_PER_TOKEN = 4
 # The rest of a Level 1 answer: ``{"kind":"root","data":{…}}`` with skill_id, slug, workspace,

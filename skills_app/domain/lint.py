@@ -16,9 +16,9 @@ from typing import Any, TypedDict
 from skills_app.domain.bundle import SkillBundle
 from skills_app.domain.canonical import sha256_hex
 from skills_app.domain.context_cost import revision_tokens, text_tokens
+from skills_app.domain.json_bytes import encode_json
 from skills_app.domain.limits import slug_from_name
 from skills_app.domain.paths import is_text
-from skills_app.domain.wire import encode_json
 
 BODY_ADVISED_LINES = 500
 BODY_ADVISED_TOKENS = 5_000

@@ -18,7 +18,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from skills_app import errors
-from skills_app.domain.wire import encode_json
+from skills_app.domain.json_bytes import encode_json
 
 logger = logging.getLogger("skills_app.api")
 

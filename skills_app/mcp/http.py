@@ -27,8 +27,8 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from skills_app.access import Actor
+from skills_app.domain.json_bytes import encode_json
 from skills_app.domain.tokens import bearer_secret
-from skills_app.domain.wire import encode_json
 from skills_app.errors import AuthenticationRequired, XmemoError
 from skills_app.gateway.auth import actor_for_secret
 from skills_app.gateway.errors import describe, envelope

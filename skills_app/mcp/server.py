@@ -26,7 +26,7 @@ from mcp.server.runner import modern_error_data
 from mcp.shared.exceptions import MCPError
 
 from skills_app.access import Actor
-from skills_app.domain.wire import encode_json
+from skills_app.domain.json_bytes import encode_json
 from skills_app.errors import XmemoError
 from skills_app.mcp import surfaces
 from skills_app.mcp.tools import SERVED_TOOLS, tool_run

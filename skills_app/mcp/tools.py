@@ -14,7 +14,7 @@ from typing import Any
 from skills_app.access import Actor, require_scope
 from skills_app.domain.arguments import arguments_check
 from skills_app.gateway.ratelimit import check_rate
-from skills_app.gateway.wire import save_as_dict
+from skills_app.gateway.shapes import save_as_dict
 from skills_app.models import SkillRevision
 from skills_app.profiles import tool_spec
 from skills_app.selectors.recall import recall

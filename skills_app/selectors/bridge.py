@@ -20,9 +20,9 @@ from django.db.models import IntegerField, Value
 from skills_app import errors
 from skills_app.access import Actor, readable_workspaces, require_scope, revision_for, workspace_for
 from skills_app.domain.canonical import sha256_hex
+from skills_app.domain.json_bytes import encode_json
 from skills_app.domain.labels import validate_label_name
 from skills_app.domain.paths import is_text
-from skills_app.domain.wire import encode_json
 from skills_app.infra.cache import KEY_PREFIX, local_cache
 from skills_app.models import Skill, SkillComponent, SkillRevision, Workspace
 from skills_app.selectors.labels import label_target

@@ -1,5 +1,5 @@
 """Reads of skills, revisions, components and diffs (docs/contract.md §7 and §10), as objects
-and typed values: the JSON shapes of skills and revisions are ``gateway.wire``'s."""
+and typed values: the JSON shapes of skills and revisions are ``gateway.shapes``'s."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from skills_app.access import (
 from skills_app.domain import lifecycle
 from skills_app.domain.bundle import ComponentEntry
 from skills_app.domain.diff import RevisionSnapshot, diff_snapshots, snapshot_of
-from skills_app.domain.wire import encode_json
+from skills_app.domain.json_bytes import encode_json
 from skills_app.infra.cache import cached_immutable
 from skills_app.models import (
     RevisionScan,

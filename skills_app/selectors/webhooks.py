@@ -1,5 +1,5 @@
 """Reads of webhooks and their delivery log (owners and admins of the workspace), as objects:
-the JSON shapes are ``gateway.wire``'s."""
+the JSON shapes are ``gateway.shapes``'s."""
 
 from __future__ import annotations
 

@@ -141,7 +141,7 @@ def _components(value: Any) -> tuple[ComponentData, ...] | None:
 @dataclass(frozen=True)
 class SaveOutcome:
     """What a save did (docs/contract.md §6) and the lint's advice on it (§17); the doors answer
-    it through ``gateway.wire.save_as_dict``."""
+    it through ``gateway.shapes.save_as_dict``."""
 
     revision: SkillRevision
     created: bool

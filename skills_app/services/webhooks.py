@@ -24,7 +24,7 @@ from standardwebhooks import Webhook as Signer
 
 from skills_app import errors
 from skills_app.access import ADMIN_ROLES, Actor, require_role, require_scope
-from skills_app.domain.wire import encode_json
+from skills_app.domain.json_bytes import encode_json
 from skills_app.infra import outbound
 from skills_app.infra.crypto import secret_encrypt, secret_open
 from skills_app.models import Webhook, WebhookAttempt, WebhookDelivery, Workspace

@@ -28,7 +28,7 @@ from django.db import connections
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from skills_app.domain.wire import encode_json
+from skills_app.domain.json_bytes import encode_json
 from skills_app.profiles import tool_spec
 
 # The API's autouse fixture: cached tokens, recalled content and rate counts of one test must

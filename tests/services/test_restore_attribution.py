@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from skills_app.gateway.wire import revision_as_dict
+from skills_app.gateway.shapes import revision_as_dict
 from skills_app.models import AuditEntry, RevisionApproval, RevisionComment, SkillRevision
 from skills_app.selectors.reviews import comment_as_dict, revision_approvals
 from skills_app.services.backup import workspace_backup, workspace_restore

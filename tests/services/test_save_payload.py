@@ -9,7 +9,7 @@ import pytest
 
 from skills_app import errors
 from skills_app.access import Actor
-from skills_app.gateway.wire import save_as_dict
+from skills_app.gateway.shapes import save_as_dict
 from skills_app.models import SkillComponent, SkillRevision
 from skills_app.services.save_payload import save_from_payload
 from tests.factories import Env, make_token

@@ -1,4 +1,4 @@
-"""Writes vectors.json: values as the server sends them (domain.wire.encode_json) and as
+"""Writes vectors.json: values as the server sends them (domain.json_bytes.encode_json) and as
 Python's canonical JSON writes them (json.dumps(sort_keys=True, separators=(",", ":"),
 ensure_ascii=False), SPEC §3), plus canonical hashes. The Node tests read them back.
 
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from skills_app.domain.canonical import canonical_hash
-from skills_app.domain.wire import encode_json
+from skills_app.domain.json_bytes import encode_json
 
 VALUES: list[Any] = [
     None,

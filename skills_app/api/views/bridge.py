@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from skills_app.api.serializers import BundleOut, LintIn, LintOut, SyncOut
 from skills_app.api.views.base import ApiView, if_none_match, not_modified
 from skills_app.domain.canonical import sha256_hex
-from skills_app.domain.wire import encode_json
+from skills_app.domain.json_bytes import encode_json
 from skills_app.selectors.bridge import revision_bundle_document, sync_listing
 from skills_app.services.save_payload import lint_from_payload
 

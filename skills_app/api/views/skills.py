@@ -27,7 +27,7 @@ from skills_app.api.serializers import (
 from skills_app.api.views.base import ApiView, if_none_match, not_modified, page_response
 from skills_app.domain.lifecycle import REVISION_ACTIONS
 from skills_app.gateway.downloads import download_response
-from skills_app.gateway.wire import (
+from skills_app.gateway.shapes import (
     revision_as_dict,
     revision_detail_as_dict,
     save_as_dict,

@@ -16,7 +16,7 @@ from skills_app.api.serializers import (
 )
 from skills_app.api.views.base import ApiView, page_response
 from skills_app.api.views.skills import PAGE_PARAMS
-from skills_app.gateway.wire import delivery_as_dict, webhook_as_dict
+from skills_app.gateway.shapes import delivery_as_dict, webhook_as_dict
 from skills_app.models import Webhook
 from skills_app.selectors.webhooks import delivery_list, webhook_list
 from skills_app.services.webhooks import delivery_redeliver, webhook_create, webhook_delete

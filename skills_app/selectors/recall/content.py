@@ -9,8 +9,8 @@ from collections.abc import Callable
 from dataclasses import astuple, dataclass
 from typing import Any
 
+from skills_app.domain.json_bytes import encode_json
 from skills_app.domain.paths import is_text
-from skills_app.domain.wire import encode_json
 from skills_app.infra.cache import cached_immutable
 from skills_app.models import SkillComponent, SkillRevision
 

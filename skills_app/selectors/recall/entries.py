@@ -21,10 +21,10 @@ from django.db.models.functions import Coalesce
 
 from skills_app import errors
 from skills_app.access import Actor, readable_workspaces, require_scope
+from skills_app.domain.json_bytes import encode_json
 from skills_app.domain.lifecycle import LATEST_FALLBACK_KINDS
 from skills_app.domain.skill_uri import SKILL_MD, SkillUri, skill_md_uri, skill_uri
 from skills_app.domain.skillmd import merge_frontmatter
-from skills_app.domain.wire import encode_json
 from skills_app.infra.cache import cached_immutable
 from skills_app.models import Skill, SkillComponent, SkillLabel, SkillRevision
 from skills_app.selectors.pagination import decode_cursor, encode_cursor, paginate_rows

@@ -10,8 +10,8 @@ from django.conf import settings
 
 from skills_app import errors
 from skills_app.access import Actor, require_scope
+from skills_app.domain.json_bytes import encode_json
 from skills_app.domain.labels import validate_label_name
-from skills_app.domain.wire import encode_json
 from skills_app.infra import requestctx, usage
 from skills_app.infra.cache import local_cache
 from skills_app.infra.metrics import RECALLS

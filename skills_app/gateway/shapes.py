@@ -2,7 +2,7 @@
 deliveries, each built here once from the objects and typed values the selectors and services
 return, for every door that answers JSON.
 
-Only the shapes: the bytes of every answer are ``domain.wire.encode_json``'s.
+Only the shapes: the bytes of every answer are ``domain.json_bytes.encode_json``'s.
 """
 
 from __future__ import annotations
