@@ -12,6 +12,7 @@ from typing import Any, cast
 from django import forms
 
 from skills_app import access, errors
+from skills_app.domain.permission_modes import DUAL_SIGN_REQUIRED, MUTATING_WITH_CONFIRM, READ_ONLY
 from skills_app.domain.skillmd import parse_skill_md
 from skills_app.models import Membership
 from skills_app.profiles import DEFAULT_PROFILE, profile_choices
@@ -207,13 +208,33 @@ class WorkspaceSettingsForm(forms.Form):
         required=False,
         help_text="How many admins or owners (never the author) must approve a proposal.",
     )
-    # Nobody reviews in a personal workspace: its form neither shows nor changes these.
-    REVIEW_FIELDS = ("require_distinct_reviewer", "required_approvals")
+    permission_mode = forms.ChoiceField(
+        required=False,
+        label="Permission mode",
+        choices=[
+            (MUTATING_WITH_CONFIRM, "mutating-with-confirm (the default)"),
+            (DUAL_SIGN_REQUIRED, "dual-sign-required"),
+            (READ_ONLY, "read-only"),
+        ],
+        help_text="What the team's scripts may do, by class. mutating-with-confirm: safe "
+        "scripts run; mutating ones only when the run is confirmed; dangerous ones never. "
+        "dual-sign-required: as that, and dangerous scripts run (where dangerous scripts are "
+        "allowed) from a revision two distinct reviewers approved, neither its author. "
+        "read-only: only safe scripts run. A token may be stricter, never looser. Every change "
+        "is in the audit log.",
+    )
+    # A personal workspace has no review and no permission mode: its form neither shows nor
+    # changes these.
+    TEAM_FIELDS = ("require_distinct_reviewer", "required_approvals", "permission_mode")
+
+    def clean_permission_mode(self) -> str | None:
+        """Left out of the request: the mode stays as it is."""
+        return self.cleaned_data.get("permission_mode") or None
 
     def __init__(self, *args: Any, team: bool, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         if not team:
-            for name in self.REVIEW_FIELDS:
+            for name in self.TEAM_FIELDS:
                 del self.fields[name]
 
 

@@ -22,6 +22,7 @@ WORKSPACE_SETTINGS = (
     "require_distinct_reviewer",
     "allow_dangerous_scripts",
     "required_approvals",
+    "permission_mode",
 )
 # More approvals than this is a typo, not a review policy.
 MAX_REQUIRED_APPROVALS = 10

@@ -138,3 +138,58 @@ def test_a_personal_workspace_is_not_offered_a_reviewer_rule(
     assert saved.status_code == 302
     after = Workspace.objects.get(pk=env.personal.pk)
     assert (after.name, after.require_distinct_reviewer) == ("Mine", before)
+
+
+def test_the_team_permission_mode_is_chosen_on_the_settings_page_and_audited(
+    owner_client: Client, env: Env
+) -> None:
+    """Contract §21: a team's ``permission_mode`` (owners and admins, audited), offered with
+    what each mode lets scripts do; a value outside the three is refused and changes nothing."""
+    page = owner_client.get(_settings(env.team)).content.decode()
+    select = re.search(r'<select[^>]*name="permission_mode"[^>]*>(.*?)</select>', page, re.S)
+    assert select is not None
+    options = re.findall(r'<option value="([^"]*)"( selected)?', select.group(1))
+    assert options == [
+        ("mutating-with-confirm", " selected"),
+        ("dual-sign-required", ""),
+        ("read-only", ""),
+    ]
+    assert "two distinct reviewers" in page
+    form = {"form": "settings", "name": env.team.name, "require_distinct_reviewer": "on"}
+    refused = owner_client.post(_settings(env.team), {**form, "permission_mode": "anything"})
+    assert refused.status_code == 400
+    assert Workspace.objects.get(pk=env.team.pk).permission_mode == "mutating-with-confirm"
+    changed = owner_client.post(
+        _settings(env.team), {**form, "permission_mode": "dual-sign-required"}
+    )
+    assert changed.status_code == 302
+    assert Workspace.objects.get(pk=env.team.pk).permission_mode == "dual-sign-required"
+    entry = AuditEntry.objects.get(workspace=env.team, action="workspace.settings.change")
+    assert entry.data == {
+        "permission_mode": {"from": "mutating-with-confirm", "to": "dual-sign-required"}
+    }
+    assert entry.actor_label == env.owner.username
+    shown = owner_client.get(_settings(env.team)).content.decode()
+    assert '<option value="dual-sign-required" selected>' in shown
+    # The rest of the form left out: the mode stays as it is.
+    owner_client.post(_settings(env.team), form)
+    assert Workspace.objects.get(pk=env.team.pk).permission_mode == "dual-sign-required"
+
+
+def test_admins_set_the_permission_mode_members_cannot_and_personal_has_none(
+    env: Env, client: Client, member_client: Client, owner_client: Client
+) -> None:
+    client.force_login(env.admin)
+    form = {"form": "settings", "name": env.team.name, "require_distinct_reviewer": "on"}
+    answer = client.post(_settings(env.team), {**form, "permission_mode": "read-only"})
+    assert answer.status_code == 302
+    assert Workspace.objects.get(pk=env.team.pk).permission_mode == "read-only"
+    refused = member_client.post(_settings(env.team), {**form, "permission_mode": "read-only"})
+    assert refused.status_code == 403
+    page = owner_client.get(_settings(env.personal)).content.decode()
+    assert 'name="permission_mode"' not in page
+    before = Workspace.objects.get(pk=env.personal.pk).permission_mode
+    mine = {"form": "settings", "name": "Mine", "permission_mode": "read-only"}
+    saved = owner_client.post(_settings(env.personal), mine)
+    assert saved.status_code == 302
+    assert Workspace.objects.get(pk=env.personal.pk).permission_mode == before
