@@ -24,7 +24,7 @@ ROOMS: dict[str, str] = {
     f"{PACKAGE}.apps": "wiring",
     f"{PACKAGE}.errors": "errors",
     f"{PACKAGE}.domain": "domain",
-    f"{PACKAGE}.profiles": "profiles",
+    f"{PACKAGE}.mcp_profiles": "mcp_profiles",
     f"{PACKAGE}.models": "models",
     f"{PACKAGE}.migrations": "migrations",
     f"{PACKAGE}.infra": "infra",
@@ -56,18 +56,28 @@ DOORS = frozenset({"api", "mcp", "console", "commands", "worker", "admin", "toke
 ORM_FREE_DOORS = frozenset({"api", "mcp", "console", "worker"})
 
 _BELOW_SELECTORS = frozenset(
-    {"access", "profiles", "infra", "outbound", "models", "sources", "sandbox", "domain", "errors"}
+    {
+        "access",
+        "mcp_profiles",
+        "infra",
+        "outbound",
+        "models",
+        "sources",
+        "sandbox",
+        "domain",
+        "errors",
+    }
 )
 _CORE = _BELOW_SELECTORS | {"selectors", "services"}
-_SHARED_BY_DOORS = frozenset({"access", "profiles", "infra", "models", "domain", "errors"})
+_SHARED_BY_DOORS = frozenset({"access", "mcp_profiles", "infra", "models", "domain", "errors"})
 _BELOW_DOORS = _CORE | {"gateway", "oauth"}
 
 # Room → the rooms it may import besides itself: the "may import" column of the table.
 MAY_IMPORT: dict[str, frozenset[str]] = {
     "errors": frozenset(),
     "domain": frozenset({"errors"}),
-    "profiles": frozenset(),
-    "models": frozenset({"domain", "errors", "profiles"}),
+    "mcp_profiles": frozenset(),
+    "models": frozenset({"domain", "errors", "mcp_profiles"}),
     "migrations": frozenset({"models", "infra", "domain", "errors"}),
     "infra": frozenset({"models", "domain", "errors"}),
     "outbound": frozenset({"domain", "errors"}),
@@ -368,7 +378,7 @@ def test_rules_judge_edges_as_documented() -> None:
         ("skills_app.sources.backup", "skills_app.services.backup"),
         ("skills_app.sandbox.runner", "skills_app.selectors.secrets"),
         ("skills_app.access", "skills_app.infra.cache"),
-        ("skills_app.profiles", "skills_app.models"),
+        ("skills_app.mcp_profiles", "skills_app.models"),
         ("skills_app.errors", "skills_app.domain.text"),
         ("skills_app.migrations.0010_webhook_secrets_delivery_outbox", "skills_app.services"),
         # Purity, the project, and modules with no room.
@@ -413,7 +423,7 @@ def test_rules_judge_edges_as_documented() -> None:
         ("skills_app.infra.crypto", "skills_app.errors"),
         ("skills_app.infra.usage", "skills_app.models"),
         ("skills_app.access", "skills_app.models"),
-        ("skills_app.models.tenancy", "skills_app.profiles"),
+        ("skills_app.models.tenancy", "skills_app.mcp_profiles"),
         ("skills_app.migrations.0010_webhook_secrets_delivery_outbox", "skills_app.infra.crypto"),
         ("skills_app.domain.lifecycle", "skills_app.errors"),
         ("skills_app.domain.markdown", "nh3"),
@@ -465,7 +475,7 @@ def test_the_orm_check_judges_code_as_documented() -> None:
 
 def test_the_orm_check_has_no_false_positive() -> None:
     """Over every module of the rooms that can hold no QuerySet, the check finds nothing."""
-    no_queryset = {"errors", "domain", "profiles", "outbound", "sandbox", "sources"}
+    no_queryset = {"errors", "domain", "mcp_profiles", "outbound", "sandbox", "sources"}
     found = {
         f"{module}:{line}": what
         for module, path in _modules().items()

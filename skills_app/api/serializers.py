@@ -18,8 +18,8 @@ from skills_app.access import ROLES, SCOPES
 from skills_app.domain.bundle import COMPONENT_TYPES
 from skills_app.domain.permission_modes import PERMISSION_MODES
 from skills_app.domain.text import printable
+from skills_app.mcp_profiles import DEFAULT_PROFILE
 from skills_app.models import Skill, SkillRevision, Workspace
-from skills_app.profiles import DEFAULT_PROFILE
 
 STATES = list(SkillRevision.State.values)
 

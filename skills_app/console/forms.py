@@ -14,8 +14,8 @@ from django import forms
 from skills_app import access, errors
 from skills_app.domain.permission_modes import DUAL_SIGN_REQUIRED, MUTATING_WITH_CONFIRM, READ_ONLY
 from skills_app.domain.skillmd import parse_skill_md
+from skills_app.mcp_profiles import DEFAULT_PROFILE, profile_choices
 from skills_app.models import Membership
-from skills_app.profiles import DEFAULT_PROFILE, profile_choices
 from skills_app.selectors.accounts import AuditFilter
 from skills_app.services.events import EVENT_TYPES
 

@@ -30,7 +30,7 @@ from skills_app.domain.json_bytes import encode_json
 from skills_app.errors import XmemoError
 from skills_app.mcp import surfaces
 from skills_app.mcp.tools import SERVED_TOOLS, tool_run
-from skills_app.profiles import (
+from skills_app.mcp_profiles import (
     contract,
     exposed_tools,
     profile_extensions,

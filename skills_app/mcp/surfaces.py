@@ -18,7 +18,7 @@ from skills_app.access import Actor
 from skills_app.domain.commands import ARGUMENTS
 from skills_app.domain.skill_uri import SkillUri, parse_skill_uri, skill_md_uri, skill_uri
 from skills_app.gateway.ratelimit import check_rate
-from skills_app.profiles import (
+from skills_app.mcp_profiles import (
     SKILLS_EXTENSION,
     profile_extensions,
     profile_sees,

@@ -15,8 +15,8 @@ from skills_app.access import Actor, require_scope
 from skills_app.domain.arguments import arguments_check
 from skills_app.gateway.ratelimit import check_rate
 from skills_app.gateway.shapes import save_as_dict
+from skills_app.mcp_profiles import tool_spec
 from skills_app.models import SkillRevision
-from skills_app.profiles import tool_spec
 from skills_app.selectors.recall import recall
 from skills_app.services.outcomes import outcome_report
 from skills_app.services.save_payload import reject_unstorable, save_from_payload

@@ -8,8 +8,8 @@ from django.db import models
 
 from skills_app.domain.permission_modes import DEFAULT_PERMISSION_MODE, PERMISSION_MODES
 from skills_app.domain.tokens import token_attribution
+from skills_app.mcp_profiles import DEFAULT_PROFILE
 from skills_app.models import ids
-from skills_app.profiles import DEFAULT_PROFILE
 
 
 def default_skills_enabled() -> bool:

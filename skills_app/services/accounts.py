@@ -33,8 +33,8 @@ from skills_app.domain.limits import (
 )
 from skills_app.domain.permission_modes import permission_mode_check, stricter_mode
 from skills_app.domain.tokens import TOKEN_PREFIX, token_hash
+from skills_app.mcp_profiles import DEFAULT_PROFILE, exposed_surfaces, exposed_tools, profile_names
 from skills_app.models import ApiToken, Membership, Workspace
-from skills_app.profiles import DEFAULT_PROFILE, exposed_surfaces, exposed_tools, profile_names
 from skills_app.services.audit import audit_record
 
 

@@ -7,8 +7,8 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from skills_app.mcp_profiles import DEFAULT_PROFILE, exposed_tools, profile_names
 from skills_app.models import ApiToken, Workspace
-from skills_app.profiles import DEFAULT_PROFILE, exposed_tools, profile_names
 from tests.api.conftest import ApiFactory, error_code
 from tests.factories import ALL_SCOPES, Env, make_token
 

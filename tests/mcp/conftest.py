@@ -29,7 +29,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from skills_app.domain.json_bytes import encode_json
-from skills_app.profiles import tool_spec
+from skills_app.mcp_profiles import tool_spec
 
 # The API's autouse fixture: cached tokens, recalled content and rate counts of one test must
 # not reach the next.

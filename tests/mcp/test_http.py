@@ -22,8 +22,8 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from skills_app.access import Actor
+from skills_app.mcp_profiles import tool_spec
 from skills_app.models import ApiToken, SkillRevision
-from skills_app.profiles import tool_spec
 from skills_app.services.accounts import token_revoke
 from tests.factories import (
     component,

@@ -25,7 +25,7 @@ from mcp import Client
 from skills_app import errors
 from skills_app.mcp.server import call_result
 from skills_app.mcp.tools import SERVED_TOOLS
-from skills_app.profiles import tool_spec
+from skills_app.mcp_profiles import tool_spec
 from tests.factories import (
     let_authors_approve,
     make_team,

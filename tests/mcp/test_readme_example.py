@@ -11,7 +11,7 @@ import pytest
 from django.core.management import call_command
 
 from skills_app.management import demo_data
-from skills_app.profiles import exposed_tools
+from skills_app.mcp_profiles import exposed_tools
 from tests.e2e.processes import ROOT
 
 pytestmark = pytest.mark.django_db(transaction=True)

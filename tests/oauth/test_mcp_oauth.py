@@ -33,8 +33,8 @@ from playwright.async_api import Route, async_playwright
 
 from skills_app.access import Actor
 from skills_app.gateway.auth import clear_token_cache
+from skills_app.mcp_profiles import tools_for_profile
 from skills_app.models import OAuthConnection
-from skills_app.profiles import tools_for_profile
 from skills_app.services.accounts import token_revoke
 from tests.console.test_browser import CHROMIUM, CHROMIUM_ARGS, PASSWORD
 from tests.factories import let_authors_approve, make_team, make_user, personal_ws, publish

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from skills_app.profiles import tool_spec
+from skills_app.mcp_profiles import tool_spec
 from skills_app.services.save_payload import save_input_shape
 
 

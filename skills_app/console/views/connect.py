@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse
 
 from skills_app.console.base import Console, console_view
 from skills_app.gateway.downloads import download_response
-from skills_app.profiles import profile_extensions, profile_names, profile_with_tools
+from skills_app.mcp_profiles import profile_extensions, profile_names, profile_with_tools
 from skills_app.selectors.bridge import bridge_client_zip
 
 # The MCP Skills extension (SEP-2640, SPEC §20); the contract file says which profiles get it.

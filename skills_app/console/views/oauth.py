@@ -30,10 +30,10 @@ from skills_app import errors
 from skills_app.access import SCOPES, Actor, readable_workspaces
 from skills_app.console.base import CONTENT_SECURITY_POLICY, client_ip, with_security_headers
 from skills_app.domain import lifecycle
+from skills_app.mcp_profiles import DEFAULT_PROFILE, profile_choices
 from skills_app.models import Workspace
 from skills_app.oauth.redirects import registration_refusal
 from skills_app.oauth.resource import mcp_resource, request_origin, resource_allowed
-from skills_app.profiles import DEFAULT_PROFILE, profile_choices
 from skills_app.selectors.oauth import oauth_application
 from skills_app.services import oauth as oauth_services
 

@@ -7,8 +7,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from skills_app import errors
 from skills_app.access import Actor
+from skills_app.mcp_profiles import DEFAULT_PROFILE
 from skills_app.models import Workspace
-from skills_app.profiles import DEFAULT_PROFILE
 from skills_app.services.accounts import token_create
 
 

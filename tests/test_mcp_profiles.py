@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from skills_app import profiles
+from skills_app import mcp_profiles
 
 
 @pytest.fixture
@@ -32,7 +32,7 @@ def _edit(path: Path, profile: list[str]) -> None:
 def test_the_file_is_not_stated_on_every_call(
     contract_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    profiles.exposed_tools("claude-code")
+    mcp_profiles.exposed_tools("claude-code")
     stats = []
     original = Path.stat
 
@@ -43,7 +43,7 @@ def test_the_file_is_not_stated_on_every_call(
 
     monkeypatch.setattr(Path, "stat", counting)
     for _ in range(50):
-        profiles.exposed_tools("claude-code")
+        mcp_profiles.exposed_tools("claude-code")
     assert stats == []
 
 
@@ -51,35 +51,35 @@ def test_an_edit_in_place_is_seen_after_the_recheck_interval(
     contract_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     clock = [1000.0]
-    monkeypatch.setattr(profiles.time, "monotonic", lambda: clock[0])
-    profiles._seen.clear()
-    before = profiles.tools_for_profile("claude-code")
+    monkeypatch.setattr(mcp_profiles.time, "monotonic", lambda: clock[0])
+    mcp_profiles._seen.clear()
+    before = mcp_profiles.tools_for_profile("claude-code")
     _edit(contract_file, ["recall_cloud_skill"])
-    clock[0] += profiles.RECHECK_SECONDS / 2
-    assert profiles.tools_for_profile("claude-code") == before
-    clock[0] += profiles.RECHECK_SECONDS
-    assert profiles.tools_for_profile("claude-code") == ["recall_cloud_skill"]
+    clock[0] += mcp_profiles.RECHECK_SECONDS / 2
+    assert mcp_profiles.tools_for_profile("claude-code") == before
+    clock[0] += mcp_profiles.RECHECK_SECONDS
+    assert mcp_profiles.tools_for_profile("claude-code") == ["recall_cloud_skill"]
     assert before != ["recall_cloud_skill"]
 
 
 def test_another_file_is_read_at_once(contract_file: Path, settings: Any, tmp_path: Path) -> None:
-    profiles.tools_for_profile("claude-code")
+    mcp_profiles.tools_for_profile("claude-code")
     other = tmp_path / "other.json"
     other.write_text(contract_file.read_text(encoding="utf-8"), encoding="utf-8")
     _edit(other, ["save_cloud_skill"])
     settings.XMEMO_MCP_CONTRACT = other
-    assert profiles.tools_for_profile("claude-code") == ["save_cloud_skill"]
+    assert mcp_profiles.tools_for_profile("claude-code") == ["save_cloud_skill"]
 
 
 def test_every_profile_is_offered_with_what_it_exposes_default_first(contract_file: Path) -> None:
     """Issue 25 #18: profiles were bare names, and two of them expose no tool at all. The
     choice labels come from the contract file, so an edit of the file shows in them."""
-    default = profiles.DEFAULT_PROFILE
+    default = mcp_profiles.DEFAULT_PROFILE
     data = json.loads(contract_file.read_text(encoding="utf-8"))
     data["profiles"] = {"reader": ["recall_cloud_skill", "nope"], default: [], "none": []}
     contract_file.write_text(json.dumps(data), encoding="utf-8")
-    profiles._seen.clear()
-    assert profiles.profile_choices() == [
+    mcp_profiles._seen.clear()
+    assert mcp_profiles.profile_choices() == [
         (default, f"{default} — no MCP tools; use the REST API / bridge"),
         ("reader", "reader — MCP tools: recall_cloud_skill (read)"),
         ("none", "none — no MCP tools; use the REST API / bridge"),
