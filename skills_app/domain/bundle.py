@@ -49,3 +49,16 @@ class SkillBundle:
     slug: str | None = None
     source: str = "api"
     source_ref: str = ""
+
+
+@dataclass(frozen=True)
+class SavePayload:
+    """A save payload whose every field has the right type (the rules are checked later)."""
+
+    workspace: str | None
+    slug: str
+    bundle: SkillBundle
+    intent: str
+    base_revision_id: str | None
+    message: str
+    acknowledge_secrets: bool = False

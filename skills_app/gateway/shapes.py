@@ -20,7 +20,7 @@ def _iso(value: datetime | None) -> str | None:
 
 
 class Saved(Protocol):
-    """What ``services.save_payload.save_from_payload`` returns (its ``SaveOutcome``)."""
+    """What ``services.save.save_from_payload`` returns (its ``SaveOutcome``)."""
 
     @property
     def revision(self) -> SkillRevision: ...

@@ -14,12 +14,13 @@ from typing import Any
 from skills_app.access import Actor, require_scope
 from skills_app.domain.arguments import arguments_check
 from skills_app.gateway.ratelimit import check_rate
+from skills_app.gateway.save_payload import reject_unstorable, save_payload_read
 from skills_app.gateway.shapes import save_as_dict
 from skills_app.mcp_profiles import tool_spec
 from skills_app.models import SkillRevision
 from skills_app.selectors.recall import recall
 from skills_app.services.outcomes import outcome_report
-from skills_app.services.save_payload import reject_unstorable, save_from_payload
+from skills_app.services.save import save_from_payload
 
 ToolBody = Callable[[Actor, dict[str, Any]], dict[str, Any]]
 
@@ -38,7 +39,8 @@ def _report_outcome(actor: Actor, arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 def _save(actor: Actor, arguments: dict[str, Any]) -> dict[str, Any]:
-    saved = save_from_payload(actor=actor, payload=arguments, source=SkillRevision.Source.MCP)
+    read = save_payload_read(actor=actor, payload=arguments, source=SkillRevision.Source.MCP)
+    saved = save_from_payload(actor=actor, read=read)
     return save_as_dict(saved)
 
 
@@ -47,7 +49,7 @@ SERVED_TOOLS: Mapping[str, ToolBody] = {
     "save_cloud_skill": _save,
     "report_skill_outcome": _report_outcome,
 }
-# Tools whose body is the one validator of its input (``services.save_payload``, shared with
+# Tools whose body is the one validator of its input (``gateway.save_payload``, shared with
 # REST): no JSON-Schema pass runs first, so both doors refuse a bad payload with one envelope.
 SELF_VALIDATING = frozenset({"save_cloud_skill"})
 

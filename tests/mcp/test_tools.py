@@ -13,12 +13,12 @@ from starlette.requests import Request
 
 from skills_app import errors
 from skills_app.access import Actor
+from skills_app.gateway.save_payload import OPTIONAL_FIELDS, REQUIRED_TEXT
 from skills_app.mcp.http import McpMount, transport_security
 from skills_app.mcp.tools import SERVED_TOOLS, tool_run
 from skills_app.mcp_profiles import contract, tool_spec
 from skills_app.models import SkillRevision
 from skills_app.selectors.recall import RecallArgs, recall
-from skills_app.services.save_payload import OPTIONAL_FIELDS, REQUIRED_TEXT
 from tests.factories import Env, make_token, publish
 
 

@@ -13,8 +13,9 @@ from skills_app.api.serializers import BundleOut, LintIn, LintOut, SyncOut
 from skills_app.api.views.base import ApiView, if_none_match, not_modified
 from skills_app.domain.canonical import sha256_hex
 from skills_app.domain.json_bytes import encode_json
+from skills_app.gateway.save_payload import save_payload_read
 from skills_app.selectors.bridge import revision_bundle_document, sync_listing
-from skills_app.services.save_payload import lint_from_payload
+from skills_app.services.save import lint_from_payload
 
 SYNC_CACHE_CONTROL = "private, no-cache"
 # The files never change, but the scan beside them does (pending, then its verdict, an
@@ -88,4 +89,5 @@ class LintView(ApiView):
         tags=["skills"],
     )
     def post(self, request: Request) -> Response:
-        return Response(lint_from_payload(actor=self.actor, payload=request.data))
+        read = save_payload_read(actor=self.actor, payload=request.data, workspace_required=False)
+        return Response(lint_from_payload(actor=self.actor, read=read))

@@ -27,6 +27,7 @@ from skills_app.api.serializers import (
 from skills_app.api.views.base import ApiView, if_none_match, not_modified, page_response
 from skills_app.domain.lifecycle import REVISION_ACTIONS
 from skills_app.gateway.downloads import download_response
+from skills_app.gateway.save_payload import save_payload_read
 from skills_app.gateway.shapes import (
     revision_as_dict,
     revision_detail_as_dict,
@@ -47,7 +48,7 @@ from skills_app.selectors.skills import (
     skill_loaded,
 )
 from skills_app.selectors.usage import USAGE_DEFAULT_DAYS, USAGE_MAX_DAYS, skill_usage, usage_days
-from skills_app.services.save_payload import save_from_payload
+from skills_app.services.save import save_from_payload
 from skills_app.services.skills import (
     revision_restore,
     revision_transition,
@@ -78,7 +79,8 @@ class SaveView(ApiView):
     )
     def post(self, request: Request) -> Response:
         # SaveIn documents the body; the checks themselves are the MCP tool's too.
-        saved = save_from_payload(actor=self.actor, payload=request.data)
+        read = save_payload_read(actor=self.actor, payload=request.data)
+        saved = save_from_payload(actor=self.actor, read=read)
         answer = save_as_dict(saved)
         return Response(answer, status=201 if saved.created else 200)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from skills_app.gateway.save_payload import save_input_shape
 from skills_app.mcp_profiles import tool_spec
-from skills_app.services.save_payload import save_input_shape
 
 
 def _without_prose(schema: Any) -> Any:

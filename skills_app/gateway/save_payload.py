@@ -1,29 +1,25 @@
-"""The save of docs/contract.md §6 from its JSON payload, shared by ``POST /v1/skills/save`` and
-MCP's ``save_cloud_skill``, and its dry run, the lint of §17 (``POST /v1/skills/lint``).
+"""The JSON payload of a save (docs/contract.md §6) read at the door: ``POST /v1/skills/save``,
+MCP's ``save_cloud_skill`` and the lint of §17 (``POST /v1/skills/lint``) all read it here.
 
 The payload is untrusted: every field's type is checked here (a wrong one is a
 ``ValidationFailed`` naming the field, never a 500); product rules are ``skill_save``'s and the
-domain's. The only validator of the payload: the contract's input schema is pinned to
-``save_input_shape`` by a test, so what agents read and what both doors check cannot drift."""
+domain's (``services/save.py``). The only validator of the payload: the contract's input schema
+is pinned to ``save_input_shape`` by a test, so what agents read and what both doors check
+cannot drift."""
 
 from __future__ import annotations
 
 import base64
 import binascii
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from skills_app.access import Actor, readable_workspaces, require_scope, workspace_for
-from skills_app.domain.bundle import COMPONENT_TYPES, ComponentData, SkillBundle
-from skills_app.domain.lint import Problem, agent_skill_advice, approx_tokens
+from skills_app.access import Actor, require_scope
+from skills_app.domain.bundle import COMPONENT_TYPES, ComponentData, SavePayload, SkillBundle
 from skills_app.domain.paths import guess_media_type
-from skills_app.domain.scan import scan_bundle
 from skills_app.domain.text import unstorable_field
 from skills_app.errors import ValidationFailed
-from skills_app.models import Membership, SkillRevision, Workspace
-from skills_app.services.evals import lint_triggers
-from skills_app.services.skills import save_problems, skill_save
+from skills_app.models import SkillRevision
 
 REQUIRED_TEXT = ("workspace", "slug", "name", "description", "instruction_body")
 OPTIONAL_FIELDS = (
@@ -138,38 +134,21 @@ def _components(value: Any) -> tuple[ComponentData, ...] | None:
     return tuple(_component(item, index) for index, item in enumerate(value))
 
 
-@dataclass(frozen=True)
-class SaveOutcome:
-    """What a save did (docs/contract.md §6) and the lint's advice on it (§17); the doors answer
-    it through ``gateway.shapes.save_as_dict``."""
-
-    revision: SkillRevision
-    created: bool
-    warnings: list[Problem]
-
-
-@dataclass(frozen=True)
-class SavePayload:
-    """A save payload whose every field has the right type (the rules are checked later)."""
-
-    workspace: str | None
-    slug: str
-    bundle: SkillBundle
-    intent: str
-    base_revision_id: str | None
-    message: str
-    acknowledge_secrets: bool = False
-
-
-def payload_read(
-    payload: Any, *, source: str = SkillRevision.Source.API, workspace_required: bool = True
+def save_payload_read(
+    *,
+    actor: Actor,
+    payload: Any,
+    source: str = SkillRevision.Source.API,
+    workspace_required: bool = True,
 ) -> SavePayload:
-    """Check the types of ``payload`` (the JSON body of docs/contract.md §6).
+    """Check ``actor``'s ``skills:write`` scope, then the types of ``payload`` (the JSON body of
+    docs/contract.md §6): the scope first, as every door answers.
 
     ``components`` omitted or null carries the base revision's components over; a list is the
     full new set. ``intent`` defaults to ``draft``. Raises ``ValidationFailed`` naming the
     first field of the wrong shape.
     """
+    require_scope(actor, "skills:write")
     if not isinstance(payload, Mapping):
         raise ValidationFailed(
             "The save payload must be a JSON object.", details={"field": "payload"}
@@ -215,92 +194,3 @@ def payload_read(
         message=_text(payload.get("message", ""), "message"),
         acknowledge_secrets=acknowledge,
     )
-
-
-def save_from_payload(
-    *, actor: Actor, payload: Any, source: str = SkillRevision.Source.API
-) -> SaveOutcome:
-    """Check ``payload`` (``payload_read``), save it, and return what the save did.
-
-    Raises ``ValidationFailed`` for a payload of the wrong shape and whatever ``skill_save``
-    raises for the rest.
-    """
-    require_scope(actor, "skills:write")
-    read = payload_read(payload, source=source)
-    result = skill_save(
-        actor=actor,
-        workspace=workspace_for(actor, read.workspace or ""),
-        slug=read.slug,
-        bundle=read.bundle,
-        intent=read.intent,
-        base_revision_id=read.base_revision_id,
-        message=read.message,
-        acknowledge_secrets=read.acknowledge_secrets,
-    )
-    return SaveOutcome(
-        revision=result.revision,
-        created=result.created,
-        warnings=agent_skill_advice(read.bundle, slug=read.slug),
-    )
-
-
-def _personal_workspace(actor: Actor) -> Workspace:
-    """The workspace a lint that names none checks against: the caller's personal one (or the
-    one workspace its token is bound to)."""
-    readable = readable_workspaces(actor, include_disabled=True)
-    if actor.token is not None and actor.token.workspace_id is not None:
-        workspace = readable.first()
-    elif actor.user is not None:
-        workspace = readable.filter(
-            kind=Workspace.Kind.PERSONAL,
-            memberships__user=actor.user,
-            memberships__role=Membership.Role.OWNER,
-        ).first()
-    else:
-        workspace = None
-    if workspace is None:
-        raise _invalid("workspace", "is required: this token has no personal workspace")
-    return workspace
-
-
-def lint_from_payload(*, actor: Actor, payload: Any) -> dict[str, Any]:
-    """``POST /v1/skills/lint`` (docs/contract.md §17): every rule the save would enforce on
-    ``payload`` (the first error of each rule), the Agent Skills advice, the estimate of what
-    each level costs an agent, and the scan's verdict and findings (§21). Nothing is stored."""
-    require_scope(actor, "skills:write")
-    read = payload_read(payload, workspace_required=False)
-    workspace = (
-        workspace_for(actor, read.workspace, require_enabled=False)
-        if read.workspace is not None
-        else _personal_workspace(actor)
-    )
-    problems = save_problems(
-        actor=actor,
-        workspace=workspace,
-        slug=read.slug,
-        bundle=read.bundle,
-        intent=read.intent,
-        message=read.message,
-        acknowledge_secrets=read.acknowledge_secrets,
-    )
-    scan = scan_bundle(slug=read.slug, bundle=read.bundle)
-    return {
-        "errors": [
-            {
-                "code": problem.code,
-                "field": str(problem.details.get("field") or problem.details.get("path") or ""),
-                "message": problem.message,
-            }
-            for problem in problems
-        ],
-        "warnings": agent_skill_advice(read.bundle, slug=read.slug),
-        "approx_tokens": approx_tokens(read.bundle, slug=read.slug),
-        # What the scan of the revision a save would store finds (§21), verdict and all.
-        "scan": {"verdict": scan.verdict, "findings": [f.as_dict() for f in scan.findings]},
-        # Checked only as a save would store it: never a slug or text the save refuses.
-        "triggers": (
-            None
-            if problems
-            else lint_triggers(workspace=workspace, slug=read.slug, bundle=read.bundle)
-        ),
-    }

@@ -1,4 +1,4 @@
-"""save_from_payload: the JSON body of docs/contract.md §6 → checked → stored → the save answer."""
+"""A save from its JSON body (docs/contract.md §6): read at the door → stored → the answer."""
 
 from __future__ import annotations
 
@@ -9,17 +9,24 @@ import pytest
 
 from skills_app import errors
 from skills_app.access import Actor
+from skills_app.gateway.save_payload import save_payload_read
 from skills_app.gateway.shapes import save_as_dict
 from skills_app.models import SkillComponent, SkillRevision
-from skills_app.services.save_payload import save_from_payload
+from skills_app.services.save import SaveOutcome, save_from_payload
 from tests.factories import Env, make_token
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(64))
 
 
+def _save(*, actor: Actor, payload: Any, source: str = SkillRevision.Source.API) -> SaveOutcome:
+    """The save as both doors run it: the payload read at the door, then the service."""
+    read = save_payload_read(actor=actor, payload=payload, source=source)
+    return save_from_payload(actor=actor, read=read)
+
+
 def _answer(**kwargs: Any) -> dict[str, Any]:
     """The save's answer as the doors send it."""
-    return save_as_dict(save_from_payload(**kwargs))
+    return save_as_dict(_save(**kwargs))
 
 
 def _payload(workspace: str, **overrides: Any) -> dict[str, Any]:
@@ -41,7 +48,7 @@ def _token_actor(env: Env, scopes: list[str]) -> Actor:
 def _refused(actor: Actor, payload: Any) -> errors.XmemoError:
     before = SkillRevision.objects.count()
     with pytest.raises(errors.XmemoError) as refused:
-        save_from_payload(actor=actor, payload=payload)
+        _save(actor=actor, payload=payload)
     assert SkillRevision.objects.count() == before
     return refused.value
 
