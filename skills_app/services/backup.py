@@ -22,6 +22,7 @@ from skills_app import errors
 from skills_app.access import ADMIN_ROLES, Actor, require_role, require_scope
 from skills_app.domain.bundle import ComponentData
 from skills_app.domain.context_cost import revision_tokens
+from skills_app.domain.lifecycle import OWNER
 from skills_app.models import (
     ApiToken,
     RevisionApproval,
@@ -36,8 +37,9 @@ from skills_app.models import (
 from skills_app.models.tenancy import acted_by
 from skills_app.services.audit import audit_record
 from skills_app.services.embeddings import embeddings_batched
-from skills_app.services.scans import scan_wanted
+from skills_app.services.scans import scan_override_restore, scan_wanted
 from skills_app.services.skills import _refresh_pointers, _store_blobs
+from skills_app.services.workspace_settings import _workspace_change
 from skills_app.sources.backup import (
     Backup,
     BackupApproval,
@@ -45,6 +47,7 @@ from skills_app.sources.backup import (
     BackupLabel,
     BackupOutcome,
     BackupRevision,
+    BackupScanOverride,
     BackupSkill,
 )
 from skills_app.sources.capsule import capsule_component
@@ -63,6 +66,17 @@ def _username(user: Any, imported: str | None = None, token: ApiToken | None = N
     """Who the record names: the account or the workspace token (``token:<name>``, which a
     restore keeps as text), else the name a restore kept as text."""
     return acted_by(user, token) or imported
+
+
+def _scan_override(rev: SkillRevision) -> BackupScanOverride | None:
+    """An owner's override of the revision's blocking scan (the scan itself is derived: a
+    restore scans again)."""
+    scan = getattr(rev, "scan", None)
+    if scan is None or scan.override_at is None:
+        return None
+    return BackupScanOverride(
+        by=scan.override_actor, reason=scan.override_reason, at=scan.override_at
+    )
 
 
 def _backup_revision(rev: SkillRevision, numbers: dict[int, int]) -> BackupRevision:
@@ -110,6 +124,7 @@ def _backup_revision(rev: SkillRevision, numbers: dict[int, int]) -> BackupRevis
         answers_revision_number=numbers.get(rev.answers_revision_id)
         if rev.answers_revision_id
         else None,
+        scan_override=_scan_override(rev),
         outcomes=tuple(
             BackupOutcome(
                 date=o.date.isoformat(),
@@ -129,7 +144,7 @@ def workspace_backup(*, workspace: Workspace, on_progress: Progress = _no_progre
     skills = list(Skill.objects.filter(workspace=workspace).order_by("slug"))
     revisions = list(
         SkillRevision.objects.filter(workspace=workspace)
-        .select_related("author", "reviewed_by", "author_token", "reviewed_by_token")
+        .select_related("author", "reviewed_by", "author_token", "reviewed_by_token", "scan")
         .prefetch_related(
             "components__blob",
             "comments__author",
@@ -158,6 +173,7 @@ def workspace_backup(*, workspace: Workspace, on_progress: Progress = _no_progre
     return Backup(
         workspace_slug=workspace.slug,
         workspace_name=workspace.name,
+        permission_mode=None if workspace.is_personal else workspace.permission_mode,
         skills=tuple(
             BackupSkill(
                 slug=skill.slug,
@@ -314,6 +330,39 @@ def _conversations_restore(
             )
 
 
+def _overrides_restore(
+    rows: dict[tuple[int, int], SkillRevision],
+    skills: list[tuple[Skill, BackupSkill]],
+    *,
+    actor: Actor,
+    workspace: Workspace,
+    people: _People,
+) -> list[str]:
+    """The backup's scan overrides, each on its revision's scan (computed now): only where an
+    owner restores, since only owners let a blocked revision through (docs/contract.md §21).
+    Answers a note for each one left out."""
+    owner = actor.role_in(workspace) == OWNER
+    notes = []
+    for skill, item in skills:
+        for rev in item.revisions:
+            if rev.scan_override is None:
+                continue
+            if not owner:
+                notes.append(
+                    f"{skill.slug} r{rev.revision_number}: its scan override was left out; only "
+                    "an owner restores a scan override (an owner may override the scan again)."
+                )
+                continue
+            scan_override_restore(
+                revision=rows[(skill.pk, rev.revision_number)],
+                user=people.account(rev.scan_override.by),
+                by=rev.scan_override.by,
+                reason=rev.scan_override.reason,
+                at=rev.scan_override.at,
+            )
+    return notes
+
+
 def workspace_restore(
     *, actor: Actor, workspace: Workspace, backup: Backup, on_progress: Progress = _no_progress
 ) -> dict[str, Any]:
@@ -386,6 +435,16 @@ def workspace_restore(
             batch_size=1000,
         )
         _conversations_restore(rows, skills, locked, people)
+        notes = backup.notes + _overrides_restore(
+            rows, skills, actor=actor, workspace=locked, people=people
+        )
+        if backup.permission_mode is not None:
+            _workspace_change(
+                actor=actor,
+                workspace=locked,
+                wanted={"permission_mode": backup.permission_mode},
+                action="workspace.settings.change",
+            )
         SkillLabel.objects.bulk_create(
             SkillLabel(
                 skill=skill,
@@ -415,12 +474,12 @@ def workspace_restore(
                 "from": backup.workspace_slug,
                 "skills": len(restored),
                 "revisions": total,
-                "notes": backup.notes,
+                "notes": notes,
             },
         )
     return {
         "skills": restored,
         "revision_count": total,
         "from_workspace": backup.workspace_slug,
-        "notes": backup.notes,
+        "notes": notes,
     }

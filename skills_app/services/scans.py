@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -185,3 +186,14 @@ def scan_override(*, actor: Actor, revision: SkillRevision, reason: str) -> Revi
             data={"reason": reason, "findings": len(scan.findings)},
         )
         return scan
+
+
+def scan_override_restore(
+    *, revision: SkillRevision, user: Any, by: str, reason: str, at: datetime
+) -> None:
+    """A restore's override (an owner restores it, ``services.backup``): the revision is scanned
+    now, in the restore's transaction, and the override kept on that scan as it was made."""
+    scan = scan_ensure(revision)
+    RevisionScan.objects.filter(pk=scan.pk).update(
+        override_by=user, override_actor=by, override_reason=reason, override_at=at
+    )

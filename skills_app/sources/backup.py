@@ -21,6 +21,7 @@ from skills_app.domain.bundle import ComponentData, SkillBundle
 from skills_app.domain.canonical import canonical_hash, sha256_hex
 from skills_app.domain.labels import is_rejected, validate_label_name
 from skills_app.domain.limits import validate_bundle, validate_slug
+from skills_app.domain.permission_modes import PERMISSION_MODES
 from skills_app.domain.skillmd import merge_frontmatter, serialize_skill_md
 from skills_app.errors import UnsafeArchive, UnsupportedFormat, ValidationFailed, XmemoError
 from skills_app.sources.archive import ArchiveLimits, zip_files_open
@@ -36,8 +37,9 @@ from skills_app.sources.files import (
 )
 
 BACKUP_FORMAT = "xmemo-workspace-backup"
-BACKUP_FORMAT_VERSION = 4
-READABLE_FORMAT_VERSIONS = (1, 2, 3, 4)
+BACKUP_FORMAT_VERSION = 5
+READABLE_FORMAT_VERSIONS = (1, 2, 3, 4, 5)
+OVERRIDE_REASON_MAX = 2000
 OUTCOMES = ("success", "partial", "failure")
 
 STATES = ("draft", "proposed", "published", "deprecated")
@@ -86,6 +88,15 @@ class BackupOutcome:
 
 
 @dataclass(frozen=True)
+class BackupScanOverride:
+    """An owner's override of a blocking scan (docs/contract.md §21): who, as text, and why."""
+
+    by: str
+    reason: str
+    at: datetime
+
+
+@dataclass(frozen=True)
 class BackupRevision:
     revision_number: int
     state: str
@@ -109,6 +120,7 @@ class BackupRevision:
     approvals: tuple[BackupApproval, ...] = ()
     answers_revision_number: int | None = None
     outcomes: tuple[BackupOutcome, ...] = ()
+    scan_override: BackupScanOverride | None = None
 
     def bundle(self) -> SkillBundle:
         return SkillBundle(
@@ -150,6 +162,8 @@ class Backup:
     workspace_slug: str
     workspace_name: str
     skills: tuple[BackupSkill, ...]
+    # A team's permission mode (version 5; None: a personal workspace's, or an older backup).
+    permission_mode: str | None = None
 
     @property
     def revision_count(self) -> int:
@@ -220,6 +234,13 @@ def _revision_manifest(rev: BackupRevision) -> dict[str, Any]:
             }
             for o in rev.outcomes
         ],
+        "scan_override": None
+        if rev.scan_override is None
+        else {
+            "by": rev.scan_override.by,
+            "reason": rev.scan_override.reason,
+            "at": _timestamp(rev.scan_override.at),
+        },
         "components": [
             {
                 "path": c.logical_path,
@@ -238,7 +259,11 @@ def backup_manifest(backup: Backup) -> dict[str, Any]:
     return {
         "format": BACKUP_FORMAT,
         "format_version": BACKUP_FORMAT_VERSION,
-        "workspace": {"slug": backup.workspace_slug, "name": backup.workspace_name},
+        "workspace": {
+            "slug": backup.workspace_slug,
+            "name": backup.workspace_name,
+            "permission_mode": backup.permission_mode,
+        },
         "skills": [
             {
                 "slug": skill.slug,
@@ -445,6 +470,22 @@ def _outcomes_read(item: Mapping[str, Any], where: str) -> tuple[BackupOutcome, 
     return tuple(outcomes)
 
 
+def _scan_override_read(item: Mapping[str, Any], where: str) -> BackupScanOverride | None:
+    """The version-5 ``scan_override`` of a revision: null, or who, why and when."""
+    entry = _get(item, "scan_override", (dict, type(None)), where)
+    if entry is None:
+        return None
+    at = f"{where} scan_override"
+    reason = _get(entry, "reason", (str,), at)
+    if not reason.strip() or len(reason) > OVERRIDE_REASON_MAX:
+        raise _refuse(at, f"a reason of 1 to {OVERRIDE_REASON_MAX:,} characters is needed.")
+    return BackupScanOverride(
+        by=_get(entry, "by", (str,), at)[:200],
+        reason=reason,
+        at=_parse_time(entry, "at", at),
+    )
+
+
 def _revision_read(
     item: Any, slug: str, expected_number: int, reader: _Reader, version: int
 ) -> BackupRevision:
@@ -517,6 +558,7 @@ def _revision_read(
         approvals=approvals,
         answers_revision_number=answers,
         outcomes=_outcomes_read(item, where) if version >= 4 else (),
+        scan_override=_scan_override_read(item, where) if version >= 5 else None,
     )
     with located(f"{md_path.rpartition('/')[0]}/"):
         validate_bundle(revision.bundle())
@@ -645,8 +687,17 @@ def backup_read(data: bytes | BinaryIO) -> Backup:
             raise _refuse(
                 unlisted[0], f"is not listed in {BACKUP_JSON}; a backup holds nothing else."
             )
+        at = f"{BACKUP_JSON} workspace"
+        mode = None
+        if version >= 5:
+            mode = _get(workspace, "permission_mode", (str, type(None)), at)
+            if mode is not None and mode not in PERMISSION_MODES:
+                raise _refuse(
+                    at, f"'permission_mode' must be one of {', '.join(PERMISSION_MODES)}."
+                )
         return Backup(
-            workspace_slug=_get(workspace, "slug", (str,), f"{BACKUP_JSON} workspace"),
-            workspace_name=_get(workspace, "name", (str,), f"{BACKUP_JSON} workspace"),
+            workspace_slug=_get(workspace, "slug", (str,), at),
+            workspace_name=_get(workspace, "name", (str,), at),
             skills=skills,
+            permission_mode=mode,
         )
