@@ -222,6 +222,31 @@ def skill_for(actor: Actor, skill_id: str) -> Skill:
     return skill
 
 
+@dataclass(frozen=True)
+class SkillScope:
+    """One pass through the gate for a page of one skill: the skill (workspace loaded), the
+    actor's role there, the scopes it holds, and the workspaces it reads (a lazy query)."""
+
+    skill: Skill
+    role: str
+    scopes: frozenset[str]
+    workspaces: QuerySet[Workspace]
+
+
+def skill_in(actor: Actor, workspace: Workspace, skill_id: str) -> SkillScope:
+    """A skill of ``workspace`` the actor reads (``skills:read``); any other answers NotFound."""
+    require_scope(actor, "skills:read")
+    skill = skill_for(actor, skill_id)
+    if skill.workspace_id != workspace.pk:
+        raise errors.NotFound("Not found in this workspace.")
+    return SkillScope(
+        skill=skill,
+        role=require_role(actor, skill.workspace),
+        scopes=frozenset(scope for scope in SCOPES if actor.has_scope(scope)),
+        workspaces=readable_workspaces(actor),
+    )
+
+
 def revisions_for(actor: Actor, *, workspace: Workspace | None = None) -> QuerySet[SkillRevision]:
     """The revisions the actor reads (in enabled workspaces); with ``workspace``, of that one."""
     qs = SkillRevision.objects.filter(workspace__in=readable_workspaces(actor))

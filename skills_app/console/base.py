@@ -11,9 +11,9 @@ sets the console's Content-Security-Policy.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import wraps
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
@@ -34,6 +34,9 @@ from skills_app.gateway.auth import client_ip
 from skills_app.models import Job, Skill, SkillRevision, Workspace
 from skills_app.selectors.accounts import user_memberships
 from skills_app.selectors.reviews import awaiting_review_count
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 P = ParamSpec("P")
 
@@ -128,6 +131,10 @@ class Console:
         return render(
             self.request, template, {**self.page_context(), **(context or {})}, status=status
         )
+
+    def render_page(self, template: str, page: DataclassInstance) -> HttpResponse:
+        """Render a page selector's view model: its fields are the template's names."""
+        return self.render(template, {f.name: getattr(page, f.name) for f in fields(page)})
 
     def page_context(self) -> dict[str, Any]:
         """Layout data: the workspace switcher, the review count, the current workspace."""

@@ -45,6 +45,12 @@ def is_rejected(*, state: str, reviewed: bool) -> bool:
     return reviewed and state == DRAFT
 
 
+def labels_movable(*, role: str | None, scopes: frozenset[str]) -> bool:
+    """Whether a caller may move and remove labels: the ``LABEL_SCOPE`` and a ``LABEL_ROLES``
+    role (the checks ``services.labels`` makes, asked beforehand for the console's buttons)."""
+    return LABEL_SCOPE in scopes and role in LABEL_ROLES
+
+
 def check_label_target(*, state: str, reviewed: bool) -> None:
     """Refuse a label onto a rejected revision (docs/contract.md §18)."""
     if is_rejected(state=state, reviewed=reviewed):

@@ -322,6 +322,46 @@ def actions_available(
     ]
 
 
+REVIEW_DECISIONS = frozenset(t.action for t in TRANSITIONS if t.review_decision)
+
+
+@dataclass(frozen=True)
+class RevisionButtons:
+    """What a revision's row offers: its lifecycle buttons, and a Review link where a review
+    decision is open to the role (decisions are taken on the review page, not from a row)."""
+
+    actions: tuple[str, ...]
+    reviewable: bool
+
+
+def revision_buttons(
+    *,
+    state: str | None,
+    workspace_kind: str,
+    role: str | None,
+    is_author: bool,
+    is_latest: bool,
+    require_distinct_reviewer: bool = False,
+) -> RevisionButtons:
+    """The row's buttons: ``actions_available`` less the review decisions, and no restore of
+    the latest revision (restoring it would store the same revision again)."""
+    available = actions_available(
+        state=state,
+        workspace_kind=workspace_kind,
+        role=role,
+        is_author=is_author,
+        require_distinct_reviewer=require_distinct_reviewer,
+    )
+    return RevisionButtons(
+        actions=tuple(
+            action
+            for action in available
+            if action not in REVIEW_DECISIONS and not (action == RESTORE and is_latest)
+        ),
+        reviewable=not REVIEW_DECISIONS.isdisjoint(available),
+    )
+
+
 # --- skill-level actions --------------------------------------------------------------------
 
 ACTIVE = "active"

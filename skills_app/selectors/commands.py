@@ -25,28 +25,26 @@ from skills_app.domain.commands import (
     unknown_arguments,
 )
 from skills_app.domain.lifecycle import LATEST_FALLBACK_KINDS
-from skills_app.models import Skill
+from skills_app.models import Skill, Workspace
 from skills_app.selectors.recall import recall
 
 SCHEME = "skill://"
 RESOURCES_PAGE = 100
 
 
-def _served(actor: Actor) -> QuerySet[Skill]:
-    """Active skills the actor reads that Level 1 serves by slug."""
-    return Skill.objects.filter(
-        workspace__in=readable_workspaces(actor), status=Skill.Status.ACTIVE
-    ).filter(
+def _served(workspaces: QuerySet[Workspace]) -> QuerySet[Skill]:
+    """Active skills of ``workspaces`` (those an actor reads) that Level 1 serves by slug."""
+    return Skill.objects.filter(workspace__in=workspaces, status=Skill.Status.ACTIVE).filter(
         Q(published_revision__isnull=False)
         | Q(workspace__kind__in=LATEST_FALLBACK_KINDS, current_revision__isnull=False)
     )
 
 
-def _ambiguous(actor: Actor, slugs: set[str]) -> set[str]:
+def _ambiguous(workspaces: QuerySet[Workspace], slugs: set[str]) -> set[str]:
     """The slugs readable in more than one workspace: bare, Level 1 answers AMBIGUOUS_SLUG."""
     rows = (
         Skill.objects.filter(
-            workspace__in=readable_workspaces(actor),
+            workspace__in=workspaces,
             status=Skill.Status.ACTIVE,
             slug__in=slugs,
         )
@@ -71,8 +69,9 @@ class Command:
 def command_list(*, actor: Actor) -> list[Command]:
     """Every command (``invoke.user: true`` skill) the actor may run, by name."""
     require_scope(actor, "skills:read")
+    readable = readable_workspaces(actor)
     skills = list(
-        _served(actor)
+        _served(readable)
         .filter(user_invocable=True)
         .select_related("workspace", "current_revision")
         .only(
@@ -84,7 +83,7 @@ def command_list(*, actor: Actor) -> list[Command]:
         )
         .order_by("slug", "workspace__slug")
     )
-    ambiguous = _ambiguous(actor, {skill.slug for skill in skills})
+    ambiguous = _ambiguous(readable, {skill.slug for skill in skills})
     commands = []
     for skill in skills:
         revision = skill.current_revision
@@ -107,9 +106,14 @@ def command_list(*, actor: Actor) -> list[Command]:
 def command_name(*, actor: Actor, skill: Skill) -> str | None:
     """The prompt name MCP clients show for ``skill`` (as ``command_list`` names it), or None
     when it is no command the actor could run now (no ``invoke.user``, or nothing served)."""
-    if not skill.user_invocable or not _served(actor).filter(pk=skill.pk).exists():
+    return command_name_in(skill, readable_workspaces(actor))
+
+
+def command_name_in(skill: Skill, workspaces: QuerySet[Workspace]) -> str | None:
+    """``command_name`` for an actor who reads ``workspaces`` (``access.readable_workspaces``)."""
+    if not skill.user_invocable or not _served(workspaces).filter(pk=skill.pk).exists():
         return None
-    ambiguous = _ambiguous(actor, {skill.slug})
+    ambiguous = _ambiguous(workspaces, {skill.slug})
     return f"{skill.workspace.slug}/{skill.slug}" if ambiguous else skill.slug
 
 

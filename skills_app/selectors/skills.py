@@ -227,7 +227,21 @@ def revision_timeline(*, actor: Actor, skill: Skill) -> list[SkillRevision]:
     )
 
 
-def _manifest(revision: SkillRevision) -> list[ComponentEntry]:
+def revisions_of(skill: Skill) -> list[SkillRevision]:
+    """``revision_timeline`` of a skill fetched by the gate in this same call; the skill's own
+    pointers (latest, published, current) and each revision's ``skill`` are answered from the
+    list, with no query of their own."""
+    revisions = list(skill.revisions.select_related(*PEOPLE).order_by("-revision_number"))
+    by_pk = {revision.pk: revision for revision in revisions}
+    for pointer in ("latest_revision", "published_revision", "current_revision"):
+        found = by_pk.get(getattr(skill, f"{pointer}_id"))
+        if found is not None:
+            setattr(skill, pointer, found)
+    return revisions
+
+
+def revision_manifest(revision: SkillRevision) -> list[ComponentEntry]:
+    """The manifest of a revision fetched through ``access``, by path."""
     return [
         ComponentEntry(*row)
         for row in SkillComponent.objects.filter(revision=revision)
@@ -239,7 +253,7 @@ def _manifest(revision: SkillRevision) -> list[ComponentEntry]:
 def revision_components(*, actor: Actor, revision: SkillRevision) -> list[ComponentEntry]:
     """The manifest of a revision fetched through ``access``, by path."""
     require_scope(actor, "skills:read")
-    return _manifest(revision)
+    return revision_manifest(revision)
 
 
 def revision_list(
@@ -287,7 +301,7 @@ def revision_detail_of(revision: SkillRevision) -> RevisionDetail:
         .get()
     )
     return RevisionDetail(
-        revision=rev, components=_manifest(rev), approvals=revision_approvals(rev)
+        revision=rev, components=revision_manifest(rev), approvals=revision_approvals(rev)
     )
 
 

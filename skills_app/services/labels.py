@@ -30,16 +30,6 @@ def _require_label_rights(actor: Actor, workspace: Workspace) -> None:
     require_role(actor, workspace, LABEL_ROLES)
 
 
-def labels_movable(*, actor: Actor, workspace: Workspace) -> bool:
-    """Whether ``actor`` may move and remove labels in ``workspace`` — the checks ``label_move``
-    and ``label_delete`` make, asked beforehand (the console offers its buttons by it)."""
-    try:
-        _require_label_rights(actor, workspace)
-    except (errors.PermissionDenied, errors.NotFound):
-        return False
-    return True
-
-
 def _checked(actor: Actor, skill: Skill, name: str) -> Skill:
     _require_label_rights(actor, skill.workspace)
     validate_label_name(name)

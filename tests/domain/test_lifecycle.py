@@ -296,6 +296,21 @@ def test_actions_available(
     )
 
 
+def test_a_revision_row_offers_decisions_as_a_review_link_and_no_restore_of_the_latest() -> None:
+    def buttons(state: str, *, is_latest: bool) -> lifecycle.RevisionButtons:
+        return lifecycle.revision_buttons(
+            state=state, workspace_kind="team", role="owner", is_author=False, is_latest=is_latest
+        )
+
+    proposed = buttons("proposed", is_latest=True)
+    assert proposed.reviewable
+    assert {"approve", "reject", "request_changes"} == lifecycle.REVIEW_DECISIONS
+    assert not lifecycle.REVIEW_DECISIONS & set(proposed.actions)
+    assert "restore" in buttons("deprecated", is_latest=False).actions
+    assert "restore" not in buttons("deprecated", is_latest=True).actions
+    assert not buttons("published", is_latest=True).reviewable
+
+
 def test_actions_available_agrees_with_check_transition() -> None:
     """In every situation (state, kind, role, authorship, distinct reviewer: 160 in all), the
     actions offered are exactly those the table allows."""

@@ -8,26 +8,18 @@ from django.http import HttpRequest, HttpResponse
 
 from skills_app import errors
 from skills_app.console.base import Console, console_view, page_query
-from skills_app.console.charts import usage_chart
 from skills_app.domain import lifecycle
-from skills_app.domain.labels import is_rejected
-from skills_app.domain.markdown import render_markdown
-from skills_app.domain.skillmd import frontmatter_yaml
 from skills_app.gateway.downloads import download_response
 from skills_app.models import Skill, SkillRevision
 from skills_app.selectors.commands import command_name
-from skills_app.selectors.evals import review_evidence
-from skills_app.selectors.labels import labels_by_revision
+from skills_app.selectors.pages.skill import skill_page
 from skills_app.selectors.recall.content import ComponentContent
 from skills_app.selectors.scans import scan_summary
 from skills_app.selectors.skills import (
     revision_component,
-    revision_components,
-    revision_timeline,
     revisions_proposed,
     skill_rows,
 )
-from skills_app.selectors.usage import skill_usage
 from skills_app.services import labels as label_services
 from skills_app.services import skills as skill_services
 
@@ -97,51 +89,13 @@ def skill_context(console: Console, skill: Skill) -> dict[str, object]:
 
 @console_view()
 def skill_detail(request: HttpRequest, console: Console, skill_id: str) -> HttpResponse:
-    skill = console.skill(skill_id)
-    revisions = revision_timeline(actor=console.actor, skill=skill)
-    wanted = request.GET.get("revision")
-    shown = next((r for r in revisions if r.revision_id == wanted), None) if wanted else None
-    if wanted and shown is None:
-        raise errors.NotFound(f"Revision '{wanted}' is not a revision of this skill.")
-    current = next((r for r in revisions if r.pk == skill.current_revision_id), None)
-    shown = shown or current or (revisions[0] if revisions else None)
-    decisions = {t.action for t in lifecycle.TRANSITIONS if t.review_decision}
-    labels = labels_by_revision(skill)
-    may_label = label_services.labels_movable(actor=console.actor, workspace=skill.workspace)
-    usage = skill_usage(actor=console.actor, skill_id=skill.skill_id)
-    timeline = [
-        {
-            "revision": revision,
-            "actions": [a for a in revision_actions(console, revision) if a not in decisions],
-            "reviewable": decisions & set(revision_actions(console, revision)),
-            "previous": revisions[index + 1] if index + 1 < len(revisions) else None,
-            "labels": labels.get(revision.pk, []),
-            "labelable": may_label
-            and not is_rejected(state=revision.state, reviewed=revision.reviewed_at is not None),
-        }
-        for index, revision in enumerate(revisions)
-    ]
-    return console.render(
-        "console/skills/detail.html",
-        {
-            **skill_context(console, skill),
-            "shown": shown,
-            "body_html": render_markdown(shown.instruction_body) if shown else "",
-            "frontmatter_text": frontmatter_yaml(shown.frontmatter) if shown else "",
-            "components": (
-                revision_components(actor=console.actor, revision=shown) if shown else []
-            ),
-            "timeline": timeline,
-            "usage": usage,
-            "usage_chart": usage_chart(usage["days"]),
-            "evidence": review_evidence(revision=shown, baseline=None) if shown else None,
-            "latest": revisions[0] if revisions else None,
-            "label_names": sorted({name for names in labels.values() for name in names}),
-            "skill_actions": lifecycle.skill_actions_available(
-                status=skill.status, role=console.role
-            ),
-        },
+    page = skill_page(
+        actor=console.actor,
+        workspace=console.ws,
+        skill_id=skill_id,
+        wanted=request.GET.get("revision", ""),
     )
+    return console.render_page("console/skills/detail.html", page)
 
 
 def _component(

@@ -6,9 +6,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypedDict
 
-from skills_app.selectors.usage import DayUsage
-
 WIDTH, HEIGHT = 300.0, 80.0
+
+
+class DayCounts(TypedDict):
+    """One day of a skill's recalls (``selectors.usage.DayUsage`` has this shape)."""
+
+    date: str
+    level1: int
+    level2: int
 
 
 class Bar(TypedDict):
@@ -30,7 +36,7 @@ class Chart(TypedDict):
     bars: list[Bar]
 
 
-def usage_chart(days: Sequence[DayUsage]) -> Chart:
+def usage_chart(days: Sequence[DayCounts]) -> Chart:
     """Stacked bars, one per day, Level 1 below Level 2, scaled to the busiest day."""
     peak = max((d["level1"] + d["level2"] for d in days), default=0)
     scale = HEIGHT / peak if peak else 0.0
