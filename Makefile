@@ -132,13 +132,15 @@ worker: install
 
 BENCH_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/xmemo_bench
 
-## Benchmarks (PostgreSQL): recall through gunicorn vs a bare view, import/export jobs, then
+## Benchmarks (PostgreSQL): recall through gunicorn vs a bare view, each fast path on a private
+## API beside its fallback (bench/fast_paths.py), import/export jobs, then
 ## workspace backup and restore (200 skills x 5 revisions), then Level 0 search quality beside
 ## BM25 on the evaluation set in bench/search_eval (docs/search.md); with BENCH_MPNET=DIR (an
 ## unpacked all-mpnet-base-v2) also Level 0 with that encoder and both encoders' query latency.
 BENCH_MPNET ?=
 bench: install
 	BENCH_DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) -m bench
+	BENCH_DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) -m bench.fast_paths
 	DATABASE_URL=$(BENCH_DATABASE_URL) SECRET_KEY=bench-only $(PY) -m bench.import_export
 	DATABASE_URL=$(BENCH_DATABASE_URL) SECRET_KEY=bench-only $(PY) -m bench.backup
 	DATABASE_URL=$(BENCH_DATABASE_URL) SECRET_KEY=bench-only $(PY) -m bench.bridge_sync

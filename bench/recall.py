@@ -140,12 +140,14 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _start_server(env: dict[str, str], workers: int) -> tuple[subprocess.Popen[bytes], str]:
+def _start_server(
+    env: dict[str, str], workers: int, app: str = "bench.wsgi:application"
+) -> tuple[subprocess.Popen[bytes], str]:
     """gunicorn, sync workers: the REST service."""
     port = _free_port()
     command = [
         str(Path(sys.executable).parent / "gunicorn"),
-        "bench.wsgi:application",
+        app,
         "--workers",
         str(workers),
         "--worker-class",

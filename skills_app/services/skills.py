@@ -73,13 +73,17 @@ def _store_blobs(components: Sequence[ComponentData]) -> dict[str, Blob]:
     if connection.vendor == "postgresql":
         _insert_blobs_binary(by_hash)
     else:
-        Blob.objects.bulk_create(
-            [Blob(sha256=h, size=len(data), data=data) for h, data in by_hash.items()],
-            ignore_conflicts=True,
-        )
+        _insert_blobs_orm(by_hash)
     return {
         b.sha256: b for b in Blob.objects.filter(sha256__in=by_hash).only("id", "sha256", "size")
     }
+
+
+def _insert_blobs_orm(by_hash: dict[str, bytes]) -> None:
+    Blob.objects.bulk_create(
+        [Blob(sha256=h, size=len(data), data=data) for h, data in by_hash.items()],
+        ignore_conflicts=True,
+    )
 
 
 def _insert_blobs_binary(by_hash: dict[str, bytes]) -> None:
