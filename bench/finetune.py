@@ -3,7 +3,7 @@ SKILL.md files outside the evaluation set, then quantized as the model package's
 
     python -m bench.finetune corpus --mirrors DIR --out skills.jsonl   # public skills, filtered
     python -m bench.finetune train --corpus skills.jsonl --base BASE --out TUNED
-    python -m bench.finetune pack --base BASE --tuned TUNED            # skills_app/infra/weights/
+    python -m bench.finetune pack --base BASE --tuned TUNED            # skills_app/encoder/weights/
 
 ``train`` needs torch and sentence-transformers (not dependencies of the project). The corpus
 rules, the recipe and its figures: docs/search.md."""
@@ -437,7 +437,7 @@ def main() -> None:
             hard=args.hard,
         )
     else:
-        from skills_app.infra import embedding
+        from skills_app.encoder import embedding
 
         pack(base=args.base, tuned=args.tuned, out=args.out or embedding.WEIGHTS)
 

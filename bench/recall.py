@@ -334,7 +334,7 @@ def level0_queries(rng: random.Random, count: int = 20_000) -> list[str]:
 
 def _embedding_time(rng: random.Random) -> tuple[float, float]:
     """p50 and p95 in ms of the query embedding alone, in this process, on distinct queries."""
-    from skills_app.infra import embedding
+    from skills_app.encoder import embedding
 
     model = embedding.query_encoder()
     if model is None:
@@ -355,7 +355,7 @@ def encode_times(model: Any, queries: list[str], warm: int = 5) -> list[float]:
 
 
 def _model_name() -> str:
-    from skills_app.infra import embedding
+    from skills_app.encoder import embedding
 
     return f"{embedding.MODEL} in {embedding.model_version()}, int8 products"
 

@@ -141,7 +141,7 @@ def _publish_all(skills: list[dict[str, str]]) -> Any:
 
 def _embed_all() -> None:
     """What the workers do after each save, all at once (the same service)."""
-    from skills_app.infra import embedding
+    from skills_app.encoder import embedding
     from skills_app.services.embeddings import embeddings_catch_up
 
     if embedding.encoder() is None:
@@ -260,7 +260,7 @@ def run(
     from django.core.management import call_command
 
     if encoders:
-        from skills_app.infra import embedding
+        from skills_app.encoder import embedding
 
         embedding._loaded.update(encoders)
         embedding.DIM = dim

@@ -373,7 +373,7 @@ def seed_vectors(*, progress: Any = print) -> int:
     import numpy as np
     from django.db import connection
 
-    from skills_app.infra import embedding
+    from skills_app.encoder import embedding
     from skills_app.models import RevisionEmbedding, Skill, Workspace
 
     team = Workspace.objects.get(slug=TEAM_SLUG)

@@ -150,6 +150,6 @@ def test_float_graph_computes_mpnet_and_the_integer_graph_stays_close() -> None:
     # uint8 inputs by the int8 weights in pairs summed into 16-bit integers, which saturate on
     # these small random weights (measured 0.977 there, 0.9993 with weights of 7 bits, which
     # cannot saturate; above 0.98 on a CPU with VNNI). The served MiniLM's real weights do not
-    # suffer from it (tests/infra/test_embedding.py, docs/search.md).
+    # suffer from it (tests/encoder/test_embedding.py, docs/search.md).
     assert cosine.min() > 0.97
     assert np.abs(rounded[real] - expected[real]).max() > 1e-6  # it did round

@@ -5,7 +5,7 @@ word boundary), one blank line apart: what an agent reads first to judge a skill
 the text within what the model reads (about 128 to 180 word pieces) without drowning name and
 description in a long body's mean, and bounds the encoder's work (docs/search.md, *By
 meaning*). Only the first ``DESCRIPTOR_BODY_READ`` characters of a body are looked at. Changing
-anything here changes the vectors: bump ``infra.embedding.model_version``'s runtime tag with it
+anything here changes the vectors: bump ``encoder.embedding.model_version``'s runtime tag with it
 and run ``manage.py embed_skills --reembed``."""
 
 from __future__ import annotations

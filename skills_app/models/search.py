@@ -18,7 +18,7 @@ class RevisionEmbedding(models.Model):
     model = models.CharField(max_length=100)
     model_version = models.CharField(max_length=100)
     dim = models.PositiveSmallIntegerField()
-    vector = models.BinaryField()  # ``dim`` float32 values, little-endian (infra.embedding)
+    vector = models.BinaryField()  # ``dim`` float32 values, little-endian (encoder.embedding)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -14,8 +14,9 @@ from django.db.models import Count, F, Q
 
 from skills_app.access import Actor, require_scope, revision_for
 from skills_app.domain.evals import OUTCOMES, TRIGGERS_PATH, Triggers, success_rate, triggers_parse
+from skills_app.encoder import embedding
 from skills_app.errors import ValidationFailed
-from skills_app.infra import db, embedding
+from skills_app.infra import db
 from skills_app.models import (
     RevisionEmbedding,
     RevisionEvaluation,

@@ -29,7 +29,7 @@ from django.db.models.functions import Substr
 from django.utils import timezone
 
 from skills_app.domain.descriptor import DESCRIPTOR_BODY_READ, descriptor_text
-from skills_app.infra import embedding
+from skills_app.encoder import embedding
 from skills_app.infra.queue import (
     EMBED_REVISIONS,
     EVALS_REFRESH,

@@ -19,8 +19,8 @@ from django.utils import timezone
 from skills_app.domain.bundle import SkillBundle
 from skills_app.domain.descriptor import descriptor_text
 from skills_app.domain.evals import TRIGGERS_PATH, figures, triggers_parse
+from skills_app.encoder import embedding
 from skills_app.errors import ValidationFailed
-from skills_app.infra import embedding
 from skills_app.infra.queue import EVALS_REFRESH, hand_over
 from skills_app.models import RevisionEvaluation, Skill, SkillRevision, Workspace
 from skills_app.selectors.evals import (

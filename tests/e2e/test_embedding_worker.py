@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from skills_app.domain.descriptor import descriptor_text
-from skills_app.infra import embedding
+from skills_app.encoder import embedding
 from skills_app.models import RevisionEmbedding, SkillRevision
 from tests.e2e.processes import (
     celery_beat,

@@ -37,7 +37,7 @@ from django.test import Client
 import skills_app
 from skills_app.access import Actor
 from skills_app.domain.bundle import SkillBundle
-from skills_app.infra import embedding
+from skills_app.encoder import embedding
 from skills_app.models import Workspace
 from skills_app.services.accounts import token_create, user_create
 from skills_app.services.skills import skill_save

@@ -52,7 +52,7 @@ def test_the_server_entry_freezes_what_it_imported(module: str) -> None:
 def test_a_loaded_encoder_is_settled_out_of_the_collectors_way() -> None:
     import gc
 
-    from skills_app.infra import embedding
+    from skills_app.encoder import embedding
 
     embedding.reset_for_tests()
     try:

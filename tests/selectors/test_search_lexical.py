@@ -24,7 +24,7 @@ from tests.support import require_service
 def words_only(settings: object) -> Iterator[None]:
     """These tests are about the word ranking alone."""
     settings.XMEMO_SEMANTIC_SEARCH = False  # type: ignore[attr-defined]
-    from skills_app.infra import embedding
+    from skills_app.encoder import embedding
 
     embedding.reset_for_tests()
     semantic.clear_cache()

@@ -15,7 +15,7 @@ import pytest
 from django.db import connection
 
 from skills_app.access import Actor
-from skills_app.infra import embedding
+from skills_app.encoder import embedding
 from skills_app.models import RevisionEmbedding, Skill, SkillRevision, Workspace
 from skills_app.selectors.recall import recall_search
 from skills_app.selectors.search import semantic

@@ -10,7 +10,7 @@ from tests.support import run_on_fresh_sqlite
 SCRIPT = """
 import json
 from skills_app.access import Actor
-from skills_app.infra import embedding
+from skills_app.encoder import embedding
 from skills_app.models import RevisionEmbedding, Skill
 from skills_app.selectors.recall import recall_search
 from skills_app.services.accounts import user_create, token_create

