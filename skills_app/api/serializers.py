@@ -325,7 +325,7 @@ class RootDataOut(serializers.Serializer):
     scan = serializers.DictField(
         child=serializers.JSONField(),
         help_text="The revision's scan (docs/contract.md §21): verdict (pending, clean, warn, "
-        "block), findings, scanner_version, overridden.",
+        "block), findings, scanner_version.",
     )
 
 
@@ -417,7 +417,7 @@ class BundleOut(serializers.Serializer):
     files = BundleFileOut(many=True, help_text="SKILL.md (type null) first, then components.")
     scan = serializers.DictField(
         child=serializers.JSONField(),
-        help_text="The revision's scan: verdict, findings, scanner_version, overridden.",
+        help_text="The revision's scan: verdict, findings, scanner_version.",
     )
 
 

@@ -85,9 +85,9 @@ def revision_scan_sarif(*, actor: Actor, revision_id: str) -> dict[str, Any]:
 
 
 def scan_summary(revision: SkillRevision) -> dict[str, Any]:
-    """The short form Level 1, the bundle and MCP's ``io.xmemo/scan`` carry: ``{verdict,
-    findings, scanner_version}`` (an override lets a ``block`` through, and says so as
-    ``overridden``)."""
+    """The short form Level 1, the bundle and MCP's ``io.xmemo/scan`` carry: exactly
+    ``{verdict, findings, scanner_version}`` (docs/contract.md §21); an override is read from
+    the scan answer."""
     return scan_summaries([revision.pk])[revision.pk]
 
 
@@ -104,6 +104,5 @@ def scan_summaries(revision_pks: Iterable[int]) -> dict[int, dict[str, Any]]:
             "verdict": answer["verdict"],
             "findings": answer["findings"],
             "scanner_version": answer["scanner_version"],
-            "overridden": answer["override"] is not None,
         }
     return summaries

@@ -216,7 +216,6 @@ def test_bundle_holds_the_capsule_files_and_the_hashed_fields(
         "verdict": "pending",
         "findings": [],
         "scanner_version": None,
-        "overridden": False,
     }
     files = _capsule_files(revision)
     assert files["SKILL.md"].startswith(b"---\nname: deploy\ndescription: ")

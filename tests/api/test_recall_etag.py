@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from skills_app.models import SkillRevision
+from skills_app.models import RevisionScan, SkillRevision
 from skills_app.services.scans import scans_catch_up
 from skills_app.services.skills import revision_transition
 from tests.api.conftest import Api, ApiFactory
@@ -139,27 +139,40 @@ def test_a_finished_scan_changes_the_answer_and_its_etag(env: Env, api_for: ApiF
         "verdict": "pending",
         "findings": [],
         "scanner_version": None,
-        "overridden": False,
     }
     assert _scan_walk(agent, rev) == ["304", "304"]
     scans_catch_up()  # pending → block
     assert _scan_walk(agent, rev) == ["200", "200"]
     scan = api.get(RECALL, {"slug": "deploy"}).json()["data"]["scan"]
-    assert (scan["verdict"], scan["overridden"]) == ("block", False)
+    assert set(scan) == {"verdict", "findings", "scanner_version"}  # contract §21, exactly
+    assert scan["verdict"] == "block"
     assert scan["findings"][0]["category"] == "prompt_injection"
 
 
 @pytest.mark.django_db(transaction=True)
-def test_an_override_changes_the_cached_answer_and_its_etag(env: Env, api_for: ApiFactory) -> None:
-    """With the resolution caches in force (no test transaction), a stored override moves the
-    generation: the next answer says ``overridden`` under a new ETag."""
+def test_a_stored_scan_changes_the_cached_answer_and_an_override_does_not(
+    env: Env, api_for: ApiFactory
+) -> None:
+    """With the resolution caches in force (no test transaction), a stored scan moves the
+    generation: the next answer carries it under a new ETag. An override is no part of Level 1's
+    ``scan`` (contract §21: ``{verdict, findings, scanner_version}``): the answer stays."""
     rev = save(env.owner, env.personal, instruction_body=INJECTED).revision
     scans_catch_up()
     api = api_for(env.owner)
     agent = CachingAgent(api)
     assert _scan_walk(agent, rev) == ["200", "200"]
     assert _scan_walk(agent, rev) == ["304", "304"]
+    # As an older scanner left it; the rescan of the current version stores block again.
+    RevisionScan.objects.filter(revision=rev).update(
+        scanner_version="xmemo-scan/0", verdict="clean", findings=[]
+    )
+    assert _scan_walk(agent, rev) == ["200", "200"]
+    assert api.get(RECALL, {"slug": "deploy"}).json()["data"]["scan"]["verdict"] == "clean"
+    assert scans_catch_up() == 1
+    assert _scan_walk(agent, rev) == ["200", "200"]
+    assert api.get(RECALL, {"slug": "deploy"}).json()["data"]["scan"]["verdict"] == "block"
     done = api.post(f"/v1/revisions/{rev.revision_id}/scan/override", {"reason": "Read it."})
     assert done.status_code == 200, done.content
-    assert _scan_walk(agent, rev) == ["200", "200"]
-    assert api.get(RECALL, {"slug": "deploy"}).json()["data"]["scan"]["overridden"] is True
+    assert _scan_walk(agent, rev) == ["304", "304"]
+    override = api.get(f"/v1/revisions/{rev.revision_id}/scan").json()["override"]
+    assert override["reason"] == "Read it."

@@ -392,8 +392,9 @@ function firstOfEachSlug(listing, named, report) {
   return [...chosen.values()];
 }
 
-// Whether a bundle's scan (SPEC §21) keeps it out of sync: `block`, and no owner overrode it.
-const blocked = (scan) => scan?.verdict === 'block' && !scan.overridden;
+// Whether a bundle's scan (SPEC §21) keeps it out of sync: `block` (an owner's override lets a
+// revision through the server's gate; the agent's copy still asks for --allow-flagged).
+const blocked = (scan) => scan?.verdict === 'block';
 
 // Each scan finding as `PREFIX: path:line: severity category: message`.
 function findingLines(prefix, findings) {
@@ -469,7 +470,7 @@ async function sync(client, _args, options, report = out) {
   }
 
   // Every download is verified before anything is written: a tampered one writes nothing. A
-  // revision whose scan blocks it (not overridden) is left out unless --allow-flagged.
+  // revision whose scan blocks it is left out unless --allow-flagged.
   const verified = [];
   for (const item of plan) {
     const bundle = (await client.json('GET', `/v1/revisions/${encodeURIComponent(item.entry.revision_id)}/bundle`)).data;

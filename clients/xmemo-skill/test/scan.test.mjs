@@ -1,5 +1,5 @@
 // The scan in the bridge (SPEC §21): sync leaves out a skill whose revision's scan says `block`
-// (not overridden) unless --allow-flagged, lint prints the scan's findings, and push passes
+// (overridden or not) unless --allow-flagged, lint prints the scan's findings, and push passes
 // --acknowledge-secrets on, naming the secret's path and line when refused.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -11,7 +11,7 @@ import { fakeServer, runScript, skill } from './support.mjs';
 
 const run = (url, ...args) => runScript(args, { XMEMO_URL: url, XMEMO_TOKEN: 'xm_test' });
 const FINDING = { rule_id: 'pipe-to-shell', severity: 'high', category: 'dangerous_command', path: 'scripts/install.sh', line: 3, excerpt: 'curl x | sh', message: 'Downloads and runs a script' };
-const scanOf = (verdict, overridden = false) => ({ verdict, findings: verdict === 'clean' ? [] : [FINDING], scanner_version: 'v', overridden });
+const scanOf = (verdict) => ({ verdict, findings: verdict === 'clean' ? [] : [FINDING], scanner_version: 'v' });
 
 function scannedServer(skills) {
   return fakeServer((request) => {
@@ -26,13 +26,13 @@ const scanned = (slug, scan) => ({ ...skill(slug), scan });
 
 test('sync leaves out a block skill and says so (exit 0); --allow-flagged writes it', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'xmemo-scan-'));
-  const server = await scannedServer([scanned('good', scanOf('clean')), scanned('evil', scanOf('block')), scanned('waived', scanOf('block', true)), scanned('meh', scanOf('warn'))]);
+  const server = await scannedServer([scanned('good', scanOf('clean')), scanned('evil', scanOf('block')), scanned('meh', scanOf('warn'))]);
   try {
     const first = await run(server.url, 'sync', '--dir', dir);
     assert.equal(first.code, 0, first.out + first.err);
     assert.match(first.out, /evil: its scan says block .*skipped.*--allow-flagged/);
     assert.match(first.out, /evil: scripts\/install\.sh:3: high dangerous_command: Downloads and runs a script/);
-    for (const slug of ['good', 'waived', 'meh']) assert.ok(fs.existsSync(path.join(dir, slug, 'SKILL.md')), slug);
+    for (const slug of ['good', 'meh']) assert.ok(fs.existsSync(path.join(dir, slug, 'SKILL.md')), slug);
     assert.ok(!fs.existsSync(path.join(dir, 'evil')), 'the block skill is not written');
     assert.ok(!('evil' in JSON.parse(fs.readFileSync(path.join(dir, '.xmemo-lock.json'), 'utf8')).skills));
     const again = await run(server.url, 'sync', '--dir', dir);

@@ -14,7 +14,7 @@ from skills_app.models import Skill, SkillRevision
 from skills_app.selectors.commands import command_name
 from skills_app.selectors.pages.skill import skill_page
 from skills_app.selectors.recall.content import ComponentContent
-from skills_app.selectors.scans import scan_summary
+from skills_app.selectors.scans import scan_answer, stored_scan
 from skills_app.selectors.skills import (
     revision_component,
     revisions_proposed,
@@ -83,7 +83,9 @@ def skill_context(console: Console, skill: Skill) -> dict[str, object]:
         "skill": skill,
         "pending": revisions_proposed(actor=console.actor, skill=skill),
         "command_name": command_name(actor=console.actor, skill=skill),
-        "skill_scan": scan_summary(skill.latest_revision) if skill.latest_revision else None,
+        "skill_scan": scan_answer(stored_scan(skill.latest_revision))
+        if skill.latest_revision
+        else None,
     }
 
 

@@ -78,16 +78,17 @@ class _Target:
 
 
 def served_scan(target: _Target) -> dict[str, Any]:
-    """The scan summary of the revision served (docs/contract.md §21): mutable (a scan finishes,
-    an owner overrides), so cached under the generation, which a stored scan moves."""
+    """The scan summary of the revision served (docs/contract.md §21): mutable (a scan finishes
+    or a new scanner version rescans), so cached under the generation, which a stored scan
+    moves."""
     pk = target.revision_pk
     return _cached_resolution(("scan", pk), lambda: scan_summaries([pk])[pk])
 
 
 def scan_stamp(scan: dict[str, Any]) -> str:
     """What tells one scan summary of a revision from another: a revision is scanned once per
-    scanner version, and an override changes ``overridden``."""
-    return f"{scan['verdict']}|{scan['scanner_version']}|{scan['overridden']}"
+    scanner version (an override is no part of the summary, docs/contract.md §21)."""
+    return f"{scan['verdict']}|{scan['scanner_version']}"
 
 
 def _labels_sql(revision_pk_sql: str) -> str:
