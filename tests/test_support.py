@@ -60,3 +60,19 @@ def test_every_e2e_test_is_marked_and_not_e2e_leaves_them_out() -> None:
     e2e = {item.split("::")[0] for item in _collected("-m", "e2e", *files)}
     fast = {item.split("::")[0] for item in _collected("-m", "not e2e", *files)}
     assert (e2e, fast) == ({files[0]}, {files[1]})
+
+
+def test_the_processes_group_comes_first_whatever_pytest_django_reorders() -> None:
+    """pytest-django sorts the database tests before the transactional ones (e2e and browser
+    tests all are); the group must still be the first unit xdist hands out, being the longest."""
+    files = [
+        "tests/api/test_accounts.py",  # the database, rolled back
+        "tests/console/test_browser_team_flow.py",  # the browser, transactional
+        "tests/e2e/test_probes.py",  # server processes, transactional
+        "tests/test_support.py",  # no database
+    ]
+    modules = [item.split("::")[0] for item in _collected(*files)]
+    group = {files[1], files[2]}
+    first = len([m for m in modules if m in group])
+    assert set(modules[:first]) == group, modules
+    assert group.isdisjoint(modules[first:])
