@@ -148,6 +148,7 @@ bench: install
 	SECRET_KEY=bench-only $(PY) -m bench.scan
 	BENCH_DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) -m bench.evals
 	SECRET_KEY=bench-only $(PY) -m bench.scan_planted
+	BENCH_DATABASE_URL=$(BENCH_DATABASE_URL) SECRET_KEY=bench-only $(PY) -m bench.scan_cost
 	BENCH_DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) -m bench.search_quality
 	$(if $(BENCH_MPNET),BENCH_DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) -m bench.encoders --mpnet $(BENCH_MPNET))
 
