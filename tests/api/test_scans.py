@@ -157,6 +157,37 @@ def test_a_blocked_script_runs_only_after_the_override(
     assert (job["state"], job["result"]["output"]) == ("succeeded", {"ok": True}), job
 
 
+def test_in_a_team_an_overridden_proposal_is_approved_and_its_script_runs(
+    env: Env,
+    api_for: ApiFactory,
+    bwrap: str,
+    django_capture_on_commit_callbacks: Callable[..., Any],
+) -> None:
+    """The acceptance of issue 39 in one team: approving a ``block`` proposal answers 409
+    SCAN_BLOCKED; the owner's override with a reason lets it be approved; its script runs."""
+    script = b"import json, sys\njson.dump({'ok': True}, sys.stdout)\n# rm -rf / is never run\n"
+    rev = save(
+        env.member,
+        env.team,
+        intent="publish",
+        components=(ComponentData("scripts/run.py", "script", script),),
+    ).revision
+    owner = api_for(env.owner)
+    approve = f"/v1/revisions/{rev.revision_id}/approve"
+    refused = owner.post(approve, {})
+    assert (refused.status_code, error_code(refused)) == (409, "SCAN_BLOCKED")
+    done = owner.post(f"/v1/revisions/{rev.revision_id}/scan/override", {"reason": "A comment."})
+    assert done.status_code == 200, done.content
+    assert owner.post(approve, {}).json()["state"] == "published"
+    with django_capture_on_commit_callbacks(execute=True):
+        started = api_for(env.member).post(
+            f"/v1/revisions/{rev.revision_id}/execute", {"resource": "scripts/run.py"}
+        )
+    assert started.status_code == 202, started.content
+    job = owner.get(f"/v1/jobs/{started.json()['job_id']}").json()
+    assert (job["state"], job["result"]["output"]) == ("succeeded", {"ok": True}), job
+
+
 def test_the_bundle_carries_the_scan_and_revalidates(env: Env, api_for: ApiFactory) -> None:
     rev = save(env.owner, env.personal, instruction_body=INJECTED).revision
     api = api_for(env.owner)
