@@ -384,10 +384,10 @@ def skill_diff(
                 "Nothing to compare with: give 'from' (a revision_id of this skill).",
                 details={"field": "from"},
             )
-    return {"skill_id": skill.skill_id, **_revision_pair_diff(old, new)}
+    return {"skill_id": skill.skill_id, **revision_pair_diff(old, new)}
 
 
-def _revision_pair_diff(old: SkillRevision, new: SkillRevision) -> dict[str, Any]:
+def revision_pair_diff(old: SkillRevision, new: SkillRevision) -> dict[str, Any]:
     """The diff of two stored revisions, computed once per ordered pair: revisions are
     immutable and their ids never reused, so the pair of ids is the whole key (the caller has
     already resolved both revisions for the reader). A ``truncated`` answer is kept too: the

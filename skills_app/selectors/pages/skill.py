@@ -6,7 +6,7 @@ skill or its revisions, and the buttons come from the domain's rules.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from skills_app import errors
@@ -63,6 +63,22 @@ class SkillPage(SkillHeader):
     skill_actions: list[str]
 
 
+def header_of(scope: SkillScope, revisions: list[SkillRevision]) -> SkillHeader:
+    """The header of a skill's pages, from the gate's answer and ``revisions_of``'s list."""
+    skill = scope.skill
+    return SkillHeader(
+        skill=skill,
+        pending=[r for r in reversed(revisions) if r.state == SkillRevision.State.PROPOSED],
+        command_name=command_name_in(skill, scope.workspaces),
+        skill_scan=scan_summary(skill.latest_revision) if skill.latest_revision else None,
+    )
+
+
+def header_fields(header: SkillHeader) -> dict[str, Any]:
+    """The header's fields, to build a page that extends it."""
+    return {f.name: getattr(header, f.name) for f in fields(SkillHeader)}
+
+
 def _timeline(
     scope: SkillScope,
     revisions: list[SkillRevision],
@@ -115,16 +131,12 @@ def skill_page(*, actor: Actor, workspace: Workspace, skill_id: str, wanted: str
     shown = _shown(skill, revisions, wanted)
     labels = labels_by_revision(skill)
     usage = usage_of(skill)
-    command_name = command_name_in(skill, scope.workspaces)
-    skill_scan = scan_summary(skill.latest_revision) if skill.latest_revision else None
+    header = header_of(scope, revisions)
     components = revision_manifest(shown) if shown else []
     evidence = review_evidence(revision=shown, baseline=None) if shown else None
     timeline = _timeline(scope, revisions, labels, actor.user.pk if actor.user else None)
     return SkillPage(
-        skill=skill,
-        pending=[r for r in reversed(revisions) if r.state == SkillRevision.State.PROPOSED],
-        command_name=command_name,
-        skill_scan=skill_scan,
+        **header_fields(header),
         shown=shown,
         body_html=render_markdown(shown.instruction_body) if shown else "",
         frontmatter_text=frontmatter_yaml(shown.frontmatter) if shown else "",
