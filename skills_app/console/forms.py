@@ -152,6 +152,17 @@ class TokenForm(forms.Form):
         "it): it keeps working when you leave, and its role there bounds it.",
     )
     profile = forms.ChoiceField(label="Client profile")
+    permission_mode = forms.ChoiceField(
+        required=False,
+        label="Permission mode",
+        choices=[
+            ("", "the workspace's"),
+            (DUAL_SIGN_REQUIRED, "dual-sign-required"),
+            (READ_ONLY, "read-only (only safe scripts run)"),
+        ],
+        help_text="Makes the rule for this token's scripts stricter than the workspace's, never "
+        "looser: the stricter of the two applies.",
+    )
     expires_in_days = forms.IntegerField(
         required=False, min_value=1, label="Expires after (days)", help_text="Empty: never."
     )

@@ -44,3 +44,20 @@ def test_owner_makes_lists_and_revokes_a_team_token(
     assert AuditEntry.objects.filter(
         workspace=env.team, action="token.revoke", target_id=token.token_id
     ).exists()
+
+
+def test_a_token_made_in_the_console_may_carry_a_stricter_permission_mode(
+    owner_client: Client, env: Env
+) -> None:
+    """Contract §21: ``permission_mode`` on a token makes its scripts' rule stricter; the token
+    page offers it (left empty: the workspace's mode alone)."""
+    page = reverse("console:tokens", args=(env.team.slug,))
+    shown = owner_client.get(page).content.decode()
+    assert 'name="permission_mode"' in shown
+    form = {"scopes": ["skills:execute"], "restrict": "on", "profile": "ordinary-full"}
+    made = owner_client.post(page, {**form, "name": "careful", "permission_mode": "read-only"})
+    assert made.status_code == 201, made.content
+    assert ApiToken.objects.get(name="careful").permission_mode == "read-only"
+    plain = owner_client.post(page, {**form, "name": "plain"})
+    assert plain.status_code == 201, plain.content
+    assert ApiToken.objects.get(name="plain").permission_mode == ""

@@ -132,6 +132,7 @@ def tokens(request: HttpRequest, console: Console) -> HttpResponse:
                     profile=data["profile"],
                     expires_at=timezone.now() + timedelta(days=days) if days else None,
                     role=data["owner"],
+                    permission_mode=data["permission_mode"],
                 )
             except errors.XmemoError as exc:
                 add_service_error(form, exc)
