@@ -1,13 +1,15 @@
 """Input serializers (shape and types only — product rules live in ``domain``/``services``) and
 output serializers that document the JSON the selectors produce, for the OpenAPI schema.
 
-Output data is built by ``skills_app.selectors`` (the same dicts MCP and the console use); the
-output serializers here describe it and are checked against real responses by schemathesis.
+Each output serializer is made from its shape in ``domain/shapes`` (``serializer_for``), the
+TypedDict the selectors and services return and MCP's ``outputSchema`` is made from too; the
+schema is checked against real responses by schemathesis.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cache
 from typing import Any
 
 from drf_spectacular.utils import extend_schema_field, inline_serializer
@@ -15,11 +17,13 @@ from rest_framework import serializers
 
 from skills_app import errors
 from skills_app.access import ROLES, SCOPES
+from skills_app.domain import shapes
 from skills_app.domain.bundle import COMPONENT_TYPES
 from skills_app.domain.permission_modes import PERMISSION_MODES
+from skills_app.domain.shapes.reading import Field, fields_of
 from skills_app.domain.text import printable
 from skills_app.mcp_profiles import DEFAULT_PROFILE
-from skills_app.models import Skill, SkillRevision, Workspace
+from skills_app.models import SkillRevision
 
 STATES = list(SkillRevision.State.values)
 
@@ -170,20 +174,6 @@ class CommentIn(serializers.Serializer):
     )
 
 
-class CommentOut(serializers.Serializer):
-    comment_id = serializers.CharField()
-    revision_id = serializers.CharField()
-    author = serializers.CharField(allow_null=True)
-    imported_author = serializers.CharField(
-        allow_null=True, help_text="Restored name of someone not a member of the team (text)."
-    )
-    body = serializers.CharField()
-    body_html = serializers.CharField()
-    line = serializers.IntegerField(allow_null=True)
-    action = serializers.CharField(allow_null=True)
-    created_at = serializers.DateTimeField()
-
-
 class NotificationsIn(serializers.Serializer):
     review_requests = serializers.BooleanField(
         required=False, help_text="As a reviewer: a revision was proposed."
@@ -194,12 +184,6 @@ class NotificationsIn(serializers.Serializer):
     comments = serializers.BooleanField(
         required=False, help_text="As an author: someone commented on your revision."
     )
-
-
-class NotificationsOut(serializers.Serializer):
-    review_requests = serializers.BooleanField()
-    review_outcomes = serializers.BooleanField()
-    comments = serializers.BooleanField()
 
 
 class ActionIn(serializers.Serializer):
@@ -240,375 +224,102 @@ def _choice(values: list[str], *, allow_null: bool = False) -> serializers.CharF
     return Choice(allow_null=allow_null)
 
 
-class ErrorBody(serializers.Serializer):
-    code = serializers.CharField(help_text="UPPER_SNAKE error code (docs/contract.md §7).")
-    message = serializers.CharField()
-    details = serializers.DictField(child=serializers.JSONField())
+_SCALAR_FIELDS: dict[str, type[serializers.Field]] = {
+    "str": serializers.CharField,
+    "int": serializers.IntegerField,
+    "float": serializers.FloatField,
+    "bool": serializers.BooleanField,
+}
 
 
-class ErrorEnvelope(serializers.Serializer):
-    error = ErrorBody()
+def _field(field: Field, **kwargs: Any) -> serializers.Field:
+    """The serializer field documenting one member of a shape."""
+    if field.doc is not None:
+        kwargs["help_text"] = field.doc
+    if not field.required:
+        kwargs["required"] = False
+    if field.kind == "const":
+        assert field.const is not None
+        return _const(field.const)
+    if field.choices is not None and not field.nullable:
+        return _choice(list(field.choices))
+    if field.choices is not None:
+        return serializers.ChoiceField(choices=list(field.choices), allow_null=True, **kwargs)
+    if field.nullable:
+        kwargs["allow_null"] = True
+    if field.kind == "shape":
+        assert field.shape is not None
+        return serializer_for(field.shape)(**kwargs)
+    if field.kind == "list":
+        assert field.item is not None
+        if field.item.kind == "shape" and field.item.shape is not None:
+            return serializer_for(field.item.shape)(many=True, **kwargs)
+        return serializers.ListField(child=_field(field.item), **kwargs)
+    if field.kind in ("object", "map"):
+        child = serializers.JSONField() if field.item is None else _field(field.item)
+        return serializers.DictField(child=child, **kwargs)
+    if field.format == "date-time":
+        return serializers.DateTimeField(**kwargs)
+    if field.format == "date":
+        return serializers.DateField(**kwargs)
+    if field.minimum is not None:
+        kwargs["min_value"] = field.minimum
+    return _SCALAR_FIELDS[field.kind](**kwargs)
 
 
-class ResourceOut(serializers.Serializer):
-    logical_path = serializers.CharField()
-    type = _choice(list(COMPONENT_TYPES))
-    content_hash = serializers.CharField()
-    size = serializers.IntegerField()
-    media_type = serializers.CharField()
+@cache
+def serializer_for(shape: type) -> type[serializers.Serializer]:
+    """The output serializer documenting ``shape`` (a TypedDict of ``domain.shapes``) for the
+    OpenAPI schema: its component is named after the shape. Never used to serialize."""
+    members = {name: _field(field) for name, field in fields_of(shape).items()}
+    return type(shape.__name__, (serializers.Serializer,), members)
 
 
-class SearchResultOut(serializers.Serializer):
-    skill_id = serializers.CharField()
-    slug = serializers.CharField()
-    workspace = serializers.CharField()
-    scope = _choice(list(Workspace.Kind.values))
-    name = serializers.CharField(allow_blank=True)
-    description = serializers.CharField(allow_blank=True)
-    published_revision_number = serializers.IntegerField(allow_null=True)
-    score = serializers.FloatField()
-    approx_tokens = serializers.IntegerField(
-        min_value=0,
-        help_text="Estimated tokens of the Level 1 answer this skill serves by default "
-        "(an estimate, not a tokenizer's count: docs/contract.md §5).",
-    )
-
-
-class RecallSearchOut(serializers.Serializer):
-    kind = _const("search")
-    data = inline_serializer(  # type: ignore[assignment]
-        "RecallSearchData", {"results": SearchResultOut(many=True)}
-    )
-
-
-class RenderWarningOut(serializers.Serializer):
-    code = serializers.CharField(help_text="UNKNOWN_CONTEXT_VARIABLE")
-    field = serializers.CharField()
-    message = serializers.CharField()
-
-
-class RootDataOut(serializers.Serializer):
-    skill_id = serializers.CharField()
-    slug = serializers.CharField()
-    workspace = serializers.CharField()
-    name = serializers.CharField()
-    description = serializers.CharField()
-    revision_id = serializers.CharField()
-    revision_number = serializers.IntegerField()
-    state = _choice(STATES)
-    canonical_hash = serializers.CharField()
-    frontmatter = serializers.DictField(child=serializers.JSONField())
-    instruction_body = serializers.CharField(allow_blank=True)
-    resolved_by = _choice(["published", "latest_fallback", "pinned", "label"])
-    resources = ResourceOut(many=True)
-    approx_tokens = serializers.IntegerField(
-        min_value=0,
-        help_text="Estimated tokens of this answer: name, description, frontmatter, body and "
-        "resource manifest (and rendered_body when given), about 4 ASCII characters or 1 other "
-        "character per token; an estimate, not a tokenizer's count (docs/contract.md §5).",
-    )
-    labels = serializers.ListField(
-        child=serializers.CharField(),
-        help_text="The names of the labels pointing at this revision (docs/contract.md §18).",
-    )
-    rendered_body = serializers.CharField(
-        required=False,
-        allow_blank=True,
-        help_text="Only when 'arguments' was given (docs/contract.md §11).",
-    )
-    render_warnings = RenderWarningOut(
-        many=True,
-        required=False,
-        help_text="Only when 'arguments' was given and the render left something out, such as "
-        "an unknown ${XMEMO_…} context variable (docs/contract.md §11).",
-    )
-    scan = serializers.DictField(
-        child=serializers.JSONField(),
-        help_text="The revision's scan (docs/contract.md §21): verdict (pending, clean, warn, "
-        "block), findings, scanner_version.",
-    )
-
-
-class RecallRootOut(serializers.Serializer):
-    kind = _const("root")
-    data = RootDataOut()  # type: ignore[assignment]
-
-
-class ResourceDataOut(ResourceOut):
-    skill_id = serializers.CharField()
-    revision_id = serializers.CharField()
-    encoding = _choice(["utf-8", "base64"])
-    content = serializers.CharField(allow_blank=True)
-
-
-class RecallResourceOut(serializers.Serializer):
-    kind = _const("resource")
-    data = ResourceDataOut()  # type: ignore[assignment]
-
-
-class LintProblemOut(serializers.Serializer):
-    code = serializers.CharField()
-    field = serializers.CharField()
-    message = serializers.CharField()
-
-
-class SaveOut(serializers.Serializer):
-    skill_id = serializers.CharField()
-    revision_id = serializers.CharField()
-    revision_number = serializers.IntegerField()
-    state = _choice(STATES)
-    canonical_hash = serializers.CharField()
-    created = serializers.BooleanField()
-    warnings = LintProblemOut(many=True, help_text="Agent Skills advice (docs/contract.md §17).")
-
-
-class ApproxTokensOut(serializers.Serializer):
-    level0 = serializers.IntegerField()
-    level1 = serializers.IntegerField()
-    components = serializers.DictField(child=serializers.IntegerField())
-
-
-class LintOut(serializers.Serializer):
-    # Shadows Serializer.errors on purpose: the schema names the answer's field.
-    errors = LintProblemOut(many=True, help_text="What a save would refuse; empty when none.")  # type: ignore[assignment]
-    warnings = LintProblemOut(many=True)
-    approx_tokens = ApproxTokensOut()
-    scan = serializers.DictField(
-        child=serializers.JSONField(),
-        help_text="The scan of what a save would store (§21): verdict and findings.",
-    )
-
-
-class SyncFileOut(serializers.Serializer):
-    path = serializers.CharField()
-    sha256 = serializers.CharField()
-    size = serializers.IntegerField()
-
-
-class SyncSkillOut(serializers.Serializer):
-    slug = serializers.CharField()
-    workspace = serializers.CharField()
-    skill_id = serializers.CharField()
-    revision_id = serializers.CharField()
-    revision_number = serializers.IntegerField()
-    canonical_hash = serializers.CharField()
-    files = SyncFileOut(many=True, help_text="SKILL.md first, then the components by path.")
-
-
-class SyncOut(serializers.Serializer):
-    skills = SyncSkillOut(many=True)
-
-
-class BundleFileOut(serializers.Serializer):
-    path = serializers.CharField()
-    type = serializers.ChoiceField(choices=list(COMPONENT_TYPES), allow_null=True)
-    encoding = _choice(["utf-8", "base64"])
-    content = serializers.CharField()
-    sha256 = serializers.CharField()
-
-
-class BundleOut(serializers.Serializer):
-    revision_id = serializers.CharField()
-    canonical_hash = serializers.CharField()
-    name = serializers.CharField()
-    description = serializers.CharField()
-    frontmatter = serializers.DictField(child=serializers.JSONField())
-    instruction_body = serializers.CharField(allow_blank=True)
-    files = BundleFileOut(many=True, help_text="SKILL.md (type null) first, then components.")
-    scan = serializers.DictField(
-        child=serializers.JSONField(),
-        help_text="The revision's scan: verdict, findings, scanner_version.",
-    )
-
-
-class RevisionRefOut(serializers.Serializer):
-    revision_id = serializers.CharField()
-    revision_number = serializers.IntegerField()
-
-
-class LatestRefOut(RevisionRefOut):
-    state = _choice(STATES)
-
-
-class SkillOut(serializers.Serializer):
-    skill_id = serializers.CharField()
-    slug = serializers.CharField()
-    workspace = serializers.CharField()
-    scope = _choice(list(Workspace.Kind.values))
-    status = _choice(list(Skill.Status.values))
-    name = serializers.CharField(allow_blank=True)
-    description = serializers.CharField(allow_blank=True)
-    model_invocable = serializers.BooleanField()
-    revision_count = serializers.IntegerField()
-    published_revision = RevisionRefOut(allow_null=True)
-    latest_revision = LatestRefOut(allow_null=True)
-    awaiting_review = serializers.IntegerField(help_text="Proposed revisions waiting for review.")
-    created_at = serializers.DateTimeField()
-    updated_at = serializers.DateTimeField()
-
-
-class RevisionOut(serializers.Serializer):
-    revision_id = serializers.CharField()
-    skill_id = serializers.CharField()
-    slug = serializers.CharField()
-    workspace = serializers.CharField()
-    revision_number = serializers.IntegerField()
-    state = _choice(STATES)
-    name = serializers.CharField()
-    description = serializers.CharField()
-    canonical_hash = serializers.CharField()
-    parent_revision_id = serializers.CharField(allow_null=True)
-    author = serializers.CharField(allow_null=True)
-    imported_author = serializers.CharField(
-        allow_null=True, help_text="Restored name of someone not a member of the team (text)."
-    )
-    message = serializers.CharField(allow_blank=True)
-    source = _choice(list(SkillRevision.Source.values))  # type: ignore[assignment]
-    source_ref = serializers.CharField(allow_blank=True)
-    created_at = serializers.DateTimeField()
-    state_changed_at = serializers.DateTimeField(allow_null=True)
-    reviewed_by = serializers.CharField(allow_null=True)
-    imported_reviewer = serializers.CharField(
-        allow_null=True, help_text="Restored name of someone not a member of the team (text)."
-    )
-    reviewed_at = serializers.DateTimeField(allow_null=True)
-    review_comment = serializers.CharField(allow_blank=True)
-
-
-class ApprovalOut(serializers.Serializer):
-    user = serializers.CharField(allow_null=True)
-    imported_user = serializers.CharField(
-        allow_null=True, help_text="Restored name of someone not a member of the team (text)."
-    )
-    created_at = serializers.DateTimeField()
-
-
-class RevisionDetailOut(RevisionOut):
-    answers_revision_id = serializers.CharField(
-        allow_null=True, help_text="The revision whose review (changes requested) this answers."
-    )
-    approvals = ApprovalOut(many=True)
-    frontmatter = serializers.DictField(child=serializers.JSONField())
-    instruction_body = serializers.CharField(allow_blank=True)
-    components = ResourceOut(many=True)
-
-
-class WorkspaceOut(serializers.Serializer):
-    slug = serializers.CharField()
-    name = serializers.CharField()
-    kind = _choice(list(Workspace.Kind.values))
-    role = serializers.CharField(allow_null=True)
-    cloud_skills_enabled = serializers.BooleanField()
-    require_distinct_reviewer = serializers.BooleanField()
-    allow_dangerous_scripts = serializers.BooleanField()
-    required_approvals = serializers.IntegerField()
-    permission_mode = _choice(list(PERMISSION_MODES), allow_null=True)
-    created_at = serializers.DateTimeField()
+ErrorBody = serializer_for(shapes.ErrorBody)
+ErrorEnvelope = serializer_for(shapes.ErrorEnvelope)
+CommentOut = serializer_for(shapes.Comment)
+NotificationsOut = serializer_for(shapes.Notifications)
+ResourceOut = serializer_for(shapes.Resource)
+SearchResultOut = serializer_for(shapes.SearchResult)
+RecallSearchOut = serializer_for(shapes.RecallSearch)
+RenderWarningOut = serializer_for(shapes.RenderWarning)
+RootDataOut = serializer_for(shapes.RootData)
+RecallRootOut = serializer_for(shapes.RecallRoot)
+ResourceDataOut = serializer_for(shapes.ResourceData)
+RecallResourceOut = serializer_for(shapes.RecallResource)
+LintProblemOut = serializer_for(shapes.LintProblem)
+SaveOut = serializer_for(shapes.Save)
+ApproxTokensOut = serializer_for(shapes.ApproxTokens)
+LintOut = serializer_for(shapes.Lint)
+SyncFileOut = serializer_for(shapes.SyncFile)
+SyncSkillOut = serializer_for(shapes.SyncSkill)
+SyncOut = serializer_for(shapes.Sync)
+BundleFileOut = serializer_for(shapes.BundleFile)
+BundleOut = serializer_for(shapes.Bundle)
+RevisionRefOut = serializer_for(shapes.RevisionRef)
+LatestRefOut = serializer_for(shapes.LatestRef)
+SkillOut = serializer_for(shapes.Skill)
+RevisionOut = serializer_for(shapes.Revision)
+ApprovalOut = serializer_for(shapes.Approval)
+RevisionDetailOut = serializer_for(shapes.RevisionDetail)
+WorkspaceOut = serializer_for(shapes.Workspace)
 
 
 class LabelIn(serializers.Serializer):
     revision_id = serializers.CharField(max_length=64)
 
 
-class LabelOut(serializers.Serializer):
-    name = serializers.CharField()
-    revision_id = serializers.CharField()
-    revision_number = serializers.IntegerField()
-    moved_by = serializers.CharField(allow_null=True)
-    moved_at = serializers.DateTimeField()
-
-
-class SecretOut(serializers.Serializer):
-    name = serializers.CharField()
-    created_at = serializers.DateTimeField()
-    updated_at = serializers.DateTimeField()
-
-
-class MemberOut(serializers.Serializer):
-    username = serializers.CharField()
-    role = _choice(list(ROLES))
-    created_at = serializers.DateTimeField()
-
-
-class InvitationOut(serializers.Serializer):
-    id = serializers.CharField()
-    email = serializers.CharField()
-    role = _choice(list(ROLES))
-    state = _choice(["pending", "accepted", "revoked", "expired"])
-    invited_by = serializers.CharField(allow_null=True)
-    created_at = serializers.DateTimeField()
-    expires_at = serializers.DateTimeField()
-
-
-class WebhookOut(serializers.Serializer):
-    id = serializers.CharField()
-    url = serializers.CharField()
-    events = serializers.ListField(child=serializers.CharField())
-    created_at = serializers.DateTimeField()
-
-
-class WebhookCreatedOut(WebhookOut):
-    secret = serializers.CharField(help_text="The signing secret. Shown only in this answer.")
-
-
-class WebhookAttemptOut(serializers.Serializer):
-    number = serializers.IntegerField()
-    status_code = serializers.IntegerField(allow_null=True)
-    latency_ms = serializers.IntegerField()
-    response_excerpt = serializers.CharField()
-    error = serializers.CharField()
-    at = serializers.DateTimeField()
-
-
-class WebhookDeliveryOut(serializers.Serializer):
-    id = serializers.CharField()
-    event_id = serializers.CharField()
-    type = serializers.CharField()
-    state = _choice(["pending", "succeeded", "failed"])
-    created_at = serializers.DateTimeField()
-    attempts = WebhookAttemptOut(many=True)
-
-
-class TokenOut(serializers.Serializer):
-    token_id = serializers.CharField()
-    name = serializers.CharField()
-    prefix = serializers.CharField()
-    scopes = serializers.ListField(child=_choice(list(SCOPES)))
-    workspace = serializers.CharField(allow_null=True)
-    profile = serializers.CharField()
-    expires_at = serializers.DateTimeField(allow_null=True)
-    created_at = serializers.DateTimeField()
-    last_used_at = serializers.DateTimeField(allow_null=True)
-    revoked_at = serializers.DateTimeField(allow_null=True)
-    owner = _choice(["user", "workspace"])
-    role = serializers.CharField(allow_null=True)
-    permission_mode = _choice(list(PERMISSION_MODES), allow_null=True)
-    created_by = serializers.CharField(allow_null=True)
-
-
-class TokenCreatedOut(serializers.Serializer):
-    token_id = serializers.CharField()
-    token = serializers.CharField(help_text="The bearer secret. Shown only in this answer.")
-    name = serializers.CharField()
-    scopes = serializers.ListField(child=_choice(list(SCOPES)))
-    workspace = serializers.CharField(allow_null=True)
-    profile = serializers.CharField()
-    expires_at = serializers.DateTimeField(allow_null=True)
-    created_at = serializers.DateTimeField()
-    owner = _choice(["user", "workspace"])
-    role = serializers.CharField(allow_null=True)
-    permission_mode = _choice(list(PERMISSION_MODES), allow_null=True)
-
-
-class AuditOut(serializers.Serializer):
-    action = serializers.CharField()
-    actor = serializers.CharField(allow_null=True)
-    target_type = serializers.CharField(allow_blank=True)
-    target_id = serializers.CharField(allow_blank=True)
-    data = serializers.DictField(child=serializers.JSONField())  # type: ignore[assignment]
-    ip = serializers.CharField(allow_null=True)
-    via = serializers.CharField(allow_blank=True)
-    created_at = serializers.DateTimeField()
+LabelOut = serializer_for(shapes.Label)
+SecretOut = serializer_for(shapes.Secret)
+MemberOut = serializer_for(shapes.Member)
+InvitationOut = serializer_for(shapes.Invitation)
+WebhookOut = serializer_for(shapes.Webhook)
+WebhookCreatedOut = serializer_for(shapes.WebhookCreated)
+WebhookAttemptOut = serializer_for(shapes.WebhookAttempt)
+WebhookDeliveryOut = serializer_for(shapes.WebhookDelivery)
+TokenOut = serializer_for(shapes.Token)
+TokenCreatedOut = serializer_for(shapes.TokenCreated)
+AuditOut = serializer_for(shapes.Audit)
 
 
 def page_of(name: str, item: serializers.Serializer) -> serializers.Serializer:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
+from skills_app.domain import shapes
 from skills_app.domain.bundle import ComponentEntry
 from skills_app.models import Skill, SkillRevision, Webhook, WebhookDelivery
 
@@ -30,7 +31,7 @@ class Saved(Protocol):
     def warnings(self) -> Sequence[Any]: ...
 
 
-def save_as_dict(saved: Saved) -> dict[str, Any]:
+def save_as_dict(saved: Saved) -> shapes.Save:
     """The answer of a save (docs/contract.md §6), with the lint's advice (§17): REST's
     ``POST /v1/skills/save`` and MCP's ``save_cloud_skill`` alike."""
     revision = saved.revision
@@ -45,7 +46,7 @@ def save_as_dict(saved: Saved) -> dict[str, Any]:
     }
 
 
-def skill_as_dict(skill: Skill) -> dict[str, Any]:
+def skill_as_dict(skill: Skill) -> shapes.Skill:
     """A skill with its latest and published revisions loaded (``awaiting_review`` annotated
     by the selector; 0 when it is not)."""
     latest = skill.latest_revision
@@ -75,12 +76,12 @@ def skill_as_dict(skill: Skill) -> dict[str, Any]:
             else None
         ),
         "awaiting_review": getattr(skill, "awaiting_review", 0),
-        "created_at": _iso(skill.created_at),
-        "updated_at": _iso(skill.updated_at),
+        "created_at": skill.created_at.isoformat(),
+        "updated_at": skill.updated_at.isoformat(),
     }
 
 
-def revision_as_dict(rev: SkillRevision) -> dict[str, Any]:
+def revision_as_dict(rev: SkillRevision) -> shapes.Revision:
     """A revision as lists show it: no body, frontmatter or manifest."""
     return {
         "revision_id": rev.revision_id,
@@ -98,7 +99,7 @@ def revision_as_dict(rev: SkillRevision) -> dict[str, Any]:
         "message": rev.message,
         "source": rev.source,
         "source_ref": rev.source_ref,
-        "created_at": _iso(rev.created_at),
+        "created_at": rev.created_at.isoformat(),
         "state_changed_at": _iso(rev.state_changed_at),
         "reviewed_by": rev.reviewer_label,
         "imported_reviewer": rev.imported_reviewer,
@@ -111,28 +112,29 @@ def revision_detail_as_dict(
     rev: SkillRevision,
     *,
     components: Sequence[ComponentEntry],
-    approvals: list[dict[str, Any]],
-) -> dict[str, Any]:
+    approvals: list[shapes.Approval],
+) -> shapes.RevisionDetail:
     """A revision with its body, frontmatter, approvals and component manifest."""
-    data = revision_as_dict(rev)
-    data["frontmatter"] = rev.frontmatter
-    data["instruction_body"] = rev.instruction_body
-    data["answers_revision_id"] = rev.answers_revision.revision_id if rev.answers_revision else None
-    data["approvals"] = approvals
-    data["components"] = [
-        {
-            "logical_path": entry.logical_path,
-            "type": entry.type,
-            "content_hash": entry.content_hash,
-            "size": entry.size,
-            "media_type": entry.media_type,
-        }
-        for entry in components
-    ]
-    return data
+    return {
+        **revision_as_dict(rev),
+        "frontmatter": rev.frontmatter,
+        "instruction_body": rev.instruction_body,
+        "answers_revision_id": (rev.answers_revision.revision_id if rev.answers_revision else None),
+        "approvals": approvals,
+        "components": [
+            {
+                "logical_path": entry.logical_path,
+                "type": entry.type,
+                "content_hash": entry.content_hash,
+                "size": entry.size,
+                "media_type": entry.media_type,
+            }
+            for entry in components
+        ],
+    }
 
 
-def webhook_as_dict(webhook: Webhook) -> dict[str, Any]:
+def webhook_as_dict(webhook: Webhook) -> shapes.Webhook:
     return {
         "id": webhook.webhook_id,
         "url": webhook.url,
@@ -141,7 +143,7 @@ def webhook_as_dict(webhook: Webhook) -> dict[str, Any]:
     }
 
 
-def delivery_as_dict(delivery: WebhookDelivery) -> dict[str, Any]:
+def delivery_as_dict(delivery: WebhookDelivery) -> shapes.WebhookDelivery:
     """A logged delivery with every attempt (prefetch ``attempt_log`` for a list)."""
     return {
         "id": delivery.delivery_id,

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as package_version
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import mcp_types as types
 from asgiref.sync import sync_to_async
@@ -29,7 +29,8 @@ from skills_app.access import Actor
 from skills_app.domain.json_bytes import encode_json
 from skills_app.errors import XmemoError
 from skills_app.mcp import surfaces
-from skills_app.mcp.tools import SERVED_TOOLS, tool_run
+from skills_app.mcp.outputs import output_schema
+from skills_app.mcp.tools import SERVED_TOOLS, Answer, tool_run
 from skills_app.mcp_profiles import (
     contract,
     exposed_tools,
@@ -98,7 +99,7 @@ def _tool(name: str) -> types.Tool:
         name=name,
         description=spec["description"],
         input_schema=spec["input_schema"],
-        output_schema=spec.get("output_schema"),
+        output_schema=cast(dict[str, Any] | None, output_schema(name)),
         annotations=types.ToolAnnotations(
             read_only_hint=spec["access"] == "read",
             # Saves only ever add an immutable revision.
@@ -114,7 +115,7 @@ def _json_text(value: Any) -> types.TextContent:
     return types.TextContent(text=encode_json(value).decode("utf-8"))
 
 
-def call_result(outcome: dict[str, Any] | XmemoError) -> types.CallToolResult:
+def call_result(outcome: Answer | XmemoError) -> types.CallToolResult:
     """A tool's answer as its MCP result; a failure as a tool error carrying the REST error
     envelope (docs/contract.md §7) as text only: structured content must fit the tool's
     ``outputSchema`` (§18), which the envelope does not, and standard clients (the TypeScript
@@ -123,7 +124,8 @@ def call_result(outcome: dict[str, Any] | XmemoError) -> types.CallToolResult:
         return types.CallToolResult(
             content=[_json_text({"error": outcome.as_dict()})], is_error=True
         )
-    return types.CallToolResult(content=[_json_text(outcome)], structured_content=outcome)
+    structured = cast(dict[str, Any], outcome)  # a shape is a plain dict
+    return types.CallToolResult(content=[_json_text(outcome)], structured_content=structured)
 
 
 def tool_failure(exc: Exception) -> types.ErrorData:

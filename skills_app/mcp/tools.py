@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from skills_app.access import Actor, require_scope
+from skills_app.domain import shapes
 from skills_app.domain.arguments import arguments_check
 from skills_app.gateway.ratelimit import check_rate
 from skills_app.gateway.save_payload import reject_unstorable, save_payload_read
@@ -22,14 +23,16 @@ from skills_app.selectors.recall import recall
 from skills_app.services.outcomes import outcome_report
 from skills_app.services.save import save_from_payload
 
-ToolBody = Callable[[Actor, dict[str, Any]], dict[str, Any]]
+# What a tool answers: one of the shapes of ``domain.shapes`` (``mcp/outputs.py``).
+Answer = shapes.RecallAnswer | shapes.Save | shapes.OutcomeReport
+ToolBody = Callable[[Actor, dict[str, Any]], Answer]
 
 
-def _recall(actor: Actor, arguments: dict[str, Any]) -> dict[str, Any]:
+def _recall(actor: Actor, arguments: dict[str, Any]) -> shapes.RecallAnswer:
     return recall(actor=actor, **arguments)
 
 
-def _report_outcome(actor: Actor, arguments: dict[str, Any]) -> dict[str, Any]:
+def _report_outcome(actor: Actor, arguments: dict[str, Any]) -> shapes.OutcomeReport:
     return outcome_report(
         actor=actor,
         revision_id=arguments["revision_id"],
@@ -38,7 +41,7 @@ def _report_outcome(actor: Actor, arguments: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-def _save(actor: Actor, arguments: dict[str, Any]) -> dict[str, Any]:
+def _save(actor: Actor, arguments: dict[str, Any]) -> shapes.Save:
     read = save_payload_read(actor=actor, payload=arguments, source=SkillRevision.Source.MCP)
     saved = save_from_payload(actor=actor, read=read)
     return save_as_dict(saved)
@@ -54,7 +57,7 @@ SERVED_TOOLS: Mapping[str, ToolBody] = {
 SELF_VALIDATING = frozenset({"save_cloud_skill"})
 
 
-def tool_run(*, name: str, actor: Actor, arguments: dict[str, Any]) -> dict[str, Any]:
+def tool_run(*, name: str, actor: Actor, arguments: dict[str, Any]) -> Answer:
     """Run one served tool for ``actor``; the caller has checked the profile exposes it.
 
     The same gates as the REST door, in the same order: the per-token rate limit, the scope,

@@ -18,6 +18,7 @@ from skills_app.access import (
     require_unrestricted,
     require_workspace_admin,
 )
+from skills_app.domain import shapes
 from skills_app.models import ApiToken, AuditEntry, Membership, Workspace
 from skills_app.selectors.pagination import Page, paginate
 
@@ -36,7 +37,7 @@ def require_any_scope(actor: Actor, *scopes: str) -> None:
 # --- workspaces and members ---------------------------------------------------------------------
 
 
-def workspace_as_dict(workspace: Workspace, role: str | None) -> dict[str, Any]:
+def workspace_as_dict(workspace: Workspace, role: str | None) -> shapes.Workspace:
     return {
         "slug": workspace.slug,
         "name": workspace.name,
@@ -49,11 +50,13 @@ def workspace_as_dict(workspace: Workspace, role: str | None) -> dict[str, Any]:
         "permission_mode": (
             workspace.permission_mode if workspace.kind == Workspace.Kind.TEAM else None
         ),
-        "created_at": _iso(workspace.created_at),
+        "created_at": workspace.created_at.isoformat(),
     }
 
 
-def workspace_list(*, actor: Actor, cursor: str | None = None, limit: int = 50) -> Page:
+def workspace_list(
+    *, actor: Actor, cursor: str | None = None, limit: int = 50
+) -> Page[shapes.Workspace]:
     """The caller's workspaces (disabled ones too, so a client can say why skills are off)."""
     require_any_scope(actor, "skills:read", "workspace:admin")
     # A workspace's token has its own role there, whatever its creator's membership says.
@@ -75,11 +78,11 @@ def workspace_list(*, actor: Actor, cursor: str | None = None, limit: int = 50) 
     )
 
 
-def member_as_dict(membership: Membership) -> dict[str, Any]:
+def member_as_dict(membership: Membership) -> shapes.Member:
     return {
         "username": membership.user.get_username(),
         "role": membership.role,
-        "created_at": _iso(membership.created_at),
+        "created_at": membership.created_at.isoformat(),
     }
 
 
@@ -96,7 +99,7 @@ def workspace_members(*, actor: Actor, workspace: Workspace) -> QuerySet[Members
 
 def member_list(
     *, actor: Actor, workspace: Workspace, cursor: str | None = None, limit: int = 50
-) -> Page:
+) -> Page[shapes.Member]:
     return paginate(
         workspace_members(actor=actor, workspace=workspace),
         kind=f"members:{workspace.slug}",
@@ -136,7 +139,7 @@ def home_workspace(*, actor: Actor, last_slug: str | None = None) -> Workspace |
 # --- tokens -------------------------------------------------------------------------------------
 
 
-def token_as_dict(token: ApiToken) -> dict[str, Any]:
+def token_as_dict(token: ApiToken) -> shapes.Token:
     return {
         "token_id": token.token_id,
         "name": token.name,
@@ -145,7 +148,7 @@ def token_as_dict(token: ApiToken) -> dict[str, Any]:
         "workspace": token.workspace.slug if token.workspace_id and token.workspace else None,
         "profile": token.client_profile,
         "expires_at": _iso(token.expires_at),
-        "created_at": _iso(token.created_at),
+        "created_at": token.created_at.isoformat(),
         "last_used_at": _iso(token.last_used_at),
         "revoked_at": _iso(token.revoked_at),
         "owner": "workspace" if token.owned_by_workspace else "user",
@@ -178,7 +181,7 @@ def token_list(
     workspace: Workspace | None = None,
     cursor: str | None = None,
     limit: int = 50,
-) -> Page:
+) -> Page[shapes.Token]:
     """``tokens_listed`` as a page of the API."""
     return paginate(
         tokens_listed(actor=actor, workspace=workspace),
@@ -193,7 +196,7 @@ def token_list(
 # --- audit --------------------------------------------------------------------------------------
 
 
-def audit_as_dict(entry: AuditEntry) -> dict[str, Any]:
+def audit_as_dict(entry: AuditEntry) -> shapes.Audit:
     return {
         "action": entry.action,
         "actor": entry.actor_label or None,
@@ -202,7 +205,7 @@ def audit_as_dict(entry: AuditEntry) -> dict[str, Any]:
         "data": entry.data,
         "ip": entry.ip,
         "via": entry.via,
-        "created_at": _iso(entry.created_at),
+        "created_at": entry.created_at.isoformat(),
     }
 
 
@@ -257,7 +260,7 @@ def audit_list(
     filters: AuditFilter | None = None,
     cursor: str | None = None,
     limit: int = 50,
-) -> Page:
+) -> Page[shapes.Audit]:
     """``audit_entries`` as a page of the API."""
     return paginate(
         audit_entries(actor=actor, workspace=workspace, filters=filters),

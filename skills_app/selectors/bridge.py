@@ -19,6 +19,7 @@ from django.db.models import IntegerField, Value
 
 from skills_app import errors
 from skills_app.access import Actor, readable_workspaces, require_scope, revision_for, workspace_for
+from skills_app.domain import shapes
 from skills_app.domain.canonical import sha256_hex
 from skills_app.domain.json_bytes import encode_json
 from skills_app.domain.labels import validate_label_name
@@ -138,7 +139,7 @@ def sync_listing(
     return SyncListing(body=body, etag=f'"sync-{sha256_hex(body)[:40]}"')
 
 
-def _file(path: str, ctype: str | None, raw: bytes) -> dict[str, Any]:
+def _file(path: str, ctype: str | None, raw: bytes) -> shapes.BundleFile:
     text = is_text(raw)
     return {
         "path": path,
@@ -149,7 +150,7 @@ def _file(path: str, ctype: str | None, raw: bytes) -> dict[str, Any]:
     }
 
 
-def _component_files(revision: SkillRevision) -> Iterable[dict[str, Any]]:
+def _component_files(revision: SkillRevision) -> Iterable[shapes.BundleFile]:
     rows = (
         SkillComponent.objects.filter(revision=revision)
         .order_by("logical_path")
@@ -158,7 +159,7 @@ def _component_files(revision: SkillRevision) -> Iterable[dict[str, Any]]:
     return (_file(path, ctype, bytes(data)) for path, ctype, data in rows)
 
 
-def revision_bundle_document(*, actor: Actor, revision_id: str) -> dict[str, Any]:
+def revision_bundle_document(*, actor: Actor, revision_id: str) -> shapes.Bundle:
     """Everything a client needs to write a revision as a skill folder and recompute its
     canonical hash without parsing YAML: the hashed fields, then the files (``SKILL.md`` with
     the capsule's bytes and type null first, then the components by path)."""

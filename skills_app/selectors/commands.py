@@ -12,12 +12,12 @@ unreviewed revision of a team.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from django.db.models import Count, Q, QuerySet
 
 from skills_app import errors
 from skills_app.access import Actor, readable_workspaces, require_scope
+from skills_app.domain import shapes
 from skills_app.domain.commands import (
     argument_string,
     declared_arguments,
@@ -119,9 +119,10 @@ def command_name_in(skill: Skill, workspaces: QuerySet[Workspace]) -> str | None
 
 def command_render(
     *, actor: Actor, name: str, arguments: dict[str, str] | None
-) -> tuple[dict[str, Any], str]:
+) -> tuple[shapes.RootData, str]:
     """A command's Level 1 answer rendered with its argument string, and that text."""
     answer = recall(actor=actor, slug=name, fallback="latest")
+    assert answer["kind"] == "root"
     data = answer["data"]
     if not is_command(data["frontmatter"]):
         raise errors.NotFound(
@@ -135,10 +136,11 @@ def command_render(
             f"'{name}' takes no argument {', '.join(unknown)}.",
             details={"arguments": unknown, "accepted": list(declared) or ["ARGUMENTS"]},
         )
-    rendered = recall(
+    answer = recall(
         actor=actor,
         slug=name,
         revision_id=data["revision_id"],
         arguments=argument_string(declared, arguments),
-    )["data"]
-    return rendered, rendered["rendered_body"]
+    )
+    assert answer["kind"] == "root"
+    return answer["data"], answer["data"]["rendered_body"]

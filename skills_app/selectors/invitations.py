@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db.models import QuerySet
 from django.utils import timezone
 
 from skills_app import errors
 from skills_app.access import ADMIN_ROLES, Actor, require_role, require_scope
+from skills_app.domain import shapes
 from skills_app.domain.tokens import token_hash
 from skills_app.models import Invitation, Workspace
 from skills_app.selectors.pagination import Page, paginate
@@ -34,7 +33,7 @@ def pending_invitations(workspace: Workspace) -> QuerySet[Invitation]:
     ).select_related("invited_by")
 
 
-def invitation_as_dict(invitation: Invitation) -> dict[str, Any]:
+def invitation_as_dict(invitation: Invitation) -> shapes.Invitation:
     return {
         "id": invitation.invitation_id,
         "email": invitation.email,
@@ -55,7 +54,7 @@ def invitations_pending(*, actor: Actor, workspace: Workspace) -> QuerySet[Invit
 
 def invitation_list(
     *, actor: Actor, workspace: Workspace, cursor: str | None = None, limit: int = 50
-) -> Page:
+) -> Page[shapes.Invitation]:
     """``invitations_pending`` as a page of the API."""
     return paginate(
         invitations_pending(actor=actor, workspace=workspace),

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db.models import OuterRef, Subquery
 
 from skills_app.access import Actor, require_scope, skill_for
+from skills_app.domain import shapes
 from skills_app.models import Skill, SkillLabel
 
 
-def label_as_dict(label: SkillLabel) -> dict[str, Any]:
+def label_as_dict(label: SkillLabel) -> shapes.Label:
     return {
         "name": label.name,
         "revision_id": label.revision.revision_id,
@@ -29,7 +28,7 @@ def skill_labels(skill: Skill) -> list[SkillLabel]:
     )
 
 
-def label_list(*, actor: Actor, skill_id: str) -> list[dict[str, Any]]:
+def label_list(*, actor: Actor, skill_id: str) -> list[shapes.Label]:
     """``GET /v1/skills/{skill_id}/labels``: every label of the skill, by name."""
     require_scope(actor, "skills:read")
     return [label_as_dict(label) for label in skill_labels(skill_for(actor, skill_id))]

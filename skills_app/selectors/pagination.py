@@ -13,7 +13,7 @@ import hashlib
 import hmac
 import json
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Generic, TypeVar
@@ -22,20 +22,23 @@ from django.conf import settings
 from django.db.models import Model, Q, QuerySet
 
 from skills_app import errors
+from skills_app.domain.shapes import PageOf
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 100
 
 M = TypeVar("M", bound=Model)
 T = TypeVar("T")
+# A row's shape in a page (a TypedDict of ``domain.shapes``).
+S = TypeVar("S", bound=Mapping[str, object])
 
 
 @dataclass(frozen=True)
-class Page:
-    results: list[dict[str, Any]]
+class Page(Generic[S]):
+    results: list[S]
     next_cursor: str | None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> PageOf[S]:
         return {"results": self.results, "next_cursor": self.next_cursor}
 
 
@@ -116,7 +119,7 @@ class Rows(Generic[T]):
     results: list[T]
     next_cursor: str | None
 
-    def page(self, serialize: Callable[[T], dict[str, Any]]) -> Page:
+    def page(self, serialize: Callable[[T], S]) -> Page[S]:
         return Page(results=[serialize(row) for row in self.results], next_cursor=self.next_cursor)
 
 
@@ -127,8 +130,8 @@ def paginate(
     order: Sequence[tuple[str, bool]],
     cursor: str | None,
     limit: int,
-    serialize: Callable[[M], dict[str, Any]],
-) -> Page:
+    serialize: Callable[[M], S],
+) -> Page[S]:
     """``paginate_rows``, each row shaped by ``serialize``."""
     return paginate_rows(queryset, kind=kind, order=order, cursor=cursor, limit=limit).page(
         serialize

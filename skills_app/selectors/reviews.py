@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db.models import QuerySet
 
 from skills_app.access import Actor, require_scope, revision_for, revisions_for
+from skills_app.domain import shapes
 from skills_app.domain.markdown import render_markdown
 from skills_app.models import RevisionApproval, RevisionComment, SkillRevision, Workspace
 from skills_app.models.tenancy import acted_by
 from skills_app.selectors.pagination import Page, paginate
 
 
-def comment_as_dict(comment: RevisionComment) -> dict[str, Any]:
+def comment_as_dict(comment: RevisionComment) -> shapes.Comment:
     return {
         "comment_id": comment.comment_id,
         "revision_id": comment.revision.revision_id,
@@ -27,7 +26,9 @@ def comment_as_dict(comment: RevisionComment) -> dict[str, Any]:
     }
 
 
-def revision_comments(*, actor: Actor, revision_id: str, cursor: str | None, limit: int) -> Page:
+def revision_comments(
+    *, actor: Actor, revision_id: str, cursor: str | None, limit: int
+) -> Page[shapes.Comment]:
     """The revision's thread, oldest first (members of its workspace only; else 404)."""
     require_scope(actor, "skills:read")
     revision = revision_for(actor, revision_id)
@@ -43,7 +44,7 @@ def revision_comments(*, actor: Actor, revision_id: str, cursor: str | None, lim
     )
 
 
-def revision_approvals(revision: SkillRevision) -> list[dict[str, Any]]:
+def revision_approvals(revision: SkillRevision) -> list[shapes.Approval]:
     """Every approval recorded on the revision (who, when), oldest first."""
     return [
         {

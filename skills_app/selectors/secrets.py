@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from skills_app.access import Actor, require_workspace_admin
+from skills_app.domain import shapes
 from skills_app.infra.crypto import secret_decrypt
 from skills_app.models import Workspace, WorkspaceSecret
 from skills_app.selectors.pagination import Page, paginate
 
 
-def secret_as_dict(secret: WorkspaceSecret) -> dict[str, Any]:
+def secret_as_dict(secret: WorkspaceSecret) -> shapes.Secret:
     """What anyone is ever shown of a secret: never its value."""
     return {
         "name": secret.name,
@@ -22,7 +22,7 @@ def secret_as_dict(secret: WorkspaceSecret) -> dict[str, Any]:
 
 def secret_list(
     *, actor: Actor, workspace: Workspace, cursor: str | None = None, limit: int = 50
-) -> Page:
+) -> Page[shapes.Secret]:
     require_workspace_admin(actor, workspace)
     return paginate(
         WorkspaceSecret.objects.filter(workspace=workspace).defer("ciphertext"),

@@ -21,7 +21,7 @@ from skills_app.access import (
     skills_for,
     workspace_for,
 )
-from skills_app.domain import lifecycle
+from skills_app.domain import lifecycle, shapes
 from skills_app.domain.bundle import ComponentEntry
 from skills_app.domain.diff import RevisionSnapshot, diff_snapshots, snapshot_of
 from skills_app.domain.json_bytes import encode_json
@@ -288,7 +288,7 @@ class RevisionDetail:
 
     revision: SkillRevision  # skill, workspace, parent, people and answered revision loaded
     components: list[ComponentEntry]
-    approvals: list[dict[str, Any]]
+    approvals: list[shapes.Approval]
 
 
 def revision_detail_of(revision: SkillRevision) -> RevisionDetail:

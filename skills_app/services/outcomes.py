@@ -15,6 +15,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from skills_app.access import Actor, require_scope, revision_for
+from skills_app.domain import shapes
 from skills_app.domain.evals import outcome_check
 from skills_app.infra.queue import OUTCOME_STORE, send_task
 from skills_app.models import RevisionOutcome
@@ -24,7 +25,7 @@ logger = logging.getLogger(__name__)
 
 def outcome_report(
     *, actor: Actor, revision_id: str, outcome: object, note: object = None
-) -> dict[str, Any]:
+) -> shapes.OutcomeReport:
     """Check a report and hand it on; answers what was accepted (counted once a worker has
     stored it, the first of the reporter's day)."""
     require_scope(actor, "skills:read")

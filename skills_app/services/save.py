@@ -5,9 +5,9 @@ shared by ``POST /v1/skills/save`` and MCP's ``save_cloud_skill``, and its dry r
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from skills_app.access import Actor, readable_workspaces, require_scope, workspace_for
+from skills_app.domain import shapes
 from skills_app.domain.bundle import SavePayload
 from skills_app.domain.lint import Problem, agent_skill_advice, approx_tokens
 from skills_app.domain.scan import scan_bundle
@@ -70,7 +70,7 @@ def _personal_workspace(actor: Actor) -> Workspace:
     return workspace
 
 
-def lint_from_payload(*, actor: Actor, read: SavePayload) -> dict[str, Any]:
+def lint_from_payload(*, actor: Actor, read: SavePayload) -> shapes.Lint:
     """``POST /v1/skills/lint`` (docs/contract.md §17): every rule the save would enforce on
     ``payload`` (the first error of each rule), the Agent Skills advice, the estimate of what
     each level costs an agent, and the scan's verdict and findings (§21). Nothing is stored."""

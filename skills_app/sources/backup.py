@@ -22,6 +22,7 @@ from skills_app.domain.canonical import canonical_hash, sha256_hex
 from skills_app.domain.labels import is_rejected, validate_label_name
 from skills_app.domain.limits import validate_bundle, validate_slug
 from skills_app.domain.permission_modes import PERMISSION_MODES
+from skills_app.domain.shapes.fields import REVISION_SOURCES, SKILL_STATUSES
 from skills_app.domain.skillmd import merge_frontmatter, serialize_skill_md
 from skills_app.errors import UnsafeArchive, UnsupportedFormat, ValidationFailed, XmemoError
 from skills_app.sources.archive import ArchiveLimits, zip_files_open
@@ -43,17 +44,8 @@ OVERRIDE_REASON_MAX = 2000
 OUTCOMES = ("success", "partial", "failure")
 
 STATES = ("draft", "proposed", "published", "deprecated")
-STATUSES = ("active", "archived")
-SOURCES = (
-    "console",
-    "api",
-    "mcp",
-    "import-skill-md",
-    "import-zip",
-    "import-url",
-    "import-skill-json",
-    "restore",
-)
+STATUSES = SKILL_STATUSES
+SOURCES = REVISION_SOURCES
 # A whole workspace: far more entries and bytes than one skill's archive may hold.
 BACKUP_LIMITS = ArchiveLimits(max_entries=200_000, max_total_bytes=1024 * 1024 * 1024)
 MANIFEST_MAX_BYTES = 64 * 1024 * 1024

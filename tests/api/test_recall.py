@@ -537,7 +537,7 @@ def test_level0_leaves_out_archived_and_people_only_skills_for_tokens(
     results = api_for(env.owner).get(RECALL, {"query": "deploy"}).json()["data"]["results"]
     assert [r["slug"] for r in results] == ["deploy-visible"]
     # People (the console, no token) still find the people-only skill.
-    console = recall(actor=Actor(user=env.owner, via="console"), query="deploy")
+    console: Any = recall(actor=Actor(user=env.owner, via="console"), query="deploy")
     assert {r["slug"] for r in console["data"]["results"]} == {"deploy-visible", "deploy-people"}
 
 

@@ -72,6 +72,7 @@ def test_request_and_response_bodies_are_typed(db: None) -> None:
         "warnings",
         "approx_tokens",
         "scan",
+        "triggers",
     }
     recall = schema["paths"]["/v1/recall"]["get"]
     ref = recall["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]

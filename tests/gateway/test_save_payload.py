@@ -24,7 +24,7 @@ def _save(*, actor: Actor, payload: Any, source: str = SkillRevision.Source.API)
     return save_from_payload(actor=actor, read=read)
 
 
-def _answer(**kwargs: Any) -> dict[str, Any]:
+def _answer(**kwargs: Any) -> Any:
     """The save's answer as the doors send it."""
     return save_as_dict(_save(**kwargs))
 

@@ -46,7 +46,7 @@ def _prepared_statements() -> int:
     return int(count)
 
 
-def _recall_fresh(actor: Actor) -> dict[str, Any]:
+def _recall_fresh(actor: Actor) -> Any:
     """A recall that the caches of this process do not answer."""
     clear_resolutions()
     recall_cache.clear_local()

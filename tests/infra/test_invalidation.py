@@ -18,11 +18,17 @@ from skills_app.access import Actor
 from skills_app.gateway.auth import clear_token_cache
 from skills_app.infra import invalidation
 from skills_app.infra.cache import clear_local
-from skills_app.selectors.recall import clear_resolutions, recall
+from skills_app.selectors.recall import clear_resolutions
+from skills_app.selectors.recall import recall as recall_answer
 from tests.factories import build_env, make_token, publish
 from tests.support import require_service, wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def recall(**kwargs: Any) -> Any:
+    """Any level's answer, read freely by these tests."""
+    return recall_answer(**kwargs)
 
 
 @pytest.fixture(autouse=True)

@@ -29,7 +29,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from skills_app.domain.json_bytes import encode_json
-from skills_app.mcp_profiles import tool_spec
+from skills_app.mcp.outputs import output_schema
 
 # The API's autouse fixture: cached tokens, recalled content and rate counts of one test must
 # not reach the next.
@@ -109,7 +109,7 @@ def tool_answer(name: str, result: types.CallToolResult) -> dict[str, Any]:
     assert isinstance(result.content[0], types.TextContent)
     answer: dict[str, Any] = json.loads(result.content[0].text)
     if result.structured_content is not None:
-        jsonschema.validate(result.structured_content, tool_spec(name)["output_schema"])
+        jsonschema.validate(result.structured_content, output_schema(name))
         assert encode_json(result.structured_content) == encode_json(answer)
     assert result.is_error == ("error" in answer), answer
     assert result.is_error or result.structured_content is not None

@@ -23,9 +23,9 @@ from django.contrib.auth.models import User
 from mcp import Client
 
 from skills_app import errors
+from skills_app.mcp.outputs import output_schema
 from skills_app.mcp.server import call_result
 from skills_app.mcp.tools import SERVED_TOOLS
-from skills_app.mcp_profiles import tool_spec
 from tests.factories import (
     let_authors_approve,
     make_team,
@@ -62,7 +62,7 @@ def test_every_product_error_is_a_tool_error_within_the_tools_output_schema(
     result = call_result(exc)
     dumped = result.model_dump(mode="json", by_alias=True, exclude_none=True)
     if "structuredContent" in dumped:
-        jsonschema.validate(dumped["structuredContent"], tool_spec(name)["output_schema"])
+        jsonschema.validate(dumped["structuredContent"], output_schema(name))
     assert dumped["isError"] is True
     assert [json.loads(item["text"]) for item in dumped["content"]] == [{"error": exc.as_dict()}]
 

@@ -115,7 +115,7 @@ def test_tool_calls_share_the_rest_rate_limit(env: Env, settings: Any) -> None:
 def test_empty_optional_ids_mean_not_given_as_in_the_query_string(env: Env) -> None:
     rev = publish(env.owner, env.personal, slug="deploy").revision
     actor = _actor(env)
-    answer = tool_run(
+    answer: Any = tool_run(
         name="recall_cloud_skill",
         actor=actor,
         arguments={"slug": "deploy", "workspace": "", "revision_id": ""},
@@ -125,7 +125,7 @@ def test_empty_optional_ids_mean_not_given_as_in_the_query_string(env: Env) -> N
 
 
 def test_save_stores_the_revision_with_the_mcp_source(env: Env) -> None:
-    answer = tool_run(
+    answer: Any = tool_run(
         name="save_cloud_skill",
         actor=_actor(env),
         arguments={

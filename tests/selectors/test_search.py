@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.db import connection
 
@@ -13,7 +15,7 @@ from tests.factories import Env, actor_for, make_token, publish, save
 from tests.support import require_service
 
 
-def _slugs(answer: dict) -> list[str]:
+def _slugs(answer: Any) -> list[str]:
     return [hit["slug"] for hit in answer["data"]["results"]]
 
 

@@ -46,7 +46,7 @@ def _forged(env: Env, name: str) -> bytes:
 
 def _restored_people(revision: SkillRevision) -> dict[str, Any]:
     """Who the restored revision names, as every reader of it answers (REST/MCP/console)."""
-    detail = revision_as_dict(revision)
+    detail: Any = revision_as_dict(revision)
     comment = RevisionComment.objects.get(revision=revision)
     approval = RevisionApproval.objects.get(revision=revision)
     return {
@@ -59,7 +59,7 @@ def _restored_people(revision: SkillRevision) -> dict[str, Any]:
         "revision": {
             k: detail[k] for k in ("author", "imported_author", "reviewed_by", "imported_reviewer")
         },
-        "comment": {k: comment_as_dict(comment)[k] for k in ("author", "imported_author")},
+        "comment": {k: dict(comment_as_dict(comment))[k] for k in ("author", "imported_author")},
         "approvals": revision_approvals(revision),
     }
 

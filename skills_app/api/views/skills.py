@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -25,6 +23,7 @@ from skills_app.api.serializers import (
     page_of,
 )
 from skills_app.api.views.base import ApiView, if_none_match, not_modified, page_response
+from skills_app.domain import shapes
 from skills_app.domain.lifecycle import REVISION_ACTIONS
 from skills_app.gateway.downloads import download_response
 from skills_app.gateway.save_payload import save_payload_read
@@ -57,7 +56,7 @@ from skills_app.services.skills import (
 )
 
 
-def _revision_detail(detail: RevisionDetail) -> dict[str, Any]:
+def _revision_detail(detail: RevisionDetail) -> shapes.RevisionDetail:
     return revision_detail_as_dict(
         detail.revision, components=detail.components, approvals=detail.approvals
     )

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from skills_app import errors
 from skills_app.access import Actor, require_enabled_workspace, require_scope, workspace_for
+from skills_app.domain import shapes
 from skills_app.domain.context_cost import answer_member_tokens
 from skills_app.domain.render import render
 from skills_app.selectors.recall.arguments import (
@@ -21,7 +21,7 @@ from skills_app.selectors.search import search_skills
 
 def recall_search(
     *, actor: Actor, query: str, workspace: str | None = None, limit: int = SEARCH_DEFAULT_LIMIT
-) -> dict[str, Any]:
+) -> shapes.RecallSearch:
     """Level 0: light descriptors of the best matching skills, best first."""
     require_scope(actor, "skills:read")
     text = query.strip() if isinstance(query, str) else ""
@@ -52,9 +52,9 @@ def _root_document(
     content: RootContent,
     resolved_by: str,
     arguments: str | None,
-    scan: dict[str, Any],
-) -> dict[str, Any]:
-    data: dict[str, Any] = {
+    scan: shapes.JSONObject,
+) -> shapes.RecallRoot:
+    data: shapes.RootData = {
         "skill_id": target.skill_id,
         "slug": target.slug,
         "workspace": target.workspace,
@@ -103,7 +103,7 @@ def _root_document(
     return {"kind": "root", "data": data}
 
 
-def _resource_document(target: _Target, component: ComponentContent) -> dict[str, Any]:
+def _resource_document(target: _Target, component: ComponentContent) -> shapes.RecallResource:
     return {
         "kind": "resource",
         "data": {

@@ -21,6 +21,7 @@ from django.db.models.functions import Coalesce
 
 from skills_app import errors
 from skills_app.access import Actor, readable_workspaces, require_scope
+from skills_app.domain import shapes
 from skills_app.domain.json_bytes import encode_json
 from skills_app.domain.lifecycle import LATEST_FALLBACK_KINDS
 from skills_app.domain.skill_uri import SKILL_MD, SkillUri, skill_md_uri, skill_uri
@@ -203,7 +204,7 @@ def skill_md_read(
     )
 
 
-def component_read(*, actor: Actor, ref: SkillUri, published_only: bool) -> dict[str, Any]:
+def component_read(*, actor: Actor, ref: SkillUri, published_only: bool) -> shapes.ResourceData:
     """``resources/read`` of any other file: Level 2's answer from the revision ``ref`` names
     (the old ``SLUG@REVISION_ID`` form too)."""
     if not ref.path or (ref.is_skill_md and not ref.legacy):
@@ -212,8 +213,8 @@ def component_read(*, actor: Actor, ref: SkillUri, published_only: bool) -> dict
     answer = recall(
         actor=actor, slug=ref.qualified_slug, revision_id=target.revision_id, resource=ref.path
     )
-    data: dict[str, Any] = answer["data"]
-    return data
+    assert answer["kind"] == "resource"
+    return answer["data"]
 
 
 def directory_read(

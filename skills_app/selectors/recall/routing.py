@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from typing import Any, NamedTuple, Unpack
+from typing import NamedTuple, Unpack
 
 from django.conf import settings
 
 from skills_app import errors
 from skills_app.access import Actor, require_scope
+from skills_app.domain import shapes
 from skills_app.domain.json_bytes import encode_json
 from skills_app.domain.labels import validate_label_name
 from skills_app.infra import requestctx, usage
@@ -44,10 +45,10 @@ class Encoded(NamedTuple):
     etag: str | None
 
 
-def recall(*, actor: Actor, **args: Unpack[RecallArgs]) -> dict[str, Any]:
+def recall(*, actor: Actor, **args: Unpack[RecallArgs]) -> shapes.RecallAnswer:
     """Pick the level from the arguments given, exactly as ``recall_cloud_skill`` does."""
     answer = _route(actor=actor, encode=False, **args)
-    assert isinstance(answer, dict)
+    assert not isinstance(answer, Encoded)
     return answer
 
 
@@ -59,7 +60,7 @@ def recall_encoded(*, actor: Actor, **args: Unpack[RecallArgs]) -> Encoded:
     return answer
 
 
-def _encoded(kind: str, document: dict[str, Any]) -> Encoded:
+def _encoded(kind: str, document: shapes.RecallAnswer) -> Encoded:
     """The REST body and its ETag: a digest of the very bytes sent (docs/contract.md §5), so
     anything in the answer that can change (``state``, ``resolved_by``, a rendered body …)
     changes the tag, and a 304 never stands for an answer other than the one the client holds."""
@@ -67,7 +68,7 @@ def _encoded(kind: str, document: dict[str, Any]) -> Encoded:
     return Encoded(kind, body, f'"{hashlib.sha256(body).hexdigest()}"')
 
 
-def _encoded_once(key: str, kind: str, document: Callable[[], dict[str, Any]]) -> Encoded:
+def _encoded_once(key: str, kind: str, document: Callable[[], shapes.RecallAnswer]) -> Encoded:
     """``_encoded`` of a document fully determined by ``key``, kept per process."""
     answer = local_cache.get(key)
     if answer is None:
@@ -90,7 +91,7 @@ def _route(
     arguments: str | None = None,
     fallback: str | None = None,
     limit: int | None = None,
-) -> dict[str, Any] | Encoded:
+) -> shapes.RecallAnswer | Encoded:
     require_scope(actor, "skills:read")
     # An empty optional parameter means "not given", as ``?workspace=`` does in a query string;
     # REST and MCP both rely on this one rule.
@@ -164,7 +165,7 @@ def _root(
     arguments: str | None,
     fallback: str,
     encode: bool,
-) -> dict[str, Any] | Encoded:
+) -> shapes.RecallAnswer | Encoded:
     if fallback not in FALLBACKS:
         raise errors.ValidationFailed(
             "fallback must be 'latest' or 'none'.", details={"field": "fallback"}
@@ -193,7 +194,7 @@ def _root(
         )
     content = _root_content(target.revision_id, target.revision_pk)
     scan = served_scan(target)
-    answer: dict[str, Any] | Encoded
+    answer: shapes.RecallAnswer | Encoded
     if not encode:
         answer = _root_document(target, content, resolved_by, arguments, scan)
     elif arguments is not None:
@@ -227,7 +228,7 @@ def _resource(
     slug: str | None,
     workspace: str | None,
     encode: bool,
-) -> dict[str, Any] | Encoded:
+) -> shapes.RecallAnswer | Encoded:
     if not revision_id:
         raise errors.RevisionIdRequired(details={"resource": resource})
     if not isinstance(resource, str) or not resource or len(resource) > 1024:
