@@ -46,6 +46,8 @@ def test_a_blocked_proposal_shows_its_findings_and_an_owner_overrides_it(
     assert 'data-testid="scan-override"' in text
     assert "An example of what not to do." in text
     assert AuditEntry.objects.filter(action="skills.revision.scan_override").count() == 1
+    detail = reverse("console:skill_detail", args=[env.team.slug, rev.skill.skill_id])
+    assert "scan block (overridden)" in owner_client.get(detail).content.decode()
     approved = owner_client.post(
         reverse("console:revision_action", args=[env.team.slug, rev.revision_id, "approve"]),
         follow=True,

@@ -21,7 +21,7 @@ from skills_app.models import Skill, SkillRevision, Workspace
 from skills_app.selectors.commands import command_name_in
 from skills_app.selectors.evals import review_evidence
 from skills_app.selectors.labels import labels_by_revision
-from skills_app.selectors.scans import scan_summary
+from skills_app.selectors.scans import ScanAnswer, scan_answer, stored_scan
 from skills_app.selectors.skills import revision_manifest, revisions_of
 from skills_app.selectors.usage import SkillUsage, usage_of
 
@@ -33,7 +33,7 @@ class SkillHeader:
     skill: Skill
     pending: list[SkillRevision]
     command_name: str | None
-    skill_scan: dict[str, Any] | None
+    skill_scan: ScanAnswer | None
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,9 @@ def header_of(scope: SkillScope, revisions: list[SkillRevision]) -> SkillHeader:
         skill=skill,
         pending=[r for r in reversed(revisions) if r.state == SkillRevision.State.PROPOSED],
         command_name=command_name_in(skill, scope.workspaces),
-        skill_scan=scan_summary(skill.latest_revision) if skill.latest_revision else None,
+        skill_scan=scan_answer(stored_scan(skill.latest_revision))
+        if skill.latest_revision
+        else None,
     )
 
 
