@@ -94,7 +94,8 @@ def wait_http(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: float
         if proc.poll() is not None:
             raise RuntimeError(f"process exited early:\n{log.read_text(errors='replace')[-3000:]}")
         try:
-            httpx.get(url, timeout=10)
+            # A first answer may take long (the schema is built on first ask): still an answer.
+            httpx.get(url, timeout=max(10.0, deadline - time.monotonic()))
             return
         except httpx.HTTPError:
             time.sleep(0.2)

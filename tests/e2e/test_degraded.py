@@ -27,6 +27,7 @@ from tests.e2e.processes import (
     wait_redis,
 )
 from tests.factories import make_token, make_user, personal_ws, publish
+from tests.support import wait_until
 
 
 @pytest.mark.django_db(transaction=True)
@@ -87,7 +88,7 @@ def test_a_redis_outage_keeps_reads_and_saves_answering_and_loses_no_job(
 
             load = threading.Thread(target=traffic)
             load.start()
-            time.sleep(1)
+            wait_until(lambda: len(statuses) >= 2, 60, message="no traffic before the outage")
             redis_proc.terminate()
             redis_proc.wait(timeout=10)
             outage_started = len(statuses)
@@ -95,7 +96,14 @@ def test_a_redis_outage_keeps_reads_and_saves_answering_and_loses_no_job(
             rev = api.get("/v1/recall", params={"slug": "kept"}).json()["data"]["revision_id"]
             export = api.post("/v1/exports", json={"revision_id": rev})
             assert export.status_code == 202, export.text
-            time.sleep(3)
+            time.sleep(3)  # the outbox's 1-second sweeps fail meanwhile
+            # At least 11 answers in the outage, however long a loaded machine takes for them.
+            wait_until(
+                lambda: len(statuses) - outage_started > 10,
+                120,
+                interval=0.2,
+                message=lambda: f"answers during the outage: {statuses[outage_started:]}",
+            )
             during = statuses[outage_started:]
             with running(redis_server(redis_port), env=env, log=tmp_path / "redis2.log"):
                 wait_redis(redis_port)
