@@ -337,6 +337,7 @@ def _listing(
             skill.slug,
             skill.workspace.slug,
             tuple(sorted(labels.get(revision_pk, ()))),
+            scans[revision_pk],
         )
         files = _files(skill.slug, revision_id, partial(contents.get, revision_pk))
         listed.append(ListedSkill(target, number, canonical, files, scans[revision_pk]))

@@ -3,8 +3,9 @@ prepared query, cached per process under the invalidation generation."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from skills_app import errors
@@ -16,13 +17,14 @@ from skills_app.access import (
 )
 from skills_app.domain.lifecycle import LATEST_FALLBACK_KINDS
 from skills_app.infra import db, invalidation
-from skills_app.models import Skill, SkillLabel, SkillRevision, Workspace
-from skills_app.selectors.scans import scan_summaries
+from skills_app.models import RevisionScan, Skill, SkillLabel, SkillRevision, Workspace
+from skills_app.selectors.scans import PENDING
 
 _SKILL = Skill._meta.db_table
 _WS = Workspace._meta.db_table
 _REV = SkillRevision._meta.db_table
 _LABEL = SkillLabel._meta.db_table
+_SCAN = RevisionScan._meta.db_table
 
 
 PUBLISHED = SkillRevision.State.PUBLISHED
@@ -75,20 +77,39 @@ class _Target:
     # The names of the labels pointing at this revision, sorted (every Level 1 answer lists
     # them): mutable, so part of the resolution, cached under the generation like it.
     labels: tuple[str, ...] = ()
+    # The revision's scan summary (``served_scan``), read by the same statement: mutable too.
+    scan: dict[str, Any] = field(default_factory=lambda: _summary(None), compare=False)
 
 
 def served_scan(target: _Target) -> dict[str, Any]:
-    """The scan summary of the revision served (docs/contract.md §21): mutable (a scan finishes
-    or a new scanner version rescans), so cached under the generation, which a stored scan
-    moves."""
-    pk = target.revision_pk
-    return _cached_resolution(("scan", pk), lambda: scan_summaries([pk])[pk])
+    """The scan summary of the revision served (docs/contract.md §21), as the resolution read
+    it: mutable (a scan finishes or a new scanner version rescans), so cached with it under
+    the generation, which a stored scan moves."""
+    return target.scan
 
 
 def scan_stamp(scan: dict[str, Any]) -> str:
     """What tells one scan summary of a revision from another: a revision is scanned once per
     scanner version (an override is no part of the summary, docs/contract.md §21)."""
     return f"{scan['verdict']}|{scan['scanner_version']}"
+
+
+def _summary(verdict: str | None, version: str | None = None, findings: Any = ()) -> dict[str, Any]:
+    """``scan_summaries``' summary from ``_SCAN_COLUMNS`` (all NULL: pending)."""
+    if verdict is None:
+        return {"verdict": PENDING, "findings": [], "scanner_version": None}
+    if isinstance(findings, str | bytes):  # SQLite hands JSON over as text
+        findings = json.loads(findings)
+    return {"verdict": verdict, "findings": list(findings), "scanner_version": version}
+
+
+def _scan_join(revision_pk_sql: str) -> str:
+    """The join that gives ``_SCAN_COLUMNS`` of the revision ``revision_pk_sql`` names."""
+    return f" LEFT JOIN {_SCAN} sc ON sc.revision_id = {revision_pk_sql}"
+
+
+# ``_summary``'s arguments, in one statement with the resolution (no round trip of its own).
+_SCAN_COLUMNS = "sc.verdict, sc.scanner_version, sc.findings"
 
 
 def _labels_sql(revision_pk_sql: str) -> str:
@@ -129,11 +150,12 @@ def _resolve_by_slug(
     label_cols = ", lr.id, lr.revision_id, lr.state" if label is not None else ""
     sql = (
         "SELECT s.skill_id, s.status, w.slug, w.cloud_skills_enabled, w.kind,"  # noqa: S608 - table and column names only; values are parameters
-        f" p.id, p.revision_id, c.id, c.revision_id, c.state, {_labels_sql(served)}{label_cols}"
+        f" p.id, p.revision_id, c.id, c.revision_id, c.state, {_labels_sql(served)},"
+        f" {_SCAN_COLUMNS}{label_cols}"
         f" FROM {_SKILL} s"
         f" JOIN {_WS} w ON w.id = s.workspace_id"
         f" LEFT JOIN {_REV} p ON p.id = s.published_revision_id"
-        f" LEFT JOIN {_REV} c ON c.id = s.current_revision_id{label_join}"
+        f" LEFT JOIN {_REV} c ON c.id = s.current_revision_id{label_join}{_scan_join(served)}"
         f" WHERE s.slug = %s AND {access_sql}"
     )
     params += [slug, *access_params]
@@ -166,21 +188,23 @@ def _resolve_by_slug(
             },
         )
     skill_id, _, ws, _, kind, pub_pk, pub_id, cur_pk, cur_id, cur_state, names = enabled[0][:11]
-    labels = _labels(names)
+    labels, scan = _labels(names), _summary(*enabled[0][11:14])
     if label is not None:
-        label_pk, label_rev_id, label_state = enabled[0][11:]
+        label_pk, label_rev_id, label_state = enabled[0][14:]
         if label_pk is None:
             raise errors.LabelNotFound(
                 f"'{ws}/{slug}' has no label '{label}'.",
                 details={"skill_id": skill_id, "slug": slug, "workspace": ws, "label": label},
             )
-        return _Target(label_pk, label_rev_id, label_state, skill_id, slug, ws, labels), "label"
+        target = _Target(label_pk, label_rev_id, label_state, skill_id, slug, ws, labels, scan)
+        return target, "label"
     if pub_pk is not None:
-        return _Target(pub_pk, pub_id, PUBLISHED, skill_id, slug, ws, labels), "published"
+        return _Target(pub_pk, pub_id, PUBLISHED, skill_id, slug, ws, labels, scan), "published"
     served_unreviewed = kind in LATEST_FALLBACK_KINDS
     if fallback == "latest" and served_unreviewed and cur_pk is not None:
         # The skill's current revision is its newest non-deprecated one (services.skills).
-        return _Target(cur_pk, cur_id, cur_state, skill_id, slug, ws, labels), "latest_fallback"
+        target = _Target(cur_pk, cur_id, cur_state, skill_id, slug, ws, labels, scan)
+        return target, "latest_fallback"
     if not served_unreviewed:
         hint = (
             " and a team workspace serves only reviewed revisions by slug: get one approved, or"
@@ -213,10 +237,10 @@ def _resolve_pinned_uncached(
     access_sql, access_params = readable_workspace_sql(actor, "r.workspace_id")
     rows = db.fetch_all(
         "SELECT r.id, r.revision_id, r.state, s.skill_id, s.slug, w.slug, w.cloud_skills_enabled,"  # noqa: S608 - fixed SQL
-        f" {_labels_sql('r.id')}"
+        f" {_labels_sql('r.id')}, {_SCAN_COLUMNS}"
         f" FROM {_REV} r"
         f" JOIN {_SKILL} s ON s.id = r.skill_id"
-        f" JOIN {_WS} w ON w.id = r.workspace_id"
+        f" JOIN {_WS} w ON w.id = r.workspace_id{_scan_join('r.id')}"
         f" WHERE r.revision_id = %s AND {access_sql}",
         [revision_id, *access_params],
     )
@@ -224,7 +248,7 @@ def _resolve_pinned_uncached(
         raise errors.NotFound(
             f"Revision '{revision_id}' was not found.", details={"revision_id": revision_id}
         )
-    rev_pk, rev_id, state, skill_id, skill_slug, ws, enabled, names = rows[0]
+    rev_pk, rev_id, state, skill_id, skill_slug, ws, enabled, names = rows[0][:8]
     if (slug is not None and slug != skill_slug) or (ws_slug is not None and ws_slug != ws):
         raise errors.NotFound(
             f"Revision '{revision_id}' is not a revision of '{ws_slug + '/' if ws_slug else ''}"
@@ -233,4 +257,5 @@ def _resolve_pinned_uncached(
         )
     if not enabled:
         raise errors.FeatureDisabled(details={"workspace": ws})
-    return _Target(rev_pk, rev_id, state, skill_id, skill_slug, ws, _labels(names))
+    scan = _summary(*rows[0][8:])
+    return _Target(rev_pk, rev_id, state, skill_id, skill_slug, ws, _labels(names), scan)
