@@ -1,11 +1,12 @@
 """Usage counting off the recall hot path (docs/contract.md §19).
 
 A Level 1 or Level 2 answer adds one to a counter: in Redis where it is configured (``HINCRBY``
-in one pipelined round trip, so a crashed server loses nothing), from where the periodic flush
+written at once on a connection of the process's own, its reply read at the next count, so a
+count neither waits for Redis nor is lost if the server dies), from where the periodic flush
 (``services/usage.py``) moves the counts into PostgreSQL; without Redis (the embedded default)
-in this process's memory, which the same flush, run by ``make run`` in this process, stores.
-While Redis is unreachable counts wait in memory (at most ``_MAX_KEYS`` keys) and go with the
-next count after ``RETRY_SECONDS``, or at exit. Redis answers are checked JSON, never unpickled.
+in memory, which the same flush, run by ``make run`` in this process, stores. While Redis is
+unreachable counts wait in memory (at most ``_MAX_KEYS`` keys) and go with the next count after
+``RETRY_SECONDS``, or at exit. Redis answers are checked JSON, never unpickled.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import time
 from collections.abc import Iterable
 from datetime import UTC, date, datetime
 from functools import cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import redis
 from django.conf import settings
@@ -97,28 +98,42 @@ def _restore(counts: Iterable[Count]) -> None:
 
 
 def flush() -> int:
-    """Hand this process's counts on now (Redis, else the database); answers how many keys.
-    What cannot be handed on is kept for the next flush."""
-    global _redis_down_until
+    """Hand this process's counts on now (written to Redis, else stored in the database);
+    answers how many keys. What cannot be handed on is kept for the next flush."""
     counts = _drain()
     if not counts:
         return 0
     try:
         if settings.REDIS_URL:
-            push(counts)
+            _writer.write(counts)
         else:
             store(counts)
     except Exception as exc:  # Redis or the database is down: keep them for the next round
-        _restore(counts)
-        _redis_down_until = time.monotonic() + RETRY_SECONDS
-        logger.warning("usage counts kept for the next flush: %s", exc)
+        _kept(counts, exc)
         return 0
     return len(counts)
+
+
+def settle() -> None:
+    """Wait until Redis has answered every count this process wrote (exit, tests); those it
+    did not take wait in memory for the next flush."""
+    try:
+        _writer.settle()
+    except Exception as exc:
+        _kept([], exc)
+
+
+def _kept(counts: list[Count], exc: Exception) -> None:
+    global _redis_down_until
+    _restore(counts)
+    _redis_down_until = time.monotonic() + RETRY_SECONDS
+    logger.warning("usage counts kept for the next flush: %s", exc)
 
 
 def reset() -> None:
     """Forget this process's counts (tests)."""
     global _redis_down_until
+    _writer.forget()
     _drain()
     _redis_down_until = 0.0
 
@@ -135,6 +150,9 @@ def _flush_at_exit_register() -> None:
 def _flush_at_exit() -> None:
     try:
         flush()
+        settle()
+        flush()  # those the connection failed on, on a new one
+        settle()
     except Exception:  # the process is going away whatever happens
         logger.exception("usage counts lost at exit")
 
@@ -159,17 +177,89 @@ def _keys() -> tuple[str, str]:
     return f"{base}:counts", f"{base}:last"
 
 
-def push(counts: Iterable[Count]) -> None:
-    """Add ``counts`` to what Redis holds for the workers to flush."""
+def _commands(counts: Iterable[Count]) -> list[tuple[str, ...]]:
+    """The Redis commands adding ``counts`` to what Redis holds for the flush."""
     counts_key, last_key = _keys()
-    pipe = _redis().pipeline(transaction=False)
+    commands: list[tuple[str, ...]] = []
     for c in counts:
         ident = [c.day, c.revision_pk, c.client]
         for level, n in ((1, c.level1), (2, c.level2)):
             if n:
-                pipe.hincrby(counts_key, json.dumps([*ident, level]), n)
-        pipe.hset(last_key, json.dumps(ident), repr(c.last))
+                commands.append(("HINCRBY", counts_key, json.dumps([*ident, level]), str(n)))
+        commands.append(("HSET", last_key, json.dumps(ident), repr(c.last)))
+    return commands
+
+
+def push(counts: Iterable[Count]) -> None:
+    """Add ``counts`` to what Redis holds for the workers to flush, and wait for it."""
+    pipe = _redis().pipeline(transaction=False)
+    for command in _commands(counts):
+        pipe.execute_command(*command)
     pipe.execute()
+
+
+class _Writer:
+    """Counts written to Redis without waiting for its replies: they are read at the next
+    write (long arrived by then; half the CPU of a round trip), and the counts of a write
+    whose reply does not come go back to memory. One connection per process, its own."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._link: Any = None
+        self._owner = (0, "")  # the process and the Redis URL the connection is for
+        # Per write not yet answered: how many replies it awaits, and its counts.
+        self._unanswered: list[tuple[int, list[Count]]] = []
+
+    def write(self, counts: list[Count]) -> None:
+        commands = _commands(counts)
+        with self._lock:
+            link = self._connected()
+            self._read_replies(link)
+            try:
+                link.send_packed_command(link.pack_commands(commands))
+            except Exception:
+                self._broken()
+                raise
+            self._unanswered.append((len(commands), counts))
+
+    def settle(self) -> None:
+        with self._lock:
+            if self._link is not None:
+                self._read_replies(self._link)
+
+    def forget(self) -> None:
+        with self._lock:
+            self._unanswered = []
+
+    def _connected(self) -> Any:
+        owner = (os.getpid(), settings.REDIS_URL)
+        if self._link is None or self._owner != owner:
+            # A forked child's copy is the parent's: the child opens its own.
+            self._link, self._owner = _redis().connection_pool.make_connection(), owner
+            self._unanswered = []
+        return self._link
+
+    def _read_replies(self, link: Any) -> None:
+        while self._unanswered:
+            try:
+                for _ in range(self._unanswered[0][0]):
+                    link.read_response()
+            except Exception:
+                self._broken()
+                raise
+            self._unanswered.pop(0)
+
+    def _broken(self) -> None:
+        """The connection failed: its unanswered counts go back to memory, it is dropped."""
+        for _, counts in self._unanswered:
+            _restore(counts)
+        self._unanswered = []
+        if self._link is not None:
+            self._link.disconnect()
+        self._link = None
+
+
+_writer = _Writer()
 
 
 def pop() -> list[Count]:

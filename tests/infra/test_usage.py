@@ -1,6 +1,7 @@
-"""Usage counting (docs/contract.md §19): with Redis, each count is in Redis as its answer is
-sent, so a server that dies loses none; while Redis is unreachable counts wait in memory and go
-with the first count once it is back."""
+"""Usage counting (docs/contract.md §19): with Redis, each count is written to Redis as its
+answer is sent (its reply read later), so a server that dies loses none; while Redis is
+unreachable, or a connection drops before it answers, counts wait in memory and go with the
+first count once it is back."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ def shared(settings: Any) -> Iterator[redis.Redis]:
     except (redis.RedisError, ValueError):
         require_service("Redis", False, "set REDIS_URL")
     settings.XMEMO_CACHE_PREFIX = "usage-test"
+    usage.reset()
     client.delete(*usage._keys())
     yield client
     client.delete(*usage._keys())
@@ -35,6 +37,7 @@ def test_each_count_is_in_redis_at_once(shared: redis.Redis) -> None:
     usage.count(revision_pk=7, client="agent", level=1)
     usage.count(revision_pk=7, client="agent", level=2)
     assert _held() == 0  # nothing waits in this process
+    usage.settle()  # Redis's replies, which no count waits for
     [taken] = usage.pop()
     assert (taken.revision_pk, taken.client, taken.level1, taken.level2) == (7, "agent", 1, 1)
 
@@ -54,4 +57,30 @@ def test_counts_wait_in_memory_while_redis_is_down_and_go_once_it_is_back(
     usage.count(revision_pk=7, client="agent", level=2)
     [taken] = usage.pop()
     assert (taken.level1, taken.level2) == (2, 1)
+    assert _held() == 0
+
+
+def test_counts_a_dropped_connection_did_not_answer_go_again(
+    shared: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    usage.count(revision_pk=7, client="agent", level=1)
+    usage.settle()
+    link = usage._writer._link
+
+    def lost(*args: Any, **kwargs: Any) -> None:  # the connection is gone: nothing arrives
+        pass
+
+    def no_reply(*args: Any, **kwargs: Any) -> None:
+        raise redis.ConnectionError("Connection closed by server.")
+
+    monkeypatch.setattr(link, "send_packed_command", lost)
+    monkeypatch.setattr(link, "read_response", no_reply)
+    usage.count(revision_pk=7, client="agent", level=1)  # written into a dead connection
+    usage.count(revision_pk=7, client="agent", level=2)  # its reply is missing: both kept
+    monkeypatch.setattr(usage, "_redis_down_until", 0.0)  # RETRY_SECONDS later
+    usage.count(revision_pk=7, client="agent", level=2)  # a new connection: all of them
+    assert usage._writer._link is not link
+    usage.settle()
+    [taken] = usage.pop()
+    assert (taken.level1, taken.level2) == (2, 2)
     assert _held() == 0
