@@ -60,7 +60,6 @@ MCP_P99_MS = 10.0
 # each is kept where it gains at least 15 % on its path.
 FAST_PATH_MIN_GAIN = 0.15
 MCP_SDK_DISPATCH = "MCP Level 1, SDK dispatch (fast path off)"
-MCP_UVICORN_WORKERS = "MCP Level 1, uvicorn --workers (dealer off)"
 INDEX_WARMUP_SECONDS = 15.0
 MCP_WARMUP_SECONDS = 6.0
 WINDOW_PAUSE_SECONDS = 1.0
@@ -529,9 +528,9 @@ def main() -> None:
     # served one scenario only.
     uncounted_server, uncounted_base = _start_server({**env, "XMEMO_USAGE": "0"}, args.workers)
     counted_server, counted_base = _start_server({**env, "XMEMO_USAGE": "1"}, args.workers)
-    # The MCP service on each fast path's public fallback (docs/operations.md), one at a time.
+    # The MCP service on the one-step call's public fallback, the SDK's dispatch
+    # (docs/operations.md).
     sdk_server, sdk_base = _start_mcp_server({**env, "XMEMO_MCP_FAST_PATH": "0"}, args.workers)
-    plain_server, plain_base = _start_mcp_server({**env, "XMEMO_SERVE_DEALER": "0"}, args.workers)
     results: list[loadgen.Result] = []
     try:
         for name in ("level0", "level1", "level2", "level1-labelled", "level1-label"):
@@ -539,8 +538,7 @@ def main() -> None:
         if not args.level0_only:
             for name in MCP_LEVEL1:
                 _check(mcp_base, scenarios[name], auth)
-            for at in (sdk_base, plain_base):
-                _check(at, scenarios[MCP_LEVEL1[0]], auth)
+            _check(sdk_base, scenarios[MCP_LEVEL1[0]], auth)
             oauth_auth = f"Bearer {oauth_access_token(base)}"
             _check(base, scenarios["level1"], oauth_auth)
 
@@ -596,8 +594,7 @@ def main() -> None:
             # what the first calls of each era build), or the first era measured pays it.
             for name in MCP_LEVEL1:
                 measure("(MCP warm-up)", name, MCP_WARMUP_SECONDS, at=mcp_base)
-            for at in (sdk_base, plain_base):
-                measure("(MCP warm-up)", MCP_LEVEL1[0], MCP_WARMUP_SECONDS, at=at)
+            measure("(MCP warm-up)", MCP_LEVEL1[0], MCP_WARMUP_SECONDS, at=sdk_base)
             # The scenarios compared with one another (bare view, Level 1 by both doors and both
             # kinds of token, Level 2) are measured in interleaved rounds and each one's windows
             # pooled: this machine's speed drifts by tens of percent within a minute, and one
@@ -623,10 +620,7 @@ def main() -> None:
             # windows run back to back, each first in every other round, so that their ratio is
             # the tokens' cost and not the machine's drift between two moments of a round.
             by_mcp: list[list[Scenario]] = [[(name, name, None, mcp_base)] for name in MCP_LEVEL1]
-            by_mcp += [
-                [(MCP_SDK_DISPATCH, MCP_LEVEL1[0], None, sdk_base)],
-                [(MCP_UVICORN_WORKERS, MCP_LEVEL1[0], None, plain_base)],
-            ]
+            by_mcp.append([(MCP_SDK_DISPATCH, MCP_LEVEL1[0], None, sdk_base)])
             units: list[list[Scenario]] = [
                 [("bare view", "bare", None, "")],
                 [api_level1, oauth_level1],
@@ -662,7 +656,6 @@ def main() -> None:
                 counted_base: counted_server.pid,
                 mcp_base: mcp_server.pid,
                 sdk_base: sdk_server.pid,
-                plain_base: plain_server.pid,
             }
 
             def window(label: str, key: str, seconds: float, token: str | None, at: str) -> None:
@@ -713,7 +706,6 @@ def main() -> None:
         _stop(uncounted_server)
         _stop(counted_server)
         _stop(sdk_server)
-        _stop(plain_server)
 
     print()
     print(
@@ -762,10 +754,7 @@ def main() -> None:
                 f"(target <= {MCP_P99_MS:.0f} ms)"
             )
         fast = by_name[MCP_LEVEL1[0]]
-        for label, what in (
-            (MCP_SDK_DISPATCH, "one-step tools/call (skills_app/mcp/fast.py)"),
-            (MCP_UVICORN_WORKERS, "connection dealer (xmemo/serve.py)"),
-        ):
+        for label, what in ((MCP_SDK_DISPATCH, "one-step tools/call (skills_app/mcp/fast.py)"),):
             fallback = by_name[label]
             gain = fast.rps / fallback.rps - 1 if fallback.rps else float("inf")
             ok = gain >= FAST_PATH_MIN_GAIN
