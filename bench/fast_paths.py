@@ -1,11 +1,11 @@
 """Each fast path on a private API beside its public fallback, in one run (issue 42 #4).
 
-    python -m bench.fast_paths [--n 10000] [--rounds 12] [--only prepared,blobs,onnx,heap]
+    python -m bench.fast_paths [--n 10000] [--rounds 12] [--only prepared,onnx,heap]
 
-Every pair runs in one process on the same data, in interleaved rounds (a new order each round),
-and prints the median of each side and the time the fast path saves on its path; a fast path
-earns its keep at 15 % (``GOAL``). The heap's settling is process-wide, so its sides run as
-child processes, interleaved the same way. The figures and verdicts: docs/operations.md."""
+Every pair runs on the same data in interleaved rounds (a new order each round) and prints the
+median of each side and the share of the fallback's time the fast path saves; a fast path earns
+its keep at 15 % (``GOAL``). The heap's freeze is process-wide, so its sides are servers of their
+own, driven in interleaved windows. The figures and verdicts: docs/operations.md."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 GOAL = 0.15  # time saved on the path, as a fraction of the fallback's median
@@ -63,16 +62,6 @@ def verdict_line(path: str, fast: list[float], plain: list[float], *, goal: bool
         f"  {path}: fast {f * 1000:8.2f} ms   fallback {p * 1000:8.2f} ms   "
         f"fast/fallback {f / p:5.2f}   saves {share:6.1%} ({keep}n={len(fast)} each)"
     )
-
-
-@contextmanager
-def rolled_back() -> Iterator[None]:
-    """Run the body in a transaction that is rolled back: the bench's saves leave nothing."""
-    from django.db import transaction
-
-    with transaction.atomic():
-        yield
-        transaction.set_rollback(True)
 
 
 # --- infra/db.py: prepared statements -----------------------------------------------------------
@@ -135,81 +124,6 @@ def measure_prepared(
 def _cycle(items: list[str]) -> Iterator[str]:
     while True:
         yield from items
-
-
-# --- services/skills.py: _insert_blobs_binary ---------------------------------------------------
-
-
-def _bundle(seed: int, components: int, size: int) -> Any:
-    """A skill with ``components`` distinct text components of ``size`` bytes (fresh bytes per
-    seed: content-addressed storage dedups nothing)."""
-    import hashlib
-
-    from skills_app.domain.bundle import ComponentData, SkillBundle
-
-    def text(i: int) -> bytes:
-        block = hashlib.sha256(f"{seed}:{i}".encode()).hexdigest()
-        line = f"{block} a line of the reference, in some detail.\n".encode()
-        return (line * (size // len(line) + 1))[:size]
-
-    return SkillBundle(
-        name=f"Fast path {seed}",
-        description="A skill saved by the fast-path bench.",
-        instruction_body=f"# Fast path {seed}\n\nFollow the references.\n",
-        frontmatter={"license": "MIT"},
-        components=tuple(
-            ComponentData(f"references/part-{i:02d}.md", "reference", text(i))
-            for i in range(components)
-        ),
-    )
-
-
-def measure_blobs(actor: Any, workspace: Any, *, rounds: int) -> None:
-    """A save with components, its blobs sent as binary parameters or by Django's ORM."""
-    from skills_app.services import skills
-    from skills_app.services.skills import skill_save
-
-    binary, orm = skills._insert_blobs_binary, skills._insert_blobs_orm
-    seeds = iter(range(10**9))
-    inserts: dict[Any, list[float]] = {binary: [], orm: []}
-
-    def timed(insert: Callable[[dict[str, bytes]], None]) -> Callable[[dict[str, bytes]], None]:
-        def run(by_hash: dict[str, bytes]) -> None:
-            started = time.perf_counter()
-            insert(by_hash)
-            inserts[insert].append(time.perf_counter() - started)
-
-        return run
-
-    def save(insert: Callable[[dict[str, bytes]], None], components: int, size: int) -> Any:
-        def run() -> None:
-            seed = next(seeds)
-            bundle = _bundle(seed, components, size)
-            skills._insert_blobs_binary = timed(insert)  # type: ignore[assignment]
-            try:
-                with rolled_back():
-                    skill_save(actor=actor, workspace=workspace, slug=f"fp-{seed}", bundle=bundle)
-            finally:
-                skills._insert_blobs_binary = binary
-
-        return run
-
-    print("services/skills.py _insert_blobs_binary (binary parameters / the ORM's bulk_create):")
-    for path, components, size, per_round in (
-        ("save, 4 components of 4 KiB", 4, 4096, 10),
-        ("save, 50 components of 123 KiB (6 MiB)", 50, 123 * 1024, 1),
-    ):
-        save(binary, components, size)()  # warm
-        for kept in inserts.values():
-            kept.clear()
-        times = interleaved(
-            {"fast": save(binary, components, size), "plain": save(orm, components, size)},
-            rounds=rounds,
-            per_round=per_round,
-        )
-        print(verdict_line(path, times["fast"], times["plain"]))
-        part = "  of which the blobs' INSERT"
-        print(verdict_line(part, inserts[binary], inserts[orm], goal=False))
 
 
 # --- encoder/embedding.py: the integer query encoder (_integer_matmuls) ---------------------------
@@ -336,14 +250,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.fast_paths", description=__doc__)
     parser.add_argument("--n", type=int, default=int(os.environ.get("N", "10000")))
     parser.add_argument("--rounds", type=int, default=12)
-    parser.add_argument("--only", default="prepared,blobs,onnx,heap")
+    parser.add_argument("--only", default="prepared,onnx,heap")
     parser.add_argument("--db", default=os.environ.get("BENCH_DATABASE_URL", DEFAULT_DB))
     args = parser.parse_args()
     _django_for(args.db, migrate=True)
     from bench.recall import _analyze, level0_queries
-    from bench.seed import TEAM_SLUG, ensure_account, seed, seed_vectors
+    from bench.seed import ensure_account, seed, seed_vectors
     from skills_app.access import Actor
-    from skills_app.models import Skill, Workspace
+    from skills_app.models import Skill
 
     print(f"Seeding {args.n:,} skills into {args.db} …")
     team, secret = ensure_account()
@@ -359,8 +273,6 @@ def main() -> None:
     only = set(args.only.split(","))
     if "prepared" in only:
         measure_prepared(actor, slugs, queries, rounds=args.rounds)
-    if "blobs" in only:
-        measure_blobs(actor, Workspace.objects.get(slug=TEAM_SLUG), rounds=args.rounds)
     if "onnx" in only:
         measure_onnx(actor, queries[10_000:], rounds=args.rounds)
     if "heap" in only:
