@@ -186,10 +186,10 @@ def measure_onnx(actor: Any, queries: list[str], *, rounds: int, per_round: int 
 def measure_heap(
     db_url: str, slugs: list[str], auth: str, *, rounds: int, seconds: float = 3.0
 ) -> None:
-    """Level 1 under load (gunicorn, 2 sync workers, 16 connections) from three servers: settling
-    on, the start-up freeze only (``XMEMO_HEAP_SETTLE=0``), and no freeze at all
-    (``bench.wsgi_unfrozen``); each primed over ``slugs`` (the caches a serving process builds),
-    then driven in interleaved windows pooled per server."""
+    """Level 1 under load (gunicorn, 2 sync workers, 16 connections) from two servers: the
+    product's start-up freeze and none at all (``bench.wsgi_unfrozen``); each primed over
+    ``slugs`` (the caches a serving process builds), then driven in interleaved windows pooled
+    per server."""
     from bench import cpu, loadgen
     from bench.recall import _env, _redis_url, _start_server, _stop
 
@@ -198,8 +198,7 @@ def measure_heap(
     level1 = loadgen.Requests(paths=tuple(f"/v1/recall?slug={slug}" for slug in slugs))
     level1 = level1.with_auth(auth)
     servers = {
-        "settle": _start_server({**env, "XMEMO_HEAP_SETTLE": "1"}, 2),
-        "startup": _start_server({**env, "XMEMO_HEAP_SETTLE": "0"}, 2),
+        "freeze": _start_server(env, 2),
         "none": _start_server(env, 2, app="bench.wsgi_unfrozen:application"),
     }
     windows: dict[str, list[loadgen.Result]] = {mode: [] for mode in servers}
@@ -232,13 +231,10 @@ def measure_heap(
             f"p99 {result.p99_ms:6.2f} ms   server CPU per request "
             f"{statistics.median(busy[mode] or [0.0]) * 1e6:6.0f} µs   errors {result.errors}"
         )
-    for fast, plain in (("settle", "startup"), ("startup", "none")):
-        f, p = pooled[fast], pooled[plain]
-        share = saved(f.p99_ms, p.p99_ms)
-        keep = "earns its keep" if share >= GOAL else f"under the {GOAL:.0%} goal"
-        print(
-            f"  {fast} vs {plain}: p99 saves {share:.1%}, throughput {f.rps / p.rps:.2f}x ({keep})"
-        )
+    share = saved(pooled["freeze"].p99_ms, pooled["none"].p99_ms)
+    keep = "earns its keep" if share >= GOAL else f"under the {GOAL:.0%} goal"
+    ratio = pooled["freeze"].rps / pooled["none"].rps
+    print(f"  freeze vs none: p99 saves {share:.1%} ({keep}), throughput {ratio:.2f}x")
 
 
 # --- the run -------------------------------------------------------------------------------------

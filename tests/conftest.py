@@ -15,11 +15,8 @@ from skills_app.sandbox import selftest
 from tests.factories import Env, build_env
 from tests.support import require_service
 
-# The suite's own process settles no heap as requests fill it (skills_app/infra/heap.py): it is
-# no server, and freezing its objects would keep what tests drop. The servers it starts do
-# (test_heap.py). No periodic work runs in it either (no beat, no runner): tests flush usage
+# No periodic work runs in the suite's own process (no beat, no runner): tests flush usage
 # when they look (tests/usage.py) and call the periodic tasks themselves (test_periodic.py).
-django_settings.XMEMO_HEAP_SETTLE = False
 # Passwords hash fast (one setting for the whole run, not a settings fixture around each test);
 # a test that needs the real hasher sets its own with the ``settings`` fixture.
 django_settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

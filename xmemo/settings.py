@@ -358,10 +358,6 @@ XMEMO_USAGE_FLUSH_SECONDS = env_seconds("XMEMO_USAGE_FLUSH_SECONDS", 10)
 # Semantic retrieval beside the lexical ranking (docs/search.md): on wherever the embedding model
 # is installed; 0 makes Level 0 lexical only (and workers compute no embeddings).
 XMEMO_SEMANTIC_SEARCH = env_bool("XMEMO_SEMANTIC_SEARCH", True)
-# Server processes settle what their requests build and keep out of the garbage collector's scans
-# (skills_app/infra/heap.py); the test suite's own process, which imports the ASGI application
-# without being a server, turns it off.
-XMEMO_HEAP_SETTLE = env_bool("XMEMO_HEAP_SETTLE", True)
 # The MCP service's launcher deals connections to its workers (xmemo/serve.py); 0: uvicorn's own.
 XMEMO_SERVE_DEALER = env_bool("XMEMO_SERVE_DEALER", True)
 

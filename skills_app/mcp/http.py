@@ -32,7 +32,7 @@ from skills_app.domain.tokens import bearer_secret
 from skills_app.errors import AuthenticationRequired, XmemoError
 from skills_app.gateway.auth import actor_for_secret
 from skills_app.gateway.errors import describe, envelope
-from skills_app.infra import heap, requestctx
+from skills_app.infra import requestctx
 from skills_app.mcp import fast
 from skills_app.mcp.server import build_server, in_db_thread
 from skills_app.oauth.resource import bearer_challenge
@@ -185,11 +185,7 @@ class McpMount:
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
         elif scope["type"] == "http" and scope["path"] in MCP_PATHS:
-            heap.request_begins()  # MCP's requests do not pass through Django's signals
-            try:
-                await self._logged(scope, receive, send)
-            finally:
-                heap.request_ends()
+            await self._logged(scope, receive, send)
         else:
             await self.app(scope, receive, send)
 
