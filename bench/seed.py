@@ -10,8 +10,11 @@ and a larger N only adds the missing ones.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -169,13 +172,37 @@ def seed(total: int, *, revisions: int = REVISIONS_PER_SKILL, progress: Any = pr
     # migration 0014), and the same count rows rewritten thousands of times in one transaction
     # make each rewrite slower.
     batch = 200
-    for start in range(existing, total, batch):
-        stop = min(total, start + batch)
-        with transaction.atomic():
-            _seed_batch(team, range(start, stop), revisions)
-        added += stop - start
-        progress(f"  seeded {stop:,} / {total:,} skills")
+    with _vocabulary_counted_once():
+        for start in range(existing, total, batch):
+            stop = min(total, start + batch)
+            with transaction.atomic():
+                _seed_batch(team, range(start, stop), revisions)
+            added += stop - start
+            progress(f"  seeded {stop:,} / {total:,} skills")
     return added
+
+
+@contextlib.contextmanager
+def _vocabulary_counted_once() -> Iterator[None]:
+    """On PostgreSQL, the vocabulary trigger (migration 0014) off while skills are loaded, the
+    counts taken once after: a trigger that upserts each row's 100-200 words made loading
+    100,000 skills take hours on a busy machine."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        yield
+        return
+    from skills_app.migrations import _search
+
+    with connection.cursor() as cursor:
+        cursor.execute("ALTER TABLE skills_app_skill DISABLE TRIGGER xmemo_search_terms")
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            for sql in _search.VOCABULARY:
+                cursor.execute(sql)
+            cursor.execute("ALTER TABLE skills_app_skill ENABLE TRIGGER xmemo_search_terms")
 
 
 def _seed_batch(team: Any, indexes: range, revisions: int) -> None:
@@ -184,6 +211,7 @@ def _seed_batch(team: Any, indexes: range, revisions: int) -> None:
     from skills_app.domain.canonical import canonical_hash, sha256_hex
     from skills_app.domain.context_cost import revision_tokens
     from skills_app.domain.paths import guess_media_type
+    from skills_app.domain.search_text import search_columns
     from skills_app.models import Blob, Skill, SkillComponent, SkillRevision
 
     owner = team.created_by
@@ -272,24 +300,62 @@ def _seed_batch(team: Any, indexes: range, revisions: int) -> None:
         skill.latest_revision = own[-1]
         skill.published_revision = published
         skill.current_revision = published
-        skill.search_name = published.name
-        skill.search_description = published.description
-        skill.search_body = published.instruction_body
+        for column, value in search_columns(
+            name=published.name,
+            slug=skill.slug,
+            description=published.description,
+            body=published.instruction_body,
+        ).items():
+            setattr(skill, column, value)
         skill.model_invocable = True
-    Skill.objects.bulk_update(
-        skills,
-        [
-            "latest_revision",
-            "published_revision",
-            "current_revision",
-            "search_name",
-            "search_description",
-            "search_body",
-            "model_invocable",
-        ],
+    _store_pointers(skills)
+
+
+def _store_pointers(skills: list[Any]) -> None:
+    """One ``UPDATE … FROM unnest(…)`` for the batch on PostgreSQL (``bulk_update`` writes a
+    CASE of one branch per skill for each column: quadratic in the batch, and the seed's
+    slowest step once the search statistics joined the columns)."""
+    from django.db import connection
+
+    from skills_app.models import Skill
+
+    columns = [
+        "latest_revision",
+        "published_revision",
+        "current_revision",
+        "search_name",
+        "search_description",
+        "search_body",
+        "search_terms",
+        "search_lexemes",
+        "model_invocable",
+    ]
+    if connection.vendor != "postgresql":
         # Django writes one CASE of batch_size branches per column: small batches keep it linear.
-        batch_size=100,
-    )
+        Skill.objects.bulk_update(skills, columns, batch_size=100)
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE skills_app_skill s SET latest_revision_id = v.latest,"
+            " published_revision_id = v.published, current_revision_id = v.current,"
+            " search_name = v.name, search_description = v.description, search_body = v.body,"
+            " search_terms = v.terms, search_lexemes = v.lexemes, model_invocable = true"
+            " FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[], %s::text[],"
+            " %s::text[], %s::text[], %s::jsonb[], %s::text[])"
+            " AS v(id, latest, published, current, name, description, body, terms, lexemes)"
+            " WHERE s.id = v.id",
+            [
+                [k.pk for k in skills],
+                [k.latest_revision_id for k in skills],
+                [k.published_revision_id for k in skills],
+                [k.current_revision_id for k in skills],
+                [k.search_name for k in skills],
+                [k.search_description for k in skills],
+                [k.search_body for k in skills],
+                [json.dumps(k.search_terms) for k in skills],
+                [k.search_lexemes for k in skills],
+            ],
+        )
 
 
 def labelled(slug: str) -> bool:

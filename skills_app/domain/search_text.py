@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+import threading
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+import snowballstemmer
 
 # Words kept per query, counted after stop words are dropped: an agent's sentence keeps its
 # content words however many "the", "my" and "since" it holds.
@@ -60,6 +65,102 @@ def query_words(text: str) -> QueryWords:
         and stripped.lower().endswith(last)
     )
     return QueryWords(words=words, last_is_prefix=typing)
+
+
+# What Level 0 reads of a skill by words: its name (with its slug's words), its description and
+# the start of its body, each a field of BM25F (docs/search.md, *By words*).
+BODY_CHARS = 2000
+# A "word" longer than this is not one (base64, a hash); PostgreSQL's lexemes stop at 2,047 bytes.
+MAX_WORD = 60
+# BM25F (Zaragoza et al. 2004, "simple BM25F"): per field a weight, a length normalisation b and
+# the average length it is normalised to (fixed: revisions are immutable, so a skill's term
+# statistics are computed once, at save); one saturation k1 over the weighted sum.
+FIELD_WEIGHTS = (3.0, 1.5, 1.0)  # name, description, body
+FIELD_B = (0.5, 0.75, 0.75)
+FIELD_AVERAGE = (5.0, 16.0, 120.0)  # words per field, as the evaluation set's skills average
+K1 = 1.2
+_local = threading.local()
+
+
+@functools.lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """Snowball's English stem of a lower-cased word: PostgreSQL's ``english_stem``."""
+    stemmer = getattr(_local, "stemmer", None)
+    if stemmer is None:  # a stemmer keeps state while it works: one per thread
+        stemmer = _local.stemmer = snowballstemmer.stemmer("english")
+    return str(stemmer.stemWord(word))
+
+
+def words_of(text: str) -> list[str]:
+    """``text``'s words as Level 0 reads them: lower-cased, ``snake_case`` split, stop words
+    and over-long words dropped, each stemmed; in order, repeats kept."""
+    out = []
+    for token in _WORD.findall(text.lower()):
+        for part in token.split("_"):
+            if part and part not in STOP_WORDS and len(part) <= MAX_WORD:
+                out.append(stem(part))
+    return out
+
+
+def term_statistics(*, name: str, slug: str, description: str, body: str) -> dict[str, Any]:
+    """A skill's BM25F statistics: ``l`` the length of each field (name and slug, description,
+    body start) in words, ``t`` each stem's count per field."""
+    fields = (
+        words_of(f"{name} {slug.replace('-', ' ')}"),
+        words_of(description),
+        words_of(body_start(body)),
+    )
+    counts: dict[str, list[int]] = {}
+    for index, field in enumerate(fields):
+        for word in field:
+            counts.setdefault(word, [0, 0, 0])[index] += 1
+    return {"l": [len(field) for field in fields], "t": dict(sorted(counts.items()))}
+
+
+def search_columns(*, name: str, slug: str, description: str, body: str) -> dict[str, Any]:
+    """The search columns of a skill showing this text (``Skill.search_*``)."""
+    statistics = term_statistics(name=name, slug=slug, description=description, body=body)
+    return {
+        "search_name": name,
+        "search_description": description,
+        "search_body": body,
+        "search_terms": statistics,
+        "search_lexemes": lexemes(statistics),
+    }
+
+
+def body_start(body: str) -> str:
+    """The part of a body read by words: its first BODY_CHARS characters, cut between words."""
+    if len(body) <= BODY_CHARS:
+        return body
+    cut = body[:BODY_CHARS]
+    space = cut.rfind(" ")
+    return cut[:space] if space > BODY_CHARS // 2 else cut
+
+
+def lexemes(statistics: dict[str, Any]) -> str:
+    """The stems of ``term_statistics`` as matched: space-separated, a space at each end."""
+    terms = statistics.get("t") or {}
+    return f" {' '.join(terms)} " if terms else ""
+
+
+def bm25f(
+    counts: Sequence[Sequence[int | None] | None], lengths: Sequence[int], idfs: Sequence[float]
+) -> float:
+    """BM25F of one skill: ``counts`` per query word (its count per field, None if absent),
+    ``lengths`` its fields' lengths, ``idfs`` each word's IDF."""
+    norms = [  # a field longer than its average counts less, a shorter one no more
+        weight / max(1.0, 1.0 - b + b * length / average)
+        for weight, b, length, average in zip(
+            FIELD_WEIGHTS, FIELD_B, lengths, FIELD_AVERAGE, strict=True
+        )
+    ]
+    score = 0.0
+    for count, weight in zip(counts, idfs, strict=True):
+        if count:
+            tf = sum((c or 0) * n for c, n in zip(count, norms, strict=True))
+            score += weight * tf / (K1 + tf)
+    return score
 
 
 def idf(*, documents: int, containing: int) -> float:

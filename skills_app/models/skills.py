@@ -39,6 +39,10 @@ class Skill(models.Model):
     search_name = models.CharField(max_length=200, blank=True, default="")
     search_description = models.TextField(blank=True, default="")
     search_body = models.TextField(blank=True, default="")
+    # Level 0 by words (docs/search.md): the BM25F statistics of the three columns above and
+    # their stems, space-separated (matched; PostgreSQL's ``search_vector`` is made of them).
+    search_terms = models.JSONField(blank=True, default=dict)
+    search_lexemes = models.TextField(blank=True, default="")
     model_invocable = models.BooleanField(default=True)
     # The current revision says ``invoke: {user: true}``: the skill is a command, an MCP prompt
     # (docs/contract.md §18). Kept with the other pointers so prompts/list is one query.

@@ -52,7 +52,7 @@ _HEAVY_REVISION_FIELDS = ("instruction_body", "frontmatter")
 
 
 def _skill_queryset(qs: QuerySet[Skill]) -> QuerySet[Skill]:
-    deferred = ["search_body"]
+    deferred = ["search_body", "search_terms", "search_lexemes"]
     for pointer in ("latest_revision", "published_revision"):
         deferred += [f"{pointer}__{field}" for field in _HEAVY_REVISION_FIELDS]
     return (

@@ -19,6 +19,7 @@ from django.utils import timezone
 from skills_app.domain.bundle import SkillBundle
 from skills_app.domain.descriptor import descriptor_text
 from skills_app.domain.evals import TRIGGERS_PATH, figures, triggers_parse
+from skills_app.domain.search_text import search_columns
 from skills_app.encoder import embedding
 from skills_app.errors import ValidationFailed
 from skills_app.infra.queue import EVALS_REFRESH, hand_over
@@ -77,9 +78,7 @@ def rank_standing_in(
     ranked: dict[str, list[str]] = {}
     with transaction.atomic():
         columns = {
-            "search_name": name,
-            "search_description": description,
-            "search_body": body,
+            **search_columns(name=name, slug=slug, description=description, body=body),
             "model_invocable": model_invocable,
         }
         if skill is None:

@@ -25,6 +25,7 @@ from skills_app.domain.context_cost import revision_tokens
 from skills_app.domain.labels import is_rejected
 from skills_app.domain.limits import bundle_checks, collect_problems, validate_slug
 from skills_app.domain.scan import Finding, live_secrets
+from skills_app.domain.search_text import search_columns
 from skills_app.models import Blob, Job, Skill, SkillComponent, SkillRevision, Workspace
 from skills_app.selectors.revisions import revision_bundle
 from skills_app.services.audit import audit_record
@@ -95,15 +96,20 @@ def _refresh_pointers(skill: Skill) -> None:
     skill.current_revision = current
     skill.revision_count = latest.revision_number if latest else 0
     if current is not None:
-        skill.search_name = current.name
-        skill.search_description = current.description
-        skill.search_body = current.instruction_body
+        for column, value in search_columns(
+            name=current.name,
+            slug=skill.slug,
+            description=current.description,
+            body=current.instruction_body,
+        ).items():
+            setattr(skill, column, value)
         invoke = (current.frontmatter or {}).get("invoke")
         skill.model_invocable = not (isinstance(invoke, dict) and invoke.get("model") is False)
         skill.user_invocable = is_command(current.frontmatter)
         embedding_wanted(current)
     else:
         skill.search_name = skill.search_description = skill.search_body = ""
+        skill.search_terms, skill.search_lexemes = {}, ""
         skill.model_invocable = True
         skill.user_invocable = False
     skill.save(
@@ -115,6 +121,8 @@ def _refresh_pointers(skill: Skill) -> None:
             "search_name",
             "search_description",
             "search_body",
+            "search_terms",
+            "search_lexemes",
             "model_invocable",
             "user_invocable",
             "updated_at",

@@ -292,9 +292,9 @@ def test_a_common_word_is_planned_like_a_rare_one(
     publish(env.owner, env.personal, slug="q", name="Quasar", instruction_body="A quasar.")
     with connection.cursor() as cursor:  # 300 more skills like z-0, made in one statement
         columns = (
-            "status, revision_count, search_name, search_description, search_body,"
-            " model_invocable, user_invocable, created_at, updated_at, current_revision_id,"
-            " latest_revision_id, published_revision_id, workspace_id"
+            "status, revision_count, search_name, search_description, search_body, search_terms,"
+            " search_lexemes, model_invocable, user_invocable, created_at, updated_at,"
+            " current_revision_id, latest_revision_id, published_revision_id, workspace_id"
         )
         cursor.execute(
             f"INSERT INTO skills_app_skill (skill_id, slug, {columns})"
@@ -326,7 +326,7 @@ def test_a_common_word_is_planned_like_a_rare_one(
 def test_rarity_is_counted_among_every_readable_skill_on_either_database(env: Env) -> None:
     """docs/search.md: a word weighs its IDF among the skills the caller may read — on SQLite
     (the embedded default) as on PostgreSQL, not among the skills that hold a query word."""
-    from skills_app.domain.search_text import idf, query_words
+    from skills_app.domain.search_text import bm25f, idf, query_words
     from skills_app.selectors.search import lexical
     from skills_app.selectors.search.gate import gate_for
 
@@ -353,7 +353,8 @@ def test_rarity_is_counted_among_every_readable_skill_on_either_database(env: En
     token, _ = make_token(env.owner, workspace=env.personal)
     gate = gate_for(actor=Actor(user=env.owner, token=token, via="api"), workspace=None)
     ranked = lexical.rank(gate=gate, words=query_words("zebra"), slug_guess="zebra", limit=10)
-    # Ten readable skills, two holding the word (in the body only: its IDF, once).
+    # Ten readable skills, two holding the word: its IDF is that of 2 in 10, whatever its count.
+    body_once = bm25f([[0, 0, 1]], Skill.objects.get(slug="striped-0").search_terms["l"], [1.0])
     assert [round(score, 9) for _, score in ranked] == [
-        round(idf(documents=10, containing=2), 9)
+        round(idf(documents=10, containing=2) * body_once, 9)
     ] * 2

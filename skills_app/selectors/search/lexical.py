@@ -1,22 +1,23 @@
-"""Level 0's word ranking: whole words weighed by rarity, the name above the description above
-the body, typos forgiven (docs/search.md, *By words*).
+"""Level 0's word ranking: BM25F over a skill's name, description and body start, IDF among what
+the caller may read, typos forgiven (docs/search.md, *By words*).
 
-PostgreSQL: the GIN-indexed ``search_vector`` and ``search_head`` of migration 0003 and the
-per-workspace vocabulary of 0014. A skill scores each query word it holds by the word's IDF
-among the skills the caller may read, more in its name or description; stemmed whole words,
-the last word also as a prefix, an unknown word as its nearest known one. Candidates come from
-the rarest words within ``MATCH_BUDGET`` and ``EVERY_WORD_BUDGET``, so a query's cost is bounded
-however large the registry. SQLite: the same words and weights, scored in Python."""
+Both databases match the stems of ``Skill.search_lexemes`` and score with the statistics of
+``Skill.search_terms`` (``domain.search_text``, computed at save), in the same Python, so they
+answer alike. PostgreSQL finds candidates through the GIN-indexed ``search_vector`` and
+``search_head`` (migration 0031), within ``MATCH_BUDGET`` and ``EVERY_WORD_BUDGET``, weighs words
+by the per-workspace vocabulary of 0014 and maps an unknown word to its nearest known one;
+SQLite reads every readable skill holding a word."""
 
 from __future__ import annotations
 
-import re
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import connection
 
-from skills_app.domain.search_text import QueryWords, idf
+from skills_app.domain.search_text import QueryWords, bm25f, idf, stem
 from skills_app.infra import db
 from skills_app.models import Skill
 from skills_app.selectors.search.gate import Gate
@@ -28,11 +29,10 @@ MATCH_BUDGET = 2000
 # time (at 100,000 skills, one common word: 10 ms reading 2,000 of them, 6.5 ms reading 1,000).
 EVERY_WORD_BUDGET = 1000
 CANDIDATES = 100
-# What a word adds beyond being anywhere in the skill, as a share of its IDF.
-NAME_WEIGHT = 1.0
-DESCRIPTION_WEIGHT = 0.5
 # A typo stands for a vocabulary word at least this similar (pg_trgm similarity).
 TYPO_SIMILARITY = 0.45
+# An exact slug match adds this to the BM25F score.
+SLUG_BONUS = 1.0
 
 
 @dataclass(frozen=True)
@@ -59,16 +59,15 @@ def _terms(gate: Gate, words: QueryWords) -> list[_Term]:
     workspaces. A word no readable skill holds is, if it is the last word being typed, a prefix
     of the words that some do; else it stands for its nearest known word, if one is near."""
     readable = list(gate.workspace_ids)
+    stems = [stem(word) for word in words.words]
     rows = db.fetch_all(
-        "WITH w AS (SELECT w.ord::int AS ord, v.lexeme"
-        " FROM unnest(%s::text[]) WITH ORDINALITY AS w(word, ord),"
-        " unnest(to_tsvector('english', w.word)) v)"
-        " SELECT w.ord, w.lexeme, (SELECT coalesce(sum(t.df), 0) FROM skills_app_searchterm t"
+        "SELECT w.ord::int, w.lexeme, (SELECT coalesce(sum(t.df), 0) FROM skills_app_searchterm t"
         "   WHERE t.workspace_id = ANY(%s) AND t.lexeme = w.lexeme)"
-        " FROM w UNION ALL SELECT 0, '', (SELECT coalesce(sum(t.df), 0)"
+        " FROM unnest(%s::text[]) WITH ORDINALITY AS w(lexeme, ord)"
+        " UNION ALL SELECT 0, '', (SELECT coalesce(sum(t.df), 0)"
         "   FROM skills_app_searchterm t WHERE t.workspace_id = ANY(%s) AND t.lexeme = '')"
         " ORDER BY 1",
-        [list(words.words), readable, readable],
+        [readable, stems, readable],
     )
     documents = int(rows[0][2])
     last = len(words.words)
@@ -77,7 +76,7 @@ def _terms(gate: Gate, words: QueryWords) -> list[_Term]:
         prefix = False
         if df == 0:
             if ord_ == last and words.last_is_prefix and len(lexeme) >= 3:
-                df = _vocabulary_df(gate, "t.lexeme LIKE %s", _like_prefix(lexeme))
+                df = _vocabulary_df(gate, "t.lexeme LIKE %s", _like_escape(lexeme) + "%")
                 prefix = df > 0
             if not prefix:
                 nearest = _nearest_known(gate, lexeme)
@@ -97,11 +96,6 @@ def _terms(gate: Gate, words: QueryWords) -> list[_Term]:
             ),
         )
     return list(terms.values())
-
-
-def _like_prefix(lexeme: str) -> str:
-    escaped = lexeme.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return escaped + "%"
 
 
 def _vocabulary_df(gate: Gate, condition: str, *params: object) -> int:
@@ -156,8 +150,8 @@ def _rank_postgresql(
     params: list[object] = [
         [t.query for t in terms],
         [t.weight for t in terms],
-        [f"{t.query}{'' if t.prefix else ':'}A" for t in terms],
-        [f"{t.query}{'' if t.prefix else ':'}B" for t in terms],
+        [t.lexeme for t in terms],
+        [t.prefix for t in terms],
         rare,
         *gate_params,
         MATCH_BUDGET,
@@ -169,93 +163,128 @@ def _rank_postgresql(
         sum(t.weight for t in terms),
         " | ".join(t.query for t in terms),
         CANDIDATES,
-        slug_guess,
-        limit,
     ]
-    # Each match arrives once per way it was found, with its slug and small name/description
-    # vector: a rare word's match carries that word's IDF, a match of all the words the flag
-    # that it holds them all. The queries are typed once (tsquery[]), not cast per row. The
-    # planner sees no word (the rare ones come from ``t``, all of them through a sub-select): told
-    # that a word is common, it read the table from its start, testing each row's large word
-    # vector until EVERY_WORD_BUDGET matched — 110-150 ms for one common word at 100,000
-    # skills, where the word index answers in 10.
+    # Each match arrives once per way it was found, with its small name/description vector: a
+    # rare word's match carries that word's IDF, a match of all the words the flag that it holds
+    # them all. The queries are typed once (tsquery[]), not cast per row. The planner sees no
+    # word (the rare ones come from ``t``, all of them through a sub-select): told that a word is
+    # common, it read the table from its start, testing each row's large word vector until
+    # EVERY_WORD_BUDGET matched — 110-150 ms for one common word at 100,000 skills, where the
+    # word index answers in 10. The CANDIDATES best come back with their fields' lengths and
+    # each word's counts (a prefix: the sum over the stems it begins), scored in Python.
     sql = (
-        "WITH t(q, idf, qa, qb, rare) AS"  # noqa: S608 - table and column names only; values are parameters
-        " (SELECT * FROM unnest(%s::tsquery[], %s::float8[], %s::tsquery[], %s::tsquery[],"
-        " %s::bool[])),"
+        "WITH t(q, idf, lexeme, prefix, rare, ord) AS"  # noqa: S608 - table and column names only; values are parameters
+        " (SELECT * FROM unnest(%s::tsquery[], %s::float8[], %s::text[], %s::bool[],"
+        " %s::bool[]) WITH ORDINALITY),"
         # A rare word's matches, all of them (a common word's are found with the others).
-        " hits AS (SELECT h.id, h.slug, h.head, t.idf AS rare, 0 AS every FROM t"
-        " CROSS JOIN LATERAL (SELECT s.id, s.slug, s.search_head AS head"
+        " hits AS (SELECT h.id, h.head, t.idf AS rare, 0 AS every FROM t"
+        " CROSS JOIN LATERAL (SELECT s.id, s.search_head AS head"
         f" FROM {_SKILL} s WHERE t.rare AND s.search_vector @@ t.q AND {where} LIMIT %s) h"
-        " UNION ALL SELECT a.id, a.slug, a.head, 0.0, 1 FROM"
-        f" (SELECT s.id, s.slug, s.search_head AS head FROM {_SKILL} s"
+        " UNION ALL SELECT a.id, a.head, 0.0, 1 FROM"
+        f" (SELECT s.id, s.search_head AS head FROM {_SKILL} s"
         f" WHERE s.search_vector @@ (SELECT %s::tsquery) AND {where} LIMIT %s) a),"
-        # One group per skill (its slug and head come with its id): grouped by them, not
-        # gathered with array_agg, whose per-group state made 2,000 matches spill to disk.
-        " cand AS (SELECT hits.id, hits.slug, hits.head,"
-        " greatest(sum(hits.rare), max(hits.every) * %s::float8) AS anywhere"
-        " FROM hits GROUP BY hits.id, hits.slug, hits.head"
+        # One group per skill (its head comes with its id): grouped by it, not gathered with
+        # array_agg, whose per-group state made 2,000 matches spill to disk.
+        " cand AS (SELECT hits.id FROM hits GROUP BY hits.id, hits.head"
         # Ties (every skill holding all the words, say) keep those named for a word first.
-        " ORDER BY anywhere DESC, hits.head @@ %s::tsquery DESC LIMIT %s)"
-        " SELECT c.id, c.anywhere + (SELECT coalesce(sum(t.idf * ("
-        f" {NAME_WEIGHT} * (c.head @@ t.qa)::int + {DESCRIPTION_WEIGHT} * (c.head @@ t.qb)::int)),"
-        " 0) FROM t) + CASE WHEN c.slug = %s THEN 1.0 ELSE 0.0 END AS score"
-        " FROM cand c ORDER BY score DESC, c.id LIMIT %s"
+        " ORDER BY greatest(sum(hits.rare), max(hits.every) * %s::float8) DESC,"
+        " hits.head @@ %s::tsquery DESC LIMIT %s)"
+        # Each candidate's statistics decompressed once (``|| '{}'`` makes a plain copy; every
+        # ``->`` on the stored value would decompress it again: half the cost with four words).
+        " SELECT x.id, x.slug, x.st -> 'l', (SELECT jsonb_agg(CASE WHEN NOT t.prefix"
+        " THEN x.st -> 't' -> t.lexeme ELSE (SELECT jsonb_build_array("
+        " sum((e.value ->> 0)::int), sum((e.value ->> 1)::int), sum((e.value ->> 2)::int))"
+        " FROM jsonb_each(x.st -> 't') e WHERE starts_with(e.key, t.lexeme)) END"
+        " ORDER BY t.ord) FROM t)"
+        f" FROM cand c CROSS JOIN LATERAL (SELECT s.id, s.slug, s.search_terms || '{{}}' AS st"
+        f" FROM {_SKILL} s WHERE s.id = c.id OFFSET 0) x"
     )
     # Prepared: with no word in sight the plan is the same for every query, so each connection
     # plans the statement once instead of for every search (about 1 ms of its 4-5).
-    return [(pk, float(score)) for pk, score in db.fetch_all(sql, params)]
+    rows = db.fetch_all(sql, params)
+    return _scored(rows, [t.weight for t in terms], slug_guess, limit)
 
 
-# The embedded default (SQLite): candidates by substring, the same weights in Python.
+def _scored(
+    rows: Sequence[tuple[Any, ...]], idfs: Sequence[float], slug_guess: str, limit: int
+) -> list[tuple[int, float]]:
+    """(pk, score) of the ``limit`` best of ``(pk, slug, lengths, counts per word)`` rows by
+    BM25F, an exact slug match ahead; the same on both databases."""
+    scored = []
+    for pk, slug, lengths, counts in rows:
+        score = bm25f(_json(counts) or [None] * len(idfs), _json(lengths), idfs)
+        if score > 0:
+            scored.append((pk, score + (SLUG_BONUS if slug == slug_guess else 0.0)))
+    scored.sort(key=lambda pair: (-pair[1], pair[0]))
+    return scored[:limit]
+
+
+# The embedded default (SQLite): every readable skill holding a word, at most this many.
 _FALLBACK_CANDIDATES = 2000
 
 
 def _rank_fallback(
     gate: Gate, words: QueryWords, slug_guess: str, limit: int
 ) -> list[tuple[int, float]]:
-    where, params = gate.sql("s")
-    likes = []
-    for word in words.words:
-        like = "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        likes.append(
-            "(lower(s.search_name) LIKE %s ESCAPE '\\' OR s.slug LIKE %s ESCAPE '\\'"
-            " OR lower(s.search_description) LIKE %s ESCAPE '\\'"
-            " OR lower(s.search_body) LIKE %s ESCAPE '\\')"
-        )
-        params.extend([like] * 4)
-    # Rarity is counted among every skill the caller may read, as on PostgreSQL, not among the
-    # candidates: a word that every candidate holds is still rare if few readable skills do.
+    """The same stems, counts and BM25F as PostgreSQL's, the skills found by ``LIKE`` over
+    ``search_lexemes`` and the words counted among every skill the caller may read."""
     readable, readable_params = gate.sql("r")
+    stems = list(dict.fromkeys(stem(word) for word in words.words))
+    holds = ["r.search_lexemes LIKE %s ESCAPE '\\'" for _ in stems]
+    whole = ["% " + _like_escape(s) + " %" for s in stems]
+    counts = db.fetch_all(
+        f"SELECT count(*), {', '.join(f'coalesce(sum({h}), 0)' for h in holds)}"  # noqa: S608 - fixed conditions
+        f" FROM {_SKILL} r WHERE {readable}",
+        [*whole, *readable_params],
+    )[0]
+    documents, held = int(counts[0]), [int(c) for c in counts[1:]]
+    patterns, prefixes = list(whole), [False] * len(stems)
+    if (
+        words.last_is_prefix
+        and stem(words.words[-1]) == stems[-1]
+        and held[-1] == 0
+        and len(stems[-1]) >= 3
+    ):  # the last word, still being typed: the stems it begins
+        patterns[-1], prefixes[-1] = "% " + _like_escape(stems[-1]) + "%", True
+        held[-1] = _vocabulary_sum(gate, patterns[-1], stems[-1])
+    where, params = gate.sql("s")
     rows = db.fetch_all(
-        "SELECT s.id, s.slug, s.search_name, s.search_description, s.search_body,"  # noqa: S608 - names only
-        f" (SELECT count(*) FROM {_SKILL} r WHERE {readable})"
-        f" FROM {_SKILL} s WHERE {where} AND ({' OR '.join(likes)})"
-        f" LIMIT {_FALLBACK_CANDIDATES}",
-        [*readable_params, *params],
+        f"SELECT s.id, s.slug, s.search_terms FROM {_SKILL} s WHERE {where}"  # noqa: S608 - names only
+        f" AND ({' OR '.join(h.replace('r.', 's.') for h in holds)}) LIMIT {_FALLBACK_CANDIDATES}",
+        [*params, *patterns],
     )
-    last = len(words.words) - 1
-    patterns = [
-        re.compile(r"\b" + re.escape(w) + ("" if i == last and words.last_is_prefix else r"\b"))
-        for i, w in enumerate(words.words)
-    ]
-    docs = [
-        (pk, slug, f"{name} {slug.replace('-', ' ')}".lower(), description.lower(), body.lower())
-        for pk, slug, name, description, body, _ in rows
-    ]
-    documents = rows[0][5] if rows else 1
-    weights = [
-        idf(documents=documents, containing=sum(1 for d in docs if p.search(" ".join(d[2:]))))
-        for p in patterns
-    ]
-    scored = []
-    for pk, slug, head, description, body in docs:
-        score = 0.0
-        for pattern, weight in zip(patterns, weights, strict=True):
-            in_head, in_description = bool(pattern.search(head)), bool(pattern.search(description))
-            if in_head or in_description or pattern.search(body):
-                score += weight * (1 + NAME_WEIGHT * in_head + DESCRIPTION_WEIGHT * in_description)
-        if score > 0:
-            scored.append((pk, score + (1.0 if slug == slug_guess else 0.0)))
-    scored.sort(key=lambda pair: (-pair[1], pair[0]))
-    return scored[:limit]
+    found = []
+    for pk, slug, raw in rows:
+        statistics = _json(raw)
+        table = statistics.get("t", {})
+        per_word: list[Any] = []
+        for lexeme, prefix in zip(stems, prefixes, strict=True):
+            if prefix:
+                begun = [c for key, c in table.items() if key.startswith(lexeme)]
+                per_word.append([sum(c[i] for c in begun) for i in range(3)] if begun else None)
+            else:
+                per_word.append(table.get(lexeme))
+        found.append((pk, slug, statistics.get("l", [0, 0, 0]), per_word))
+    idfs = [idf(documents=documents, containing=min(df, documents)) for df in held]
+    return _scored(found, idfs, slug_guess, limit)
+
+
+def _json(value: Any) -> Any:
+    """A JSON value as Python (Django hands jsonb and SQLite's JSON over as text)."""
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _vocabulary_sum(gate: Gate, pattern: str, lexeme: str) -> int:
+    """As PostgreSQL's vocabulary counts a prefix: over every readable skill, how many of its
+    stems begin with ``lexeme``."""
+    readable, params = gate.sql("r")
+    rows = db.fetch_all(
+        f"SELECT r.search_lexemes FROM {_SKILL} r WHERE {readable}"  # noqa: S608 - names only
+        " AND r.search_lexemes LIKE %s ESCAPE '\\'",
+        [*params, pattern],
+    )
+    return sum(sum(1 for w in text.split() if w.startswith(lexeme)) for (text,) in rows)
