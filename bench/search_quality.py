@@ -27,10 +27,13 @@ from bench.recall import DEFAULT_DB as RECALL_DB
 from bench.recall import _django, _env
 
 EVAL = Path(__file__).resolve().parent / "search_eval"
+# The second set (docs/search.md, *The evaluation sets*): other repositories, its own skills,
+# every task held out.
+UNSEEN = EVAL / "unseen"
 DATABASE_NAME = "xmemo_search_eval"
 USERNAME = "search-eval"
 METRICS = ("hit@1", "hit@3", "hit@10", "MRR", "para@3")
-SPLITS = ("tune", "held_out")
+SPLITS = ("tune", "held_out", "unseen")
 # What --sweep tries, on the tuning part only: the word ranking's weight, per normalization.
 SWEEP_WEIGHTS = (0.0, 0.1, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6)
 SWEEP_NORMALIZE = ("minmax", "z")
@@ -44,16 +47,16 @@ class Task:
     split: str
 
 
-def load_skills() -> list[dict[str, str]]:
+def load_skills(folder: Path = EVAL) -> list[dict[str, str]]:
     skills: list[dict[str, str]] = []
-    for path in sorted(EVAL.glob("skills_*.yaml")):
+    for path in sorted(folder.glob("skills_*.yaml")):
         skills += yaml.safe_load(path.read_text(encoding="utf-8"))
     return skills
 
 
-def load_tasks() -> list[Task]:
+def load_tasks(folder: Path = EVAL) -> list[Task]:
     rows: list[dict[str, str]] = []
-    for path in sorted(EVAL.glob("tasks*.yaml")):
+    for path in sorted(folder.glob("tasks*.yaml")):
         rows += yaml.safe_load(path.read_text(encoding="utf-8"))
     tasks = [Task(query=r["q"], expect=r["expect"], kind=r["kind"], split=r["split"]) for r in rows]
     unknown = {t.split for t in tasks} - set(SPLITS)
@@ -110,7 +113,7 @@ def _fresh_database(db_url: str) -> None:
         conn.execute(f'CREATE DATABASE "{name}"')
 
 
-def _publish_all(skills: list[dict[str, str]]) -> Any:
+def _publish_all(skills: list[dict[str, str]], username: str = USERNAME) -> Any:
     """Publish every skill in a personal workspace; returns an agent's read-token actor."""
     from skills_app.access import Actor
     from skills_app.domain.bundle import SkillBundle
@@ -118,8 +121,8 @@ def _publish_all(skills: list[dict[str, str]]) -> Any:
     from skills_app.services.accounts import token_create, user_create
     from skills_app.services.skills import skill_save
 
-    user = user_create(username=USERNAME)
-    workspace = Workspace.objects.get(slug=USERNAME)
+    user = user_create(username=username)
+    workspace = Workspace.objects.get(slug=username)
     owner = Actor(user=user, via="cli")
     for skill in skills:
         skill_save(
@@ -151,24 +154,76 @@ def _embed_all() -> None:
     print(f"{counts.stored} skills embedded")
 
 
-def _bm25(skills: list[dict[str, str]], tasks: list[Task]) -> list[list[str]]:
+# The offline lexical part: textbook BM25 (bm25s, Lucene's variant, k1 1.5, b 0.75) over the
+# name, the description and the body's first characters, with Level 0's stemmer.
+OFFLINE_BODY = 1000
+OFFLINE_POOL = 50
+
+
+def _bm25_scored(skills: list[dict[str, str]], tasks: list[Task]) -> list[list[tuple[int, float]]]:
+    """Each task's best ``OFFLINE_POOL`` skills (their index in ``skills``) by plain BM25."""
     import bm25s
+    import snowballstemmer
 
     logging.getLogger("bm25s").setLevel(logging.WARNING)  # its index build logs at DEBUG
-    corpus = [f"{s['name']} {s['description']} {s['body']}" for s in skills]
+    stemmer = snowballstemmer.stemmer("english")
+    corpus = [f"{s['name']} {s['description']} {s['body'][:OFFLINE_BODY]}" for s in skills]
     retriever = bm25s.BM25()
     retriever.index(
-        bm25s.tokenize(corpus, stopwords="en", show_progress=False), show_progress=False
+        bm25s.tokenize(corpus, stopwords="en", stemmer=stemmer, show_progress=False),
+        show_progress=False,
     )
-    ranked: list[list[str]] = []
+    ranked: list[list[tuple[int, float]]] = []
     for task in tasks:
-        tokens = bm25s.tokenize([task.query], stopwords="en", show_progress=False)
+        tokens = bm25s.tokenize([task.query], stopwords="en", stemmer=stemmer, show_progress=False)
         if not tokens.vocab:  # only stop words: BM25 has nothing to rank
             ranked.append([])
             continue
-        docs, _ = retriever.retrieve(tokens, k=10, show_progress=False)
-        ranked.append([skills[i]["slug"] for i in docs[0]])
+        docs, scores = retriever.retrieve(tokens, k=OFFLINE_POOL, show_progress=False)
+        ranked.append(
+            [(int(d), float(v)) for d, v in zip(docs[0], scores[0], strict=True) if v > 0]
+        )
     return ranked
+
+
+def _bm25(skills: list[dict[str, str]], tasks: list[Task]) -> list[list[str]]:
+    return [[skills[i]["slug"] for i, _ in hits[:10]] for hits in _bm25_scored(skills, tasks)]
+
+
+def _cosines(skills: list[dict[str, str]], tasks: list[Task]) -> list[list[tuple[int, float]]]:
+    """Each task's best ``OFFLINE_POOL`` skills by the cosine of the served encoder's vectors
+    (the stored documents', the query's as a search computes it), exact, over every skill."""
+    import numpy as np
+
+    from skills_app.infra import embedding
+    from skills_app.models import RevisionEmbedding, Skill
+    from skills_app.selectors.search import semantic
+
+    current = dict(Skill.objects.values_list("current_revision_id", "slug"))
+    stored = {
+        current[revision]: embedding.vector_from_bytes(bytes(vector))
+        for revision, vector in RevisionEmbedding.objects.filter(
+            revision_id__in=list(current)
+        ).values_list("revision_id", "vector")
+    }
+    matrix = np.stack([stored[s["slug"]] for s in skills])
+    ranked = []
+    for task in tasks:
+        cosine = matrix @ semantic.query_vector(task.query)
+        best = np.argsort(-cosine)[:OFFLINE_POOL]
+        ranked.append([(int(i), float(cosine[i])) for i in best])
+    return ranked
+
+
+def _offline_fusion(skills: list[dict[str, str]], tasks: list[Task]) -> list[list[str]]:
+    """The same lexical and encoder parts fused offline, outside Level 0: plain BM25 and exact
+    cosine over every skill, z-scores at Level 0's lexical weight (``fuse_by_score``)."""
+    from skills_app.selectors.search import fuse_by_score
+
+    return [
+        [skills[i]["slug"] for i, _ in fuse_by_score(words, meaning, OFFLINE_POOL)[:10]]
+        for words, meaning in zip(_bm25_scored(skills, tasks), _cosines(skills, tasks), strict=True)
+    ]
 
 
 def _level0(actor: Any, tasks: list[Task]) -> list[list[str]]:
@@ -225,11 +280,19 @@ def _report(actor: Any, skills: list[dict[str, str]], tasks: list[Task]) -> None
 
     systems = {
         "BM25": _bm25(skills, tasks),
+        "Level 0 words alone": _fused(actor, tasks, lambda words, meaning, pool: words),
+        "Level 0 meaning alone": _fused(actor, tasks, lambda words, meaning, pool: meaning),
         "RRF baseline (same rankings)": _fused(actor, tasks, fuse_by_rank),
-        "Level 0": _level0(actor, tasks),
     }
+    from skills_app.infra import embedding
+
+    if embedding.encoder() is not None:
+        systems["offline fusion (BM25 + encoder)"] = _offline_fusion(skills, tasks)
+    systems["Level 0"] = _level0(actor, tasks)
     for split in SPLITS:
         chosen = [i for i, t in enumerate(tasks) if t.split == split]
+        if not chosen:
+            continue
         part = [tasks[i] for i in chosen]
         paraphrases = sum(t.kind == "other" for t in part)
         print(f"\n{split} ({len(part)} tasks, {paraphrases} in other words):")
@@ -247,6 +310,7 @@ def run(
     encoders: dict[str, Any] | None = None,
     dim: int = 0,
     version: str = "",
+    vanilla: bool = False,
 ) -> None:
     """Publish the set into a fresh database, embed it, report (or ``sweep``). ``encoders``
     (``{"documents": …, "queries": …}``, vectors ``dim`` wide, stored as ``version``) replace the
@@ -265,15 +329,21 @@ def run(
         embedding._loaded.update(encoders)
         embedding.DIM = dim
         embedding.model_version = lambda: version
+    if vanilla:
+        _untuned()
     call_command("migrate", verbosity=0)
     skills, tasks = load_skills(), load_tasks()
-    print(f"{len(skills)} skills, {len(tasks)} tasks")
+    unseen_skills, unseen_tasks = load_skills(UNSEEN), load_tasks(UNSEEN)
+    print(f"{len(skills)} skills, {len(tasks)} tasks", end="; ")
+    print(f"unseen: {len(unseen_skills)} skills, {len(unseen_tasks)} tasks")
     actor = _publish_all(skills)
+    unseen_actor = _publish_all(unseen_skills, f"{USERNAME}-unseen")
     _embed_all()
     if sweep:
         _sweep(actor, tasks)
     else:
         _report(actor, skills, tasks)
+        _report(unseen_actor, unseen_skills, unseen_tasks)
 
 
 def main() -> None:
@@ -282,8 +352,24 @@ def main() -> None:
     parser.add_argument(
         "--sweep", action="store_true", help="fusion weights on the tuning part (nothing held out)"
     )
+    parser.add_argument(
+        "--vanilla",
+        action="store_true",
+        help="the untuned all-MiniLM-L6-v2 (the package's own weights) in place of the served",
+    )
     args = parser.parse_args()
-    run(sqlite=args.sqlite, sweep=args.sweep)
+    run(sqlite=args.sqlite, sweep=args.sweep, vanilla=args.vanilla)
+
+
+def _untuned() -> None:
+    """The served encoder without the tuned weights: the packaged graph as it ships."""
+    import numpy as np
+
+    from skills_app.infra import embedding
+
+    empty = Path(tempfile.gettempdir()) / "xmemo-no-weights.npz"
+    np.savez(empty)
+    embedding.WEIGHTS = empty
 
 
 if __name__ == "__main__":
