@@ -195,7 +195,7 @@ def _cosines(skills: list[dict[str, str]], tasks: list[Task]) -> list[list[tuple
     (the stored documents', the query's as a search computes it), exact, over every skill."""
     import numpy as np
 
-    from skills_app.infra import embedding
+    from skills_app.encoder import embedding
     from skills_app.models import RevisionEmbedding, Skill
     from skills_app.selectors.search import semantic
 
@@ -284,7 +284,7 @@ def _report(actor: Any, skills: list[dict[str, str]], tasks: list[Task]) -> None
         "Level 0 meaning alone": _fused(actor, tasks, lambda words, meaning, pool: meaning),
         "RRF baseline (same rankings)": _fused(actor, tasks, fuse_by_rank),
     }
-    from skills_app.infra import embedding
+    from skills_app.encoder import embedding
 
     if embedding.encoder() is not None:
         systems["offline fusion (BM25 + encoder)"] = _offline_fusion(skills, tasks)
@@ -365,7 +365,7 @@ def _untuned() -> None:
     """The served encoder without the tuned weights: the packaged graph as it ships."""
     import numpy as np
 
-    from skills_app.infra import embedding
+    from skills_app.encoder import embedding
 
     empty = Path(tempfile.gettempdir()) / "xmemo-no-weights.npz"
     np.savez(empty)
