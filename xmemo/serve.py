@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import uvicorn
 
-from xmemo.multiproc import prepare as prepare_metrics_dir
+from skills_app.infra.multiproc import prepare as prepare_metrics_dir
 
 APP = "xmemo.asgi:application"
 LOG = logging.getLogger("xmemo.serve")
@@ -301,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
         _serve_handed(args)
         return 0
     logging.basicConfig(level=args.log_level.upper(), format="%(message)s")
-    # The workers count into one fresh directory that /metrics adds up (xmemo/multiproc.py).
+    # The workers count into one fresh directory that /metrics adds up (infra/multiproc.py).
     prepare_metrics_dir()
     if not _dealing():
         return _serve_plain(args)

@@ -56,7 +56,7 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
 # /v1/ paths answer the JSON error envelope for a CSRF refusal too.
-CSRF_FAILURE_VIEW = "xmemo.handlers.csrf_failure"
+CSRF_FAILURE_VIEW = "xmemo.urls.csrf_failure"
 
 INSTALLED_APPS = [
     # First: its `createsuperuser` (the personal workspace) shadows django.contrib.auth's.
@@ -75,10 +75,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # One JSON line per request with its request id (xmemo/observe.py): outermost.
-    "xmemo.observe.RequestLogMiddleware",
-    # /healthz and /readyz, before the host check and the HTTPS redirect (xmemo/probes.py).
-    "xmemo.probes.ProbesMiddleware",
+    # One JSON line per request with its request id (skills_app/ops/request_log.py): outermost.
+    "skills_app.ops.request_log.RequestLogMiddleware",
+    # /healthz and /readyz, before the host check and the HTTPS redirect (skills_app/ops/probes.py).
+    "skills_app.ops.probes.ProbesMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -152,13 +152,14 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Redis is shared with whoever can reach it: its cache holds data only, never pickles.
 # The prefix of every key this deployment writes there (the cache's, the usage counts').
 XMEMO_CACHE_PREFIX = env_str("XMEMO_CACHE_PREFIX", "xmemo")
-# One set of Redis connection pools per process (xmemo/cache.py); 0: Django's, one per cache object.
+# One set of Redis connection pools per process (skills_app/infra/redis_cache.py); 0: Django's,
+# one per cache object.
 XMEMO_REDIS_SHARED_POOLS = env_bool("XMEMO_REDIS_SHARED_POOLS", True)
 if REDIS_URL:
     CACHES = {
         "default": {
             # Data only (never unpickles), degrading to misses while Redis is unreachable.
-            "BACKEND": "xmemo.cache.TolerantRedisCache",
+            "BACKEND": "skills_app.infra.redis_cache.TolerantRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": XMEMO_CACHE_PREFIX,
             "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 1.0},

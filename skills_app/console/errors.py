@@ -1,6 +1,7 @@
 """The console's error pages (403/404/500), in the console's look.
 
-``xmemo/handlers.py`` sends API and MCP paths to the JSON envelope and everything else here.
+The error handlers of ``xmemo/urls.py`` send API and MCP paths to the JSON envelope and
+everything else here.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """Prometheus metrics counted where things happen (docs/operations.md, "Metrics").
 
 Under gunicorn and the MCP service every worker process writes its counts to files in
-``PROMETHEUS_MULTIPROC_DIR`` (set up, fresh, by ``xmemo/multiproc.py`` before any worker
+``PROMETHEUS_MULTIPROC_DIR`` (set up, fresh, by ``skills_app/infra/multiproc.py`` before any worker
 starts), and ``/metrics`` adds them up; elsewhere (``make run``, tests) they live in the process.
 What the database knows (jobs by kind and state, the outbox, connections) is read when
-``/metrics`` is scraped (``xmemo/metrics.py``), not counted here.
+``/metrics`` is scraped (``skills_app/ops/metrics_view.py``), not counted here.
 """
 
 from __future__ import annotations

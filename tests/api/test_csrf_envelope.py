@@ -9,7 +9,7 @@ from django.test import Client, RequestFactory
 from skills_app.models import Workspace
 from tests.api.conftest import ApiFactory, error_code
 from tests.factories import Env
-from xmemo.handlers import csrf_failure
+from xmemo.urls import csrf_failure
 
 
 def test_bearer_post_and_patch_to_an_unknown_path_answer_404_envelope(

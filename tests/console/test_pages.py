@@ -18,7 +18,7 @@ from skills_app.services.backup import workspace_backup
 from skills_app.services.jobs import export_start, import_start
 from skills_app.sources.backup import backup_write
 from tests.factories import Env, actor_for, make_team, personal_ws, save
-from xmemo.handlers import handler404, handler500
+from xmemo.urls import handler404, handler500
 
 pytestmark = pytest.mark.django_db
 

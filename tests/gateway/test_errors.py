@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from skills_app.gateway.errors import describe
-from xmemo.handlers import handler404, handler500
+from xmemo.urls import handler404, handler500
 
 
 def test_django_handlers_answer_json_under_v1_only(rf: Any) -> None:

@@ -20,7 +20,7 @@ from django.db import connection
 
 from skills_app.access import Actor
 from skills_app.infra import cache as recall_cache
-from skills_app.infra import invalidation
+from skills_app.infra import invalidation, redis_cache
 from skills_app.selectors.recall import clear_resolutions, recall
 from tests.e2e.processes import (
     free_port,
@@ -32,7 +32,6 @@ from tests.e2e.processes import (
 )
 from tests.factories import make_token, make_user, personal_ws, publish
 from tests.support import require_service
-from xmemo import cache as xmemo_cache
 
 
 def _postgresql() -> None:
@@ -108,22 +107,22 @@ def test_recall_without_the_in_process_content_cache_answers_the_same(
     assert len(recall_cache.local_cache) == 0
 
 
-# --- xmemo/cache.py: XMEMO_REDIS_SHARED_POOLS ----------------------------------------------------
+# --- infra/redis_cache.py: XMEMO_REDIS_SHARED_POOLS ---------------------------------------------
 
 
 def test_the_redis_cache_with_djangos_own_pools_reads_what_it_wrote(settings: Any) -> None:
     location = django_settings.CACHES["default"].get("LOCATION")
     require_service("Redis", bool(location), "set REDIS_URL so the cache is Redis")
     settings.XMEMO_REDIS_SHARED_POOLS = False
-    first: Any = xmemo_cache.TolerantRedisCache(str(location), {})  # private attributes below
-    second: Any = xmemo_cache.TolerantRedisCache(str(location), {})
+    first: Any = redis_cache.TolerantRedisCache(str(location), {})  # private attributes below
+    second: Any = redis_cache.TolerantRedisCache(str(location), {})
     first.set("fallback-probe", {"answer": [1, 2]}, 30)
     assert second.get("fallback-probe") == {"answer": [1, 2]}
-    shared = {id(pools) for pools in xmemo_cache._POOLS.values()}
+    shared = {id(pools) for pools in redis_cache._POOLS.values()}
     assert id(first._cache._pools) not in shared  # Django's own dict, one per cache object
     assert first._cache._pools is not second._cache._pools
     settings.XMEMO_REDIS_SHARED_POOLS = True
-    assert xmemo_cache.TolerantRedisCache(str(location), {}).get("fallback-probe") == {
+    assert redis_cache.TolerantRedisCache(str(location), {}).get("fallback-probe") == {
         "answer": [1, 2]
     }
     first.delete("fallback-probe")

@@ -2,10 +2,10 @@
 
 ``xmemo/serve.py`` serves sockets accepted elsewhere on a uvicorn server started without any;
 ``skills_app/mcp/fast.py`` runs the SDK's request checks and result shaping outside its
-dispatch; ``xmemo/cache.py`` shares Redis pools through ``RedisCacheClient._pools`` and swaps the
-client class through ``RedisCache._class``. Some would degrade quietly, so each test names what
-an upgrade took away (docs/operations.md, "Fast paths on private APIs", names each switch to
-the plain fallback). None needs a service."""
+dispatch; ``infra/redis_cache.py`` shares Redis pools through ``RedisCacheClient._pools`` and
+swaps the client class through ``RedisCache._class``. Some would degrade quietly, so each test
+names what an upgrade took away (docs/operations.md, "Fast paths on private APIs", names each
+switch to the plain fallback). None needs a service."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import pytest
 import uvicorn
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 
-from xmemo import cache as xmemo_cache
+from skills_app.infra import redis_cache
 from xmemo import serve
 
 
@@ -132,7 +132,7 @@ def test_the_sdk_server_still_exposes_what_the_fast_path_reads() -> None:
     assert server.server_info_stamp, "Server.server_info_stamp is gone"
 
 
-# --- xmemo/cache.py: Django's Redis client, pools shared per process ----------------------------
+# --- infra/redis_cache.py: Django's Redis client, pools shared per process -----------------------
 
 
 def test_django_redis_cache_still_builds_its_client_from_class_and_keeps_pools_in_a_dict() -> None:
@@ -140,13 +140,13 @@ def test_django_redis_cache_still_builds_its_client_from_class_and_keeps_pools_i
     # Private attributes, so typed as what they are to the checker: unknown.
     backend: Any = RedisCache(location, {})
     assert backend._class is RedisCacheClient, "RedisCache._class no longer names its client"
-    tolerant: Any = xmemo_cache.TolerantRedisCache(location, {})
+    tolerant: Any = redis_cache.TolerantRedisCache(location, {})
     client = tolerant._cache
-    assert isinstance(client, xmemo_cache.DataRedisCacheClient), "RedisCache._cache ignores _class"
+    assert isinstance(client, redis_cache.DataRedisCacheClient), "RedisCache._cache ignores _class"
     plain: Any = RedisCacheClient([location])
     assert plain._pools == {}, "RedisCacheClient no longer keeps its pools in _pools"
     pool = tolerant._cache._get_connection_pool(write=True)  # connects on first command only
     assert pool in tolerant._cache._pools.values(), "the pool was not kept in _pools"
-    another: Any = xmemo_cache.TolerantRedisCache(location, {})
+    another: Any = redis_cache.TolerantRedisCache(location, {})
     other = another._cache
     assert other._get_connection_pool(write=True) is pool, "pools are no longer shared"

@@ -18,8 +18,8 @@ import redis
 from django.conf import settings
 from django.core.cache import caches
 
+from skills_app.infra.redis_cache import TolerantRedisCache
 from tests.support import require_service
-from xmemo.cache import TolerantRedisCache
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from django.http import HttpRequest, HttpResponse
 
 from skills_app.infra import requestctx
-from xmemo.probes import PROBE_PATHS
+from skills_app.ops.probes import PROBE_PATHS
 
 Handler = Callable[[HttpRequest], HttpResponse]
 HEADER = requestctx.HEADER

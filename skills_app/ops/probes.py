@@ -49,7 +49,9 @@ class ProbesMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         probe = PROBES.get(request.path_info)
         if probe is None and request.path_info == "/metrics" and settings.XMEMO_METRICS_TOKEN:
-            from xmemo.metrics import metrics_view  # prometheus_client only where metrics are on
+            from skills_app.ops.metrics_view import (
+                metrics_view,  # prometheus_client only where metrics are on
+            )
 
             probe = metrics_view
         if probe is not None and request.method in ("GET", "HEAD"):

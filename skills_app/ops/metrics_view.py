@@ -24,10 +24,10 @@ from prometheus_client.registry import Collector
 from skills_app import errors
 from skills_app.gateway.errors import error_response
 from skills_app.infra.db import connections_in_use
+from skills_app.infra.multiproc import ENV
 from skills_app.infra.queue import queue_depth
 from skills_app.selectors.jobs import jobs_by_kind_and_state
 from skills_app.services.outbox import outbox_backlog
-from xmemo.multiproc import ENV
 
 logger = logging.getLogger(__name__)
 

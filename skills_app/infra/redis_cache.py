@@ -21,7 +21,7 @@ from django.conf import settings
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 from redis.exceptions import ResponseError
 
-logger = logging.getLogger("xmemo.cache")
+logger = logging.getLogger("skills_app.infra.redis_cache")
 
 _BYTES = b"b:"
 _JSON = b"j:"
