@@ -56,9 +56,8 @@ def main() -> None:
 
     from skills_app.access import Actor
     from skills_app.domain.bundle import ComponentData, SkillBundle
-    from skills_app.services.accounts import personal_workspace_ensure, user_create
+    from skills_app.services.accounts import personal_workspace_ensure, token_create, user_create
     from skills_app.services.skills import skill_save
-    from tests.factories import make_token
 
     old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
     server = make_server("127.0.0.1", 0, get_wsgi_application(), _Server, _Quiet)
@@ -91,7 +90,7 @@ def main() -> None:
 
         for s in range(args.skills):
             save(s)
-        _, secret = make_token(user, ["skills:read"])
+        _, secret = token_create(actor=actor, user=user, name="bench", scopes=["skills:read"])
         target = Path(tempfile.mkdtemp(prefix="xmemo-bench-"))
         counter = target.parent / f"{target.name}.requests"
 

@@ -524,3 +524,16 @@ def test_the_doors_make_no_orm_query() -> None:
         f"through a service instead: {found}"
     )
 
+
+def test_bench_builds_its_own_data() -> None:
+    """``bench/`` measures the product, so it builds its data through the product's services
+    (``bench/seed.py``), never through the test suite's builders: nothing of it imports
+    ``tests``."""
+    bench = ROOT.parent / "bench"
+    imports = {
+        (path.name, name)
+        for path in sorted(bench.rglob("*.py"))
+        for name in _imports(f"bench.{path.stem}", path, set())
+    }
+    assert imports, "the walk read bench/"
+    assert sorted((file, name) for file, name in imports if name.split(".")[0] == "tests") == []
