@@ -8,7 +8,7 @@ import re
 import threading
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import snowballstemmer
 
@@ -117,7 +117,17 @@ def term_statistics(*, name: str, slug: str, description: str, body: str) -> dic
     return {"l": [len(field) for field in fields], "t": dict(sorted(counts.items()))}
 
 
-def search_columns(*, name: str, slug: str, description: str, body: str) -> dict[str, Any]:
+class SearchColumns(TypedDict):
+    """``Skill.search_*`` for one text: what the word ranking reads."""
+
+    search_name: str
+    search_description: str
+    search_body: str
+    search_terms: dict[str, Any]  # term_statistics' answer, stored as JSON
+    search_lexemes: str
+
+
+def search_columns(*, name: str, slug: str, description: str, body: str) -> SearchColumns:
     """The search columns of a skill showing this text (``Skill.search_*``)."""
     statistics = term_statistics(name=name, slug=slug, description=description, body=body)
     return {
