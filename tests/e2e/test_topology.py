@@ -108,9 +108,10 @@ def test_jobs_run_on_a_real_worker_behind_gunicorn(tmp_path: Path, bwrap: str) -
         assert failed["error"]["details"]["reason"] == "TIMEOUT"
         again = api.post(
             f"/v1/revisions/{revision_id}/execute",
-            json={"resource": "du.py", "args": {"path": "/"}},
+            json={"resource": "du.py", "args": {"path": "/skill"}},
         )
-        assert poll_job(api, again.json()["job_id"])["state"] == "succeeded"
+        after = poll_job(api, again.json()["job_id"])
+        assert after["state"] == "succeeded", (after, (tmp_path / "worker.log").read_text()[-3000:])
 
 
 @pytest.mark.django_db(transaction=True)
