@@ -124,6 +124,7 @@ def test_recall_query_counts_are_constant(
     assert small.level2_warm == 1
     # Level 0: the readable workspaces, the words' rarity, the word ranking, the descriptors
     # through the gate — whatever the registry holds (a word no skill holds adds one look-up).
-    assert small.level0 == 4
+    # SQLite's BM25F reads the candidates' term counts in a query of their own (lexical.py).
+    assert small.level0 == (4 if connection.vendor == "postgresql" else 5)
     assert small.level1_cold <= 3
     assert small.level2_cold <= 2
