@@ -132,14 +132,16 @@ worker: install
 
 BENCH_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/xmemo_bench
 
-## Benchmarks (PostgreSQL): recall through gunicorn vs a bare view, each fast path on a private
-## API beside its fallback (bench/fast_paths.py), import/export jobs, then
-## workspace backup and restore (200 skills x 5 revisions), then Level 0 search quality beside
-## BM25 on the evaluation set in bench/search_eval (docs/search.md); with BENCH_MPNET=DIR (an
-## unpacked all-mpnet-base-v2) also Level 0 with that encoder and both encoders' query latency.
+## Benchmarks (PostgreSQL): recall through gunicorn vs a bare view (Level 0 again with the bench
+## database topped up to LEVEL0_N skills), each fast path on a private API beside its fallback
+## (bench/fast_paths.py), import/export jobs, then workspace backup and restore (200 skills x 5
+## revisions), then Level 0 search quality beside BM25 on the evaluation set in bench/search_eval
+## (docs/search.md); with BENCH_MPNET=DIR (an unpacked all-mpnet-base-v2) also Level 0 with that
+## encoder, both encoders' query latency and mpnet fused offline (alone, with BM25, three-way).
 BENCH_MPNET ?=
+LEVEL0_N ?= 100000
 bench: install
-	BENCH_DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) -m bench
+	BENCH_DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) -m bench --level0-scale $(LEVEL0_N)
 	BENCH_DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) -m bench.fast_paths
 	DATABASE_URL=$(BENCH_DATABASE_URL) SECRET_KEY=bench-only $(PY) -m bench.import_export
 	DATABASE_URL=$(BENCH_DATABASE_URL) SECRET_KEY=bench-only $(PY) -m bench.backup
@@ -151,6 +153,7 @@ bench: install
 	BENCH_DATABASE_URL=$(BENCH_DATABASE_URL) SECRET_KEY=bench-only $(PY) -m bench.scan_cost
 	BENCH_DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) -m bench.search_quality
 	$(if $(BENCH_MPNET),BENCH_DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) -m bench.encoders --mpnet $(BENCH_MPNET))
+	$(if $(BENCH_MPNET),BENCH_DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) -m bench.search_quality --mpnet $(BENCH_MPNET))
 
 clean:
 	rm -rf $(VENV) $(LOCK_VENV) var .pytest_cache .mypy_cache .ruff_cache

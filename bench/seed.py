@@ -1,18 +1,17 @@
 """Deterministic bench content, bulk-inserted with the same invariants the services keep.
 
-Going through ``skill_save`` for tens of thousands of skills would take many minutes, so rows
-are written with ``bulk_create`` — but every value is what the services would have written:
-canonical hashes from ``domain.canonical``, content-addressed blobs, gap-free revision numbers,
-exactly one published revision, and the denormalized pointers and search columns of
-``services.skills._refresh_pointers``. Seeding is incremental: skill ``i`` is always the same,
-and a larger N only adds the missing ones.
+Going through ``skill_save`` for 100,000 skills would take hours, so rows are inserted in bulk
+(PostgreSQL's ``COPY``) — but every value is what the services would have written: canonical
+hashes from ``domain.canonical``, content-addressed blobs, gap-free revision numbers, exactly one
+published revision, and the pointers and search columns of ``services.skills._refresh_pointers``.
+Rows are only ever inserted, never updated, and every trigger but the vocabulary's stays on.
+Seeding is incremental: skill ``i`` is always the same, and a larger N only adds the missing ones.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -168,18 +167,19 @@ def seed(total: int, *, revisions: int = REVISIONS_PER_SKILL, progress: Any = pr
     team = Workspace.objects.get(slug=TEAM_SLUG)
     existing = Skill.objects.filter(workspace=team).count()
     added = 0
-    # Small transactions: every skill row updates its workspace's vocabulary counts (a trigger,
-    # migration 0014), and the same count rows rewritten thousands of times in one transaction
-    # make each rewrite slower.
-    batch = 200
     with _vocabulary_counted_once():
-        for start in range(existing, total, batch):
-            stop = min(total, start + batch)
+        for start in range(existing, total, BATCH):
+            stop = min(total, start + BATCH)
             with transaction.atomic():
                 _seed_batch(team, range(start, stop), revisions)
             added += stop - start
             progress(f"  seeded {stop:,} / {total:,} skills")
     return added
+
+
+# Skills per transaction: with the vocabulary trigger off (below) nothing makes a large
+# transaction slower, and each one's deferred checks run at its commit.
+BATCH = 2000
 
 
 @contextlib.contextmanager
@@ -206,6 +206,9 @@ def _vocabulary_counted_once() -> Iterator[None]:
 
 
 def _seed_batch(team: Any, indexes: range, revisions: int) -> None:
+    """Skills ``indexes`` of the bench content in ``team``, each inserted whole: its row already
+    pointing at its revisions (their ids taken from the sequence first; the foreign keys are
+    checked at commit), then the revisions, the blobs and the components."""
     from django.utils import timezone
 
     from skills_app.domain.canonical import canonical_hash, sha256_hex
@@ -216,53 +219,57 @@ def _seed_batch(team: Any, indexes: range, revisions: int) -> None:
 
     owner = team.created_by
     contents = [skill_content(i, revisions) for i in indexes]
-    skills = Skill.objects.bulk_create(
-        [Skill(workspace=team, slug=c.slug, revision_count=revisions) for c in contents]
-    )
+    skill_ids = _next_ids(Skill, len(contents))
+    revision_ids = iter(_next_ids(SkillRevision, len(contents) * revisions))
     now = timezone.now()
     published_number = max(1, revisions - 1)
+    frontmatter = {"license": "MIT", "metadata": {"bench": True}}
+    skills: list[Skill] = []
     rev_rows: list[SkillRevision] = []
     blob_data: dict[str, bytes] = {}
-    comp_specs: list[tuple[int, str, str, str, int, str]] = []  # rev row index, path, ...
-    for skill, content in zip(skills, contents, strict=True):
+    comp_specs: list[tuple[int, str, str, str, int, str]] = []  # revision pk, path, ...
+    for skill_pk, content in zip(skill_ids, contents, strict=True):
+        own: list[SkillRevision] = []
         for number in range(1, revisions + 1):
+            revision_pk = next(revision_ids)
             files = content.components[number - 1]
             rows = [(path, ctype, sha256_hex(data)) for path, ctype, data in files]
             manifest = []
             for (path, ctype, data), (_, _, sha) in zip(files, rows, strict=True):
                 blob_data[sha] = data
                 media_type = guess_media_type(path, data)
-                comp_specs.append((len(rev_rows), path, ctype, sha, len(data), media_type))
+                comp_specs.append((revision_pk, path, ctype, sha, len(data), media_type))
                 manifest.append((path, ctype, sha, len(data), media_type))
-            frontmatter = {"license": "MIT", "metadata": {"bench": True}}
             if number < published_number:
                 state = "deprecated"
             elif number == published_number:
                 state = "published"
             else:
                 state = "draft"
-            rev_rows.append(
+            body = content.bodies[number - 1]
+            own.append(
                 SkillRevision(
-                    skill=skill,
+                    pk=revision_pk,
+                    skill_id=skill_pk,
                     workspace=team,
                     revision_number=number,
                     state=state,
                     name=content.name,
                     description=content.description,
                     frontmatter=frontmatter,
-                    instruction_body=content.bodies[number - 1],
+                    instruction_body=body,
                     canonical_hash=canonical_hash(
                         name=content.name,
                         description=content.description,
                         frontmatter=frontmatter,
-                        instruction_body=content.bodies[number - 1],
+                        instruction_body=body,
                         components=rows,
                     ),
                     approx_tokens=revision_tokens(
                         name=content.name,
                         description=content.description,
                         frontmatter=frontmatter,
-                        instruction_body=content.bodies[number - 1],
+                        instruction_body=body,
                         resources=sorted(manifest),
                     ),
                     author=owner,
@@ -271,17 +278,45 @@ def _seed_batch(team: Any, indexes: range, revisions: int) -> None:
                     state_changed_at=now,
                 )
             )
-    revs = SkillRevision.objects.bulk_create(rev_rows, batch_size=2000)
-    Blob.objects.bulk_create(
-        [Blob(sha256=sha, size=len(data), data=data) for sha, data in blob_data.items()],
-        ignore_conflicts=True,
-        batch_size=2000,
-    )
+        published = own[published_number - 1]
+        # The pointers and search columns services.skills._refresh_pointers would write.
+        skills.append(
+            Skill(
+                pk=skill_pk,
+                workspace=team,
+                slug=content.slug,
+                revision_count=revisions,
+                latest_revision_id=own[-1].pk,
+                published_revision_id=published.pk,
+                current_revision_id=published.pk,
+                model_invocable=True,
+                **search_columns(
+                    name=published.name,
+                    slug=content.slug,
+                    description=published.description,
+                    body=published.instruction_body,
+                ),
+            )
+        )
+        rev_rows += own
+    _insert(Skill, skills)
+    _insert(SkillRevision, rev_rows)
+    # Content-addressed: bytes another workspace's skill already stored are not stored again.
     blob_ids = dict(Blob.objects.filter(sha256__in=list(blob_data)).values_list("sha256", "id"))
-    SkillComponent.objects.bulk_create(
+    missing = [sha for sha in blob_data if sha not in blob_ids]
+    blob_ids.update(zip(missing, _next_ids(Blob, len(missing)), strict=True))
+    _insert(
+        Blob,
+        [
+            Blob(pk=blob_ids[sha], sha256=sha, size=len(blob_data[sha]), data=blob_data[sha])
+            for sha in missing
+        ],
+    )
+    _insert(
+        SkillComponent,
         [
             SkillComponent(
-                revision=revs[rev_index],
+                revision_id=revision_pk,
                 logical_path=path,
                 type=ctype,
                 blob_id=blob_ids[sha],
@@ -289,73 +324,47 @@ def _seed_batch(team: Any, indexes: range, revisions: int) -> None:
                 size=size,
                 media_type=media_type,
             )
-            for rev_index, path, ctype, sha, size, media_type in comp_specs
+            for revision_pk, path, ctype, sha, size, media_type in comp_specs
         ],
-        batch_size=5000,
     )
-    # The pointers and search columns services.skills._refresh_pointers would write.
-    for position, skill in enumerate(skills):
-        own = revs[position * revisions : (position + 1) * revisions]
-        published = own[published_number - 1]
-        skill.latest_revision = own[-1]
-        skill.published_revision = published
-        skill.current_revision = published
-        for column, value in search_columns(
-            name=published.name,
-            slug=skill.slug,
-            description=published.description,
-            body=published.instruction_body,
-        ).items():
-            setattr(skill, column, value)
-        skill.model_invocable = True
-    _store_pointers(skills)
 
 
-def _store_pointers(skills: list[Any]) -> None:
-    """One ``UPDATE … FROM unnest(…)`` for the batch on PostgreSQL (``bulk_update`` writes a
-    CASE of one branch per skill for each column: quadratic in the batch, and the seed's
-    slowest step once the search statistics joined the columns)."""
+def _next_ids(model: Any, count: int) -> list[int]:
+    """``count`` primary keys for new rows of ``model``, taken before the rows are inserted."""
     from django.db import connection
 
-    from skills_app.models import Skill
-
-    columns = [
-        "latest_revision",
-        "published_revision",
-        "current_revision",
-        "search_name",
-        "search_description",
-        "search_body",
-        "search_terms",
-        "search_lexemes",
-        "model_invocable",
-    ]
-    if connection.vendor != "postgresql":
-        # Django writes one CASE of batch_size branches per column: small batches keep it linear.
-        Skill.objects.bulk_update(skills, columns, batch_size=100)
-        return
+    table = model._meta.db_table
     with connection.cursor() as cursor:
-        cursor.execute(
-            "UPDATE skills_app_skill s SET latest_revision_id = v.latest,"
-            " published_revision_id = v.published, current_revision_id = v.current,"
-            " search_name = v.name, search_description = v.description, search_body = v.body,"
-            " search_terms = v.terms, search_lexemes = v.lexemes, model_invocable = true"
-            " FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[], %s::text[],"
-            " %s::text[], %s::text[], %s::jsonb[], %s::text[])"
-            " AS v(id, latest, published, current, name, description, body, terms, lexemes)"
-            " WHERE s.id = v.id",
-            [
-                [k.pk for k in skills],
-                [k.latest_revision_id for k in skills],
-                [k.published_revision_id for k in skills],
-                [k.current_revision_id for k in skills],
-                [k.search_name for k in skills],
-                [k.search_description for k in skills],
-                [k.search_body for k in skills],
-                [json.dumps(k.search_terms) for k in skills],
-                [k.search_lexemes for k in skills],
-            ],
-        )
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
+                [table, count],
+            )
+            return [row[0] for row in cursor.fetchall()]
+        cursor.execute(f"SELECT coalesce(max(id), 0) FROM {table}")
+        (last,) = cursor.fetchone()
+        return list(range(last + 1, last + 1 + count))
+
+
+def _insert(model: Any, objs: list[Any]) -> None:
+    """Insert ``objs`` as ``bulk_create`` would (the fields' defaults and database values), on
+    PostgreSQL through ``COPY``: several times quicker than a multi-row ``INSERT``, whose
+    parameters psycopg must turn into SQL text one by one. Row triggers fire either way."""
+    from django.db import connection
+
+    if not objs:
+        return
+    if connection.vendor != "postgresql":
+        model.objects.bulk_create(objs, batch_size=500)
+        return
+    fields = [f for f in model._meta.concrete_fields if not (f.primary_key and objs[0].pk is None)]
+    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    sql = f"COPY {model._meta.db_table} ({columns}) FROM STDIN"
+    with connection.cursor() as cursor, cursor.cursor.copy(sql) as copy:
+        for obj in objs:
+            copy.write_row(
+                [f.get_db_prep_save(f.pre_save(obj, add=True), connection) for f in fields]
+            )
 
 
 def labelled(slug: str) -> bool:
@@ -381,7 +390,7 @@ def seed_labels() -> int:
         for name in LABELS
         if (pk, name) not in have
     ]
-    SkillLabel.objects.bulk_create(rows, batch_size=5000)
+    _insert(SkillLabel, rows)
     return len(rows)
 
 
@@ -469,7 +478,7 @@ def seed_vectors(*, progress: Any = print) -> int:
                     vector=embedding.vector_bytes(vector),
                 )
             )
-        RevisionEmbedding.objects.bulk_create(rows, ignore_conflicts=True)
+        _insert(RevisionEmbedding, rows)
         added += len(rows)
         progress(f"  stored {start + len(batch):,} / {len(missing):,} vectors")
     if added and connection.vendor == "postgresql":
