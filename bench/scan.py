@@ -28,7 +28,7 @@ import yaml
 from skills_app.domain.bundle import SkillBundle
 from skills_app.domain.scan import SCANNER_VERSION, ScanReport, scan_bundle
 from skills_app.domain.skillmd import merge_frontmatter, serialize_skill_md
-from skills_app.sources.detect import upload_bundles_read
+from skills_app.formats.detect import upload_bundles_read
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLIC = sorted((ROOT / "bench" / "search_eval").glob("skills_public_*.yaml"))

@@ -31,7 +31,7 @@ ROOMS: dict[str, str] = {
     f"{PACKAGE}.infra.outbound": "outbound",
     f"{PACKAGE}.encoder": "encoder",
     f"{PACKAGE}.access": "access",
-    f"{PACKAGE}.sources": "sources",
+    f"{PACKAGE}.formats": "formats",
     f"{PACKAGE}.sandbox": "sandbox",
     f"{PACKAGE}.selectors": "selectors",
     f"{PACKAGE}.services": "services",
@@ -65,7 +65,7 @@ _BELOW_SELECTORS = frozenset(
         "outbound",
         "encoder",
         "models",
-        "sources",
+        "formats",
         "sandbox",
         "domain",
         "errors",
@@ -87,7 +87,7 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "encoder": frozenset({"infra", "domain", "errors"}),
     "access": frozenset({"models", "domain", "errors"}),
     "sandbox": frozenset({"domain", "errors"}),
-    "sources": frozenset({"outbound", "domain", "errors"}),
+    "formats": frozenset({"outbound", "domain", "errors"}),
     "selectors": _BELOW_SELECTORS,
     "services": _BELOW_SELECTORS | {"selectors"},
     "oauth": _SHARED_BY_DOORS,
@@ -361,7 +361,7 @@ def test_rules_judge_edges_as_documented() -> None:
         ("skills_app.oauth.validator", "skills_app.console.base"),
         ("skills_app.services.skills", "skills_app.api.errors"),
         ("skills_app.access", "skills_app.console.base"),
-        ("skills_app.sources.url", "skills_app.tasks"),
+        ("skills_app.formats.url", "skills_app.tasks"),
         ("skills_app.apps", "skills_app.api.urls"),
         # The core, gateway and oauth.
         ("skills_app.selectors.recall", "skills_app.services.skills"),
@@ -377,9 +377,9 @@ def test_rules_judge_edges_as_documented() -> None:
         ("skills_app.infra.cache", "skills_app.access"),
         ("skills_app.infra.usage", "skills_app.selectors.usage"),
         ("skills_app.infra.outbound", "skills_app.models"),
-        ("skills_app.sources.capsule", "skills_app.models"),
-        ("skills_app.sources.url", "skills_app.infra.db"),
-        ("skills_app.sources.backup", "skills_app.services.backup"),
+        ("skills_app.formats.capsule", "skills_app.models"),
+        ("skills_app.formats.url", "skills_app.infra.db"),
+        ("skills_app.formats.backup", "skills_app.services.backup"),
         ("skills_app.sandbox.runner", "skills_app.selectors.secrets"),
         ("skills_app.access", "skills_app.infra.cache"),
         ("skills_app.mcp_profiles", "skills_app.models"),
@@ -417,12 +417,12 @@ def test_rules_judge_edges_as_documented() -> None:
         ("skills_app.services.skills", "skills_app.selectors.skills"),
         ("skills_app.services.webhooks", "skills_app.infra.outbound"),
         ("skills_app.services.jobs.run", "skills_app.sandbox"),
-        ("skills_app.selectors.bridge", "skills_app.sources.capsule"),
+        ("skills_app.selectors.bridge", "skills_app.formats.capsule"),
         ("skills_app.selectors.secrets", "skills_app.infra.crypto"),
         ("skills_app.selectors.reviews", "skills_app.domain.markdown"),
-        ("skills_app.sources.url", "skills_app.infra.outbound"),
-        ("skills_app.sources.folder", "skills_app.sources.capsule"),
-        ("skills_app.sources.backup", "skills_app.sources.archive"),
+        ("skills_app.formats.url", "skills_app.infra.outbound"),
+        ("skills_app.formats.folder", "skills_app.formats.capsule"),
+        ("skills_app.formats.backup", "skills_app.formats.archive"),
         ("skills_app.infra.outbound", "skills_app.domain.text"),
         ("skills_app.infra.crypto", "skills_app.errors"),
         ("skills_app.infra.usage", "skills_app.models"),
@@ -479,7 +479,7 @@ def test_the_orm_check_judges_code_as_documented() -> None:
 
 def test_the_orm_check_has_no_false_positive() -> None:
     """Over every module of the rooms that can hold no QuerySet, the check finds nothing."""
-    no_queryset = {"errors", "domain", "mcp_profiles", "outbound", "sandbox", "sources", "encoder"}
+    no_queryset = {"errors", "domain", "mcp_profiles", "outbound", "sandbox", "formats", "encoder"}
     found = {
         f"{module}:{line}": what
         for module, path in _modules().items()

@@ -24,12 +24,12 @@ from skills_app.domain.canonical import sha256_hex
 from skills_app.domain.json_bytes import encode_json
 from skills_app.domain.labels import validate_label_name
 from skills_app.domain.paths import is_text
+from skills_app.formats.capsule import capsule_skill_md, deterministic_zip
+from skills_app.formats.files import SKILL_MD
 from skills_app.infra.cache import KEY_PREFIX, local_cache
 from skills_app.models import Skill, SkillComponent, SkillRevision, Workspace
 from skills_app.selectors.labels import label_target
 from skills_app.selectors.scans import scan_summary
-from skills_app.sources.capsule import capsule_skill_md, deterministic_zip
-from skills_app.sources.files import SKILL_MD
 
 SYNC_MAX_WORKSPACES = 50
 # The bridge's package in this repository (docs/contract.md §17) and what its download holds.

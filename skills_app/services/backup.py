@@ -1,5 +1,5 @@
 """Workspace backup and restore (docs/contract.md §9): the database side of
-``skills_app.sources.backup`` (the format).
+``skills_app.formats.backup`` (the format).
 
 A restore goes only into an empty team workspace, by its owners and admins, in one
 transaction; skills, revisions, reviews, conversations, approvals and labels come back with
@@ -23,6 +23,17 @@ from skills_app.access import ADMIN_ROLES, Actor, require_role, require_scope
 from skills_app.domain.bundle import ComponentData
 from skills_app.domain.context_cost import revision_tokens
 from skills_app.domain.lifecycle import OWNER
+from skills_app.formats.backup import (
+    Backup,
+    BackupApproval,
+    BackupComment,
+    BackupLabel,
+    BackupOutcome,
+    BackupRevision,
+    BackupScanOverride,
+    BackupSkill,
+)
+from skills_app.formats.capsule import capsule_component
 from skills_app.models import (
     ApiToken,
     RevisionApproval,
@@ -40,17 +51,6 @@ from skills_app.services.embeddings import embeddings_batched
 from skills_app.services.scans import scan_override_restore, scan_wanted
 from skills_app.services.skills import _refresh_pointers, _store_blobs
 from skills_app.services.workspace_settings import _workspace_change
-from skills_app.sources.backup import (
-    Backup,
-    BackupApproval,
-    BackupComment,
-    BackupLabel,
-    BackupOutcome,
-    BackupRevision,
-    BackupScanOverride,
-    BackupSkill,
-)
-from skills_app.sources.capsule import capsule_component
 
 Progress = Callable[[int, int], None]
 

@@ -10,11 +10,11 @@ import zipfile
 from typing import Any
 
 from skills_app.domain.canonical import canonical_hash
+from skills_app.formats.capsule import capsule_write
 from skills_app.models import Skill, SkillRevision
 from skills_app.services.jobs.run import _capsule_revision
 from skills_app.services.labels import label_move
 from skills_app.services.skills import revision_transition
-from skills_app.sources.capsule import capsule_write
 from tests.api.conftest import ApiFactory, error_code
 from tests.factories import Env, actor_for, component, publish, save
 
@@ -400,7 +400,7 @@ def test_the_bridge_is_itself_an_agent_skill_that_passes_the_lint(
 ) -> None:
     from pathlib import Path
 
-    from skills_app.sources.skillmd import skill_md_bundle_read
+    from skills_app.formats.skillmd import skill_md_bundle_read
 
     skill_md = Path(__file__).resolve().parents[2] / "clients" / "xmemo-skill" / "SKILL.md"
     bundle = skill_md_bundle_read(skill_md.read_bytes())

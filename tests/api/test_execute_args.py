@@ -12,7 +12,7 @@ from skills_app.domain.bundle import ComponentData
 from skills_app.models import Job, SkillRevision
 from tests.api.conftest import Api, ApiFactory, error_code
 from tests.factories import Env, save
-from tests.sources.helpers import fixture_zip
+from tests.formats.helpers import fixture_zip
 
 
 def _imported_disk_usage(api: Api, workspace: str, capture: Any) -> SkillRevision:

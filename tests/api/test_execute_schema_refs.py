@@ -21,7 +21,7 @@ from skills_app.domain.skillmd import serialize_skill_md
 from skills_app.models import Job, SkillRevision
 from tests.api.conftest import ApiFactory, error_code
 from tests.factories import Env, save
-from tests.sources.fakeserver import FakeServer, fake_server, respond
+from tests.formats.fakeserver import FakeServer, fake_server, respond
 
 # What the internal address answers: a schema that would turn any argument into an error
 # message quoting this marker, if it were ever fetched.

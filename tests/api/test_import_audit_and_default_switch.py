@@ -21,8 +21,8 @@ from django.core.management import call_command
 from skills_app.models import AuditEntry, SkillRevision, Workspace
 from tests.api.conftest import ApiFactory, error_code
 from tests.factories import Env, make_user, personal_ws
-from tests.sources.fakeserver import FakeServer, Handler, fake_server, respond
-from tests.sources.helpers import FIXTURES, SKILL_MD, fixture_zip
+from tests.formats.fakeserver import FakeServer, Handler, fake_server, respond
+from tests.formats.helpers import FIXTURES, SKILL_MD, fixture_zip
 
 pytestmark = pytest.mark.django_db
 

@@ -14,13 +14,13 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from skills_app.errors import ValidationFailed
+from skills_app.formats.archive import zip_bundles_read
+from skills_app.formats.capsule import capsule_write
+from skills_app.formats.skillmd import skill_md_bundle_read
 from skills_app.models import Skill
-from skills_app.sources.archive import zip_bundles_read
-from skills_app.sources.capsule import capsule_write
-from skills_app.sources.skillmd import skill_md_bundle_read
 from tests.api.conftest import ApiFactory
 from tests.factories import Env
-from tests.sources.helpers import capsule_revision, fixture_zip
+from tests.formats.helpers import capsule_revision, fixture_zip
 
 HEAD = b"---\nname: Hostile\ndescription: Breaks the store.\n"
 

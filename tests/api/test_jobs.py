@@ -14,8 +14,8 @@ from skills_app.domain.bundle import ComponentData
 from skills_app.models import Job, Skill, SkillRevision
 from tests.api.conftest import ApiFactory, error_code
 from tests.factories import Env, save
-from tests.sources.fakeserver import FakeServer, Handler, commit_lookup, fake_server, respond
-from tests.sources.helpers import fixture_zip
+from tests.formats.fakeserver import FakeServer, Handler, commit_lookup, fake_server, respond
+from tests.formats.helpers import fixture_zip
 
 GITHUB_SHA = "89abcdef0123456789abcdef0123456789abcdef"
 

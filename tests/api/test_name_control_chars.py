@@ -23,8 +23,8 @@ from skills_app.mcp.tools import tool_run
 from skills_app.models import ApiToken, Skill, SkillRevision, Webhook, Workspace
 from tests.api.conftest import ApiFactory, error_code
 from tests.factories import Env, make_token
-from tests.sources.fakeserver import FakeServer, Handler, fake_server, respond
-from tests.sources.helpers import FIXTURES, zip_of
+from tests.formats.fakeserver import FakeServer, Handler, fake_server, respond
+from tests.formats.helpers import FIXTURES, zip_of
 
 pytestmark = pytest.mark.django_db
 

@@ -12,9 +12,9 @@ import jsonschema
 
 from skills_app.domain.bundle import ComponentData
 from skills_app.domain.scan import SCANNER_VERSION
+from skills_app.formats.capsule import capsule_skill_md
 from skills_app.models import AuditEntry, RevisionScan, SkillRevision
 from skills_app.services.scans import scans_catch_up
-from skills_app.sources.capsule import capsule_skill_md
 from tests.api.conftest import ApiFactory, error_code
 from tests.factories import Env, component, let_authors_approve, save
 

@@ -22,7 +22,7 @@ from skills_app.services.skills import revision_transition, skill_set_status
 from skills_app.services.webhooks import delivery_attempt
 from tests.api.conftest import ApiFactory, error_code
 from tests.factories import Env, actor_for, save
-from tests.sources.helpers import fixture_zip
+from tests.formats.helpers import fixture_zip
 from tests.webhook_receiver import receiver
 
 SIGNING_SECRET = "whsec_" + "QUJD" * 8

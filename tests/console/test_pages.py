@@ -13,10 +13,10 @@ from django.urls import reverse
 
 from skills_app.console.base import CONTENT_SECURITY_POLICY
 from skills_app.domain.bundle import ComponentData
+from skills_app.formats.backup import backup_write
 from skills_app.models import ApiToken, AuditEntry, Job, Membership, Skill, SkillRevision
 from skills_app.services.backup import workspace_backup
 from skills_app.services.jobs import export_start, import_start
-from skills_app.sources.backup import backup_write
 from tests.factories import Env, actor_for, make_team, personal_ws, save
 from xmemo.urls import handler404, handler500
 

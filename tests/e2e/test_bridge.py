@@ -263,7 +263,7 @@ def test_every_folder_sync_writes_passes_the_agent_skills_validator(
     differ from the slug, with and without the author's ``metadata``) and imported ones; each
     pushes back unchanged and the lint has nothing to say about the product's own keys."""
     from skills_app.services.jobs import import_start
-    from tests.sources.helpers import fixture_zip
+    from tests.formats.helpers import fixture_zip
 
     _seed(owner)
     ws = personal_ws(owner)

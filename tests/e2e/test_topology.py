@@ -30,8 +30,8 @@ from tests.e2e.processes import (
     unique_queue,
 )
 from tests.factories import make_token, make_user, personal_ws, publish
+from tests.formats.helpers import fixture_zip
 from tests.mcp.conftest import with_mcp
-from tests.sources.helpers import fixture_zip
 
 
 @pytest.mark.django_db(transaction=True)

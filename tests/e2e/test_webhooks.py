@@ -29,7 +29,7 @@ from tests.e2e.processes import (
     wait_redis,
 )
 from tests.factories import make_token, make_user, personal_ws, publish
-from tests.sources.helpers import fixture_zip
+from tests.formats.helpers import fixture_zip
 from tests.webhook_receiver import receiver
 
 # What people do; a scan or a trigger check follows each stored revision on its own schedule and

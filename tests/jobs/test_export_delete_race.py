@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from django.db import connection, connections
 
+from skills_app.formats import backup, capsule
 from skills_app.models import AuditEntry, Job, Skill
 from skills_app.services import jobs
 from skills_app.services.jobs import run, start
 from skills_app.services.skills import skill_delete, skill_set_status
-from skills_app.sources import backup, capsule
 from tests.factories import Env, actor_for, build_env, let_authors_approve, make_team, publish
 from tests.support import require_service, wait_until
 

@@ -9,7 +9,7 @@ from django.core.management import CommandError, call_command
 
 from skills_app.models import AuditEntry, Skill
 from tests.factories import Env
-from tests.sources.helpers import FIXTURES
+from tests.formats.helpers import FIXTURES
 
 
 def _tree(root: Path, outside: Path) -> None:

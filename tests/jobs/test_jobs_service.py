@@ -17,7 +17,7 @@ from skills_app.models import AuditEntry, Blob, Job, Skill, SkillRevision
 from skills_app.services.jobs import export_start, import_start
 from skills_app.services.jobs.run import job_run
 from tests.factories import Env, actor_for, save
-from tests.sources.helpers import FIXTURE_NAMES, FIXTURES, fixture_zip, zip_of
+from tests.formats.helpers import FIXTURE_NAMES, FIXTURES, fixture_zip, zip_of
 
 SKILL_MD = (
     b"---\nname: Tiny skill\ndescription: A tiny skill.\n"

@@ -16,6 +16,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from skills_app import errors
+from skills_app.formats.backup import backup_read, backup_write
 from skills_app.models import AuditEntry, RevisionScan, Skill, SkillRevision, Workspace
 from skills_app.services.backup import workspace_backup, workspace_restore
 from skills_app.services.labels import label_move
@@ -24,7 +25,6 @@ from skills_app.services.reviews import revision_comment_add
 from skills_app.services.scans import scan_gate, scan_override
 from skills_app.services.skills import revision_restore, revision_transition, skill_set_status
 from skills_app.services.workspace_settings import workspace_settings_update
-from skills_app.sources.backup import backup_read, backup_write
 from tests.factories import Env, actor_for, component, make_team, make_token, publish, save
 from tests.support import require_service
 

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
+from skills_app.formats.backup import backup_read, backup_write
 from skills_app.gateway.shapes import revision_as_dict
 from skills_app.models import AuditEntry, RevisionApproval, RevisionComment, SkillRevision
 from skills_app.selectors.reviews import comment_as_dict, revision_approvals
 from skills_app.services.backup import workspace_backup, workspace_restore
-from skills_app.sources.backup import backup_read, backup_write
 from tests.factories import Env, actor_for, make_team, make_user, publish
 
 

@@ -20,7 +20,7 @@ FRONTMATTER = {
 
 SCRIPT = """
 import json, os
-from skills_app.sources import capsule
+from skills_app.formats import capsule
 from skills_app.access import Actor
 from skills_app.domain.bundle import SkillBundle
 from skills_app.models import SkillRevision, Workspace
@@ -28,7 +28,7 @@ from skills_app.selectors.recall import recall
 from skills_app.services.accounts import user_create
 from skills_app.services.jobs.run import _capsule_revision
 from skills_app.services.skills import skill_save
-from skills_app.sources.archive import zip_bundles_read
+from skills_app.formats.archive import zip_bundles_read
 
 def order(value):
     if isinstance(value, dict):

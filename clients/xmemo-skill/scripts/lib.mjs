@@ -209,7 +209,7 @@ export function canonicalHash({ name, description, frontmatter, instructionBody,
   return sha256Hex(Buffer.from(canonicalJson(document), 'utf8'));
 }
 
-// --- component typing, as the server's folder reader does (skills_app/sources/files.py) -------
+// --- component typing, as the server's folder reader does (skills_app/formats/files.py) -------
 
 const TYPE_BY_FOLDER = {
   scripts: 'script',

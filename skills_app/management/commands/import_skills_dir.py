@@ -8,14 +8,14 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from skills_app import errors
 from skills_app.access import Actor
 from skills_app.domain.limits import slug_from_name
-from skills_app.models import Workspace
-from skills_app.services.skills import directory_import_record, skill_save
-from skills_app.sources.directory import (
+from skills_app.formats.directory import (
     directory_outcomes,
     directory_scan,
     format_log_line,
     split_roots,
 )
+from skills_app.models import Workspace
+from skills_app.services.skills import directory_import_record, skill_save
 
 
 class Command(BaseCommand):

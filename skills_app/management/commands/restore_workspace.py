@@ -8,9 +8,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from skills_app import errors
 from skills_app.access import Actor
+from skills_app.formats.backup import backup_read
 from skills_app.models import Workspace
 from skills_app.services.backup import workspace_restore
-from skills_app.sources.backup import backup_read
 
 
 class Command(BaseCommand):

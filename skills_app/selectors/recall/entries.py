@@ -26,6 +26,7 @@ from skills_app.domain.json_bytes import encode_json
 from skills_app.domain.lifecycle import LATEST_FALLBACK_KINDS
 from skills_app.domain.skill_uri import SKILL_MD, SkillUri, skill_md_uri, skill_uri
 from skills_app.domain.skillmd import merge_frontmatter
+from skills_app.formats.capsule import capsule_skill_md
 from skills_app.infra.cache import cached_immutable
 from skills_app.models import Skill, SkillComponent, SkillLabel, SkillRevision
 from skills_app.selectors.pagination import decode_cursor, encode_cursor, paginate_rows
@@ -48,7 +49,6 @@ from skills_app.selectors.recall.resolution import (
 )
 from skills_app.selectors.recall.routing import _served, recall
 from skills_app.selectors.scans import scan_summaries
-from skills_app.sources.capsule import capsule_skill_md
 
 PAGE = 100
 DIRECTORY_MIME = "inode/directory"

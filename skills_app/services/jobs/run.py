@@ -27,6 +27,9 @@ from skills_app.domain.bundle import SkillBundle
 from skills_app.domain.jobs import STALE_RULES, stale_verdict
 from skills_app.domain.limits import slug_from_name
 from skills_app.domain.secrets import secrets_masked, secrets_reach
+from skills_app.formats import backup, capsule, url
+from skills_app.formats.capsule import CapsuleRevision
+from skills_app.formats.detect import upload_bundles_read
 from skills_app.infra import db
 from skills_app.infra.queue import tasks_run_eagerly
 from skills_app.models import Job, Skill, SkillRevision, Workspace
@@ -39,9 +42,6 @@ from skills_app.services.embeddings import embeddings_batched
 from skills_app.services.jobs.dispatch import job_dispatch
 from skills_app.services.jobs.start import execute_gate
 from skills_app.services.skills import skill_save
-from skills_app.sources import backup, capsule, url
-from skills_app.sources.capsule import CapsuleRevision
-from skills_app.sources.detect import upload_bundles_read
 
 logger = logging.getLogger(__name__)
 

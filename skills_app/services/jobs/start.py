@@ -14,6 +14,8 @@ from skills_app.access import ADMIN_ROLES, Actor, require_role, require_scope
 from skills_app.domain.arguments import arguments_check
 from skills_app.domain.limits import validate_slug
 from skills_app.domain.permission_modes import check_permission_mode, stricter_mode
+from skills_app.formats.backup import backup_format_check
+from skills_app.formats.detect import upload_format_check
 from skills_app.models import ApiToken, Job, Skill, SkillRevision, Workspace
 from skills_app.sandbox import DEFAULT_SCRIPT_CLASS, check_execution_allowed
 from skills_app.services.audit import audit_record
@@ -21,8 +23,6 @@ from skills_app.services.backup import restore_check
 from skills_app.services.jobs.dispatch import job_dispatch
 from skills_app.services.reviews import revision_sign_offs
 from skills_app.services.scans import scan_gate
-from skills_app.sources.backup import backup_format_check
-from skills_app.sources.detect import upload_format_check
 
 MAX_UPLOAD_BYTES = 16 * 1024 * 1024
 MAX_BACKUP_BYTES = 512 * 1024 * 1024  # a whole workspace, not one skill

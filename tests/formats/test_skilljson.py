@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from skills_app.errors import ValidationFailed
-from skills_app.sources.skilljson import skill_json_bundle_read
-from tests.sources.helpers import FIXTURES, folder_files
+from skills_app.formats.skilljson import skill_json_bundle_read
+from tests.formats.helpers import FIXTURES, folder_files
 
 VALID: dict[str, Any] = {
     "name": "disk_cleaner",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from skills_app import errors
 from skills_app.domain.bundle import SkillBundle
-from skills_app.sources import archive, skilljson, skillmd
+from skills_app.formats import archive, skilljson, skillmd
 
 
 def _upload_kind(data: bytes, name: str) -> str:

@@ -23,7 +23,7 @@ from skills_app.domain.limits import validate_bundle
 from skills_app.domain.paths import check_unique_paths, validate_logical_path
 from skills_app.domain.skillmd import merge_frontmatter, serialize_skill_md
 from skills_app.errors import UnsupportedFormat, ValidationFailed
-from skills_app.sources.files import (
+from skills_app.formats.files import (
     CAPSULE_JSON,
     SKILL_MD,
     FileRole,
@@ -33,7 +33,7 @@ from skills_app.sources.files import (
     located,
     read_checked,
 )
-from skills_app.sources.skillmd import skill_md_bundle_read
+from skills_app.formats.skillmd import skill_md_bundle_read
 
 CAPSULE_FORMAT = "xmemo-source-capsule"
 CAPSULE_FORMAT_VERSION = 1

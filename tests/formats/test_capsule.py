@@ -15,16 +15,16 @@ from hypothesis import strategies as st
 from skills_app.domain.bundle import COMPONENT_TYPES, ComponentData, SkillBundle
 from skills_app.domain.limits import validate_bundle
 from skills_app.errors import InvalidPath, UnsupportedFormat, ValidationFailed
-from skills_app.sources.archive import zip_bundles_read
-from skills_app.sources.capsule import (
+from skills_app.formats.archive import zip_bundles_read
+from skills_app.formats.capsule import (
     CAPSULE_FORMAT,
     CapsuleRevision,
     capsule_history_write,
     capsule_pack_write,
     capsule_write,
 )
-from skills_app.sources.skillmd import skill_md_bundle_read
-from tests.sources.helpers import (
+from skills_app.formats.skillmd import skill_md_bundle_read
+from tests.formats.helpers import (
     FIXTURE_NAMES,
     bundle_hash,
     capsule_revision,

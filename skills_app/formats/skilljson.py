@@ -22,7 +22,7 @@ from skills_app.domain.paths import validate_logical_path
 from skills_app.domain.secrets import ENV_NAME
 from skills_app.domain.skillmd import IDENTITY_KEYS, SCRIPT_CLASSES
 from skills_app.errors import InvalidPath, ValidationFailed
-from skills_app.sources.files import component_build, load_json_object, located
+from skills_app.formats.files import component_build, load_json_object, located
 
 DEFAULT_CLASS = "safe"
 DEFAULT_CATEGORY = "external"

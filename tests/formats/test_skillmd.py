@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from skills_app.errors import BodyTooLarge, ValidationFailed
-from skills_app.sources.skillmd import skill_md_bundle_read
-from tests.sources.helpers import FIXTURES
+from skills_app.formats.skillmd import skill_md_bundle_read
+from tests.formats.helpers import FIXTURES
 
 
 def test_every_dialect_is_kept_verbatim() -> None:

@@ -22,8 +22,8 @@ from typing import BinaryIO
 
 from skills_app.domain.bundle import SkillBundle
 from skills_app.errors import UnsafeArchive, UnsupportedFormat, ValidationFailed
-from skills_app.sources.files import BACKUP_JSON, SKILL_JSON, SKILL_MD, RawRead, is_junk
-from skills_app.sources.folder import ZIP_SOURCE, folder_bundle_read
+from skills_app.formats.files import BACKUP_JSON, SKILL_JSON, SKILL_MD, RawRead, is_junk
+from skills_app.formats.folder import ZIP_SOURCE, folder_bundle_read
 
 _MANIFESTS = (SKILL_MD, SKILL_JSON)
 _METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflated"}

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from skills_app.sources.directory import (
+from skills_app.formats.directory import (
     DirectoryEntry,
     directory_outcomes,
     directory_scan,
     format_log_line,
     split_roots,
 )
-from tests.sources.helpers import FIXTURES, SKILL_MD
+from tests.formats.helpers import FIXTURES, SKILL_MD
 
 
 @pytest.fixture

@@ -22,8 +22,8 @@ from skills_app.errors import (
     ValidationFailed,
     XmemoError,
 )
-from skills_app.sources.archive import ArchiveLimits, zip_bundles_read
-from tests.sources.helpers import (
+from skills_app.formats.archive import ArchiveLimits, zip_bundles_read
+from tests.formats.helpers import (
     SKILL_MD,
     RawEntry,
     fixture_zip,

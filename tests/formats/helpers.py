@@ -12,8 +12,8 @@ from pathlib import Path
 
 from skills_app.domain.bundle import SkillBundle
 from skills_app.domain.canonical import canonical_hash, sha256_hex
-from skills_app.sources import capsule
-from skills_app.sources.capsule import CapsuleRevision
+from skills_app.formats import capsule
+from skills_app.formats.capsule import CapsuleRevision
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "skills"
 FIXTURE_NAMES = sorted(path.name for path in FIXTURES.iterdir() if path.is_dir())

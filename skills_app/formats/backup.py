@@ -25,9 +25,9 @@ from skills_app.domain.permission_modes import PERMISSION_MODES
 from skills_app.domain.shapes.fields import REVISION_SOURCES, SKILL_STATUSES
 from skills_app.domain.skillmd import merge_frontmatter, serialize_skill_md
 from skills_app.errors import UnsafeArchive, UnsupportedFormat, ValidationFailed, XmemoError
-from skills_app.sources.archive import ArchiveLimits, zip_files_open
-from skills_app.sources.capsule import CapsuleComponent, deterministic_zip
-from skills_app.sources.files import (
+from skills_app.formats.archive import ArchiveLimits, zip_files_open
+from skills_app.formats.capsule import CapsuleComponent, deterministic_zip
+from skills_app.formats.files import (
     BACKUP_JSON,
     SKILL_MD,
     FileRole,

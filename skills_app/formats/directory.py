@@ -18,8 +18,8 @@ from typing import Literal
 from skills_app.domain.bundle import SkillBundle
 from skills_app.domain.limits import MAX_COMPONENTS
 from skills_app.errors import TooManyComponents, ValidationFailed, XmemoError
-from skills_app.sources.files import JUNK_FOLDERS, SKILL_MD, RawRead, is_junk
-from skills_app.sources.folder import SKILL_MANIFESTS, folder_bundle_read
+from skills_app.formats.files import JUNK_FOLDERS, SKILL_MD, RawRead, is_junk
+from skills_app.formats.folder import SKILL_MANIFESTS, folder_bundle_read
 
 EntryStatus = Literal["ok", "parse_error", "escapes_root", "flat_md", "bad_root", "missing_root"]
 Outcome = Literal["registered", "duplicate"]

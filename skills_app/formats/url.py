@@ -25,11 +25,11 @@ from skills_app.errors import (
     UnsupportedFormat,
     ValidationFailed,
 )
+from skills_app.formats.archive import zip_bundles_read
+from skills_app.formats.files import SKILL_JSON, SKILL_MD
+from skills_app.formats.skilljson import skill_json_bundle_read
+from skills_app.formats.skillmd import skill_md_bundle_read
 from skills_app.infra.outbound import DEFAULT_PORTS, Target, pin, split_url
-from skills_app.sources.archive import zip_bundles_read
-from skills_app.sources.files import SKILL_JSON, SKILL_MD
-from skills_app.sources.skilljson import skill_json_bundle_read
-from skills_app.sources.skillmd import skill_md_bundle_read
 
 SOURCE = "import-url"
 MAX_REDIRECTS = 5

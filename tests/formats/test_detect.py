@@ -8,7 +8,7 @@ import zipfile
 import pytest
 
 from skills_app import errors
-from skills_app.sources.detect import upload_bundles_read
+from skills_app.formats.detect import upload_bundles_read
 
 SKILL_MD = b"---\nname: Probe\ndescription: d\n---\nbody\n"
 

@@ -14,8 +14,8 @@ from dataclasses import replace
 from skills_app.domain.bundle import SkillBundle
 from skills_app.domain.limits import validate_bundle, validate_slug
 from skills_app.errors import ValidationFailed
-from skills_app.sources.capsule import capsule_bundle_read
-from skills_app.sources.files import (
+from skills_app.formats.capsule import capsule_bundle_read
+from skills_app.formats.files import (
     CAPSULE_JSON,
     SKILL_JSON,
     SKILL_MD,
@@ -26,8 +26,8 @@ from skills_app.sources.files import (
     located,
     read_checked,
 )
-from skills_app.sources.skilljson import skill_json_bundle_read
-from skills_app.sources.skillmd import skill_md_bundle_read
+from skills_app.formats.skilljson import skill_json_bundle_read
+from skills_app.formats.skillmd import skill_md_bundle_read
 
 SKILL_MANIFESTS = (SKILL_MD, SKILL_JSON)
 ZIP_SOURCE = "import-zip"

@@ -30,7 +30,7 @@ from skills_app.errors import (
 SKILL_MD = "SKILL.md"
 SKILL_JSON = "skill.json"
 CAPSULE_JSON = "capsule.json"
-BACKUP_JSON = "backup.json"  # the manifest of a workspace backup (skills_app.sources.backup)
+BACKUP_JSON = "backup.json"  # the manifest of a workspace backup (skills_app.formats.backup)
 
 # SKILL.md holds the frontmatter (≤ 64 KiB as JSON, checked later) and the body (≤ 64 KiB);
 # YAML is wordier than compact JSON, hence the slack. Manifests get the same allowance.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from skills_app.domain.bundle import SkillBundle
 from skills_app.domain.limits import slug_from_name, validate_bundle
 from skills_app.domain.skillmd import parse_skill_md, skill_md_slug_hint, split_frontmatter
-from skills_app.sources.files import located
+from skills_app.formats.files import located
 
 
 def skill_md_bundle_read(data: bytes, *, filename: str = "SKILL.md") -> SkillBundle:

@@ -16,9 +16,9 @@ from skills_app.errors import (
     UnsupportedFormat,
     ValidationFailed,
 )
-from skills_app.sources.archive import zip_bundles_read
-from skills_app.sources.url import UrlImportSettings, url_bundles_read, url_fetch
-from tests.sources.fakeserver import (
+from skills_app.formats.archive import zip_bundles_read
+from skills_app.formats.url import UrlImportSettings, url_bundles_read, url_fetch
+from tests.formats.fakeserver import (
     FakeServer,
     Handler,
     commit_lookup,
@@ -29,7 +29,7 @@ from tests.sources.fakeserver import (
     trickle,
     unsized,
 )
-from tests.sources.helpers import FIXTURES, SKILL_MD, fixture_zip, folder_files, zip_of
+from tests.formats.helpers import FIXTURES, SKILL_MD, fixture_zip, folder_files, zip_of
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 
