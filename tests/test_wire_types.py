@@ -19,16 +19,12 @@ OPEN = "dict[str, Any]"
 
 # (module, function) → why its open dict stays. Free-form JSON (SPEC: frontmatter, scan, audit
 # data, job input) and the arguments of a tool call are open by nature; the rest is to type.
-_DIFF = "the diff answer (SkillDiff) has a 'from' member, a keyword: a functional TypedDict next"
 _SARIF = "a SARIF 2.1.0 log: an outside standard's open JSON"
 _FRONTMATTER = "frontmatter is the author's YAML, open by the SPEC"
 _EVALS = "the evals answer has no OpenAPI component yet (OpenApiTypes.OBJECT): shape next"
 _ENTRIES = "MCP resources listings; l1perf reworks recall/entries.py this session: next"
 _ERRORS = "an error's details are open per code (contract §7); ErrorEnvelope shaped next"
 ALLOWED: dict[tuple[str, str], str] = {
-    ("skills_app.domain.diff", "diff_snapshots"): _DIFF,
-    ("skills_app.selectors.diff", "bundle_diff"): _DIFF,
-    ("skills_app.selectors.skills", "skill_diff"): _DIFF,
     ("skills_app.domain.scan.sarif", "scan_sarif"): _SARIF,
     ("skills_app.selectors.scans", "revision_scan_sarif"): _SARIF,
     ("skills_app.domain.shapes.json_schema", "shape_schema"): "a JSON Schema: open by nature",

@@ -334,82 +334,14 @@ def page_of(name: str, item: serializers.Serializer) -> serializers.Serializer:
     )
 
 
-class DiffOpOut(serializers.Serializer):
-    op = _choice(["equal", "insert", "delete"])
-    text = serializers.CharField(allow_blank=True)
-
-
-class DiffListingOut(serializers.Serializer):
-    path = serializers.CharField()
-    type = _choice(list(COMPONENT_TYPES))
-    size = serializers.IntegerField()
-    sha256 = serializers.CharField()
-
-
-class DiffChangeOut(serializers.Serializer):
-    path = serializers.CharField()
-    type = _choice(list(COMPONENT_TYPES))
-    old_type = _choice(list(COMPONENT_TYPES))
-    old_sha256 = serializers.CharField()
-    new_sha256 = serializers.CharField()
-    old_size = serializers.IntegerField()
-    new_size = serializers.IntegerField()
-    diff = DiffOpOut(many=True, allow_null=True)
-
-
-class DiffComponentsOut(serializers.Serializer):
-    added = DiffListingOut(many=True)
-    removed = DiffListingOut(many=True)
-    changed = DiffChangeOut(many=True)
-    unchanged = serializers.ListField(child=serializers.CharField())
-
-
-class DiffStatsOut(serializers.Serializer):
-    insertions = serializers.IntegerField()
-    deletions = serializers.IntegerField()
-
-
-# "from" is a Python keyword, hence the class built from a dict.
-DiffOut = inline_serializer(
-    "SkillDiff",
-    {
-        "skill_id": serializers.CharField(),
-        "from": RevisionRefOut(),
-        "to": RevisionRefOut(),
-        "name": DiffOpOut(many=True, allow_null=True),
-        "description": DiffOpOut(many=True, allow_null=True),
-        "frontmatter": DiffOpOut(many=True, allow_null=True),
-        "instruction_body": DiffOpOut(many=True),
-        "components": DiffComponentsOut(),
-        "stats": DiffStatsOut(),
-        "truncated": serializers.BooleanField(
-            help_text="The time budget ran out: some texts got a valid but coarser diff."
-        ),
-    },
-)
-
-
-class UsageDayOut(serializers.Serializer):
-    date = serializers.DateField()
-    level1 = serializers.IntegerField()
-    level2 = serializers.IntegerField()
-
-
-class UsageRevisionOut(serializers.Serializer):
-    revision_id = serializers.CharField()
-    revision_number = serializers.IntegerField()
-    level1 = serializers.IntegerField()
-    level2 = serializers.IntegerField()
-
-
-class UsageClientOut(serializers.Serializer):
-    name = serializers.CharField()
-    level1 = serializers.IntegerField()
-    level2 = serializers.IntegerField()
-
-
-class SkillUsageOut(serializers.Serializer):
-    last_recalled_at = serializers.DateTimeField(allow_null=True)
-    days = UsageDayOut(many=True)
-    by_revision = UsageRevisionOut(many=True)
-    by_client = UsageClientOut(many=True)
+DiffOpOut = serializer_for(shapes.DiffOp)
+DiffListingOut = serializer_for(shapes.DiffListing)
+DiffChangeOut = serializer_for(shapes.DiffChange)
+DiffComponentsOut = serializer_for(shapes.DiffComponents)
+DiffStatsOut = serializer_for(shapes.DiffStats)
+DiffOut = serializer_for(shapes.SkillDiff)
+OutcomesOut = serializer_for(shapes.Outcomes)
+UsageDayOut = serializer_for(shapes.UsageDay)
+UsageRevisionOut = serializer_for(shapes.UsageRevision)
+UsageClientOut = serializer_for(shapes.UsageClient)
+SkillUsageOut = serializer_for(shapes.SkillUsage)

@@ -10,7 +10,7 @@ WIDTH, HEIGHT = 300.0, 80.0
 
 
 class DayCounts(TypedDict):
-    """One day of a skill's recalls (``selectors.usage.DayUsage`` has this shape)."""
+    """One day of a skill's recalls (``domain.shapes.UsageDay`` has this shape)."""
 
     date: str
     level1: int

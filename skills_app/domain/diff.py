@@ -18,6 +18,12 @@ from diff_match_patch import diff_match_patch
 from skills_app.domain.bundle import SkillBundle
 from skills_app.domain.canonical import sha256_hex
 from skills_app.domain.paths import is_text
+from skills_app.domain.shapes.diff import (
+    DiffChange,
+    DiffListing,
+    DiffOp,
+    RevisionPairDiff,
+)
 from skills_app.domain.skillmd import frontmatter_yaml
 
 EQUAL = "equal"
@@ -215,7 +221,7 @@ def snapshot_of(bundle: SkillBundle, *, revision_id: str, number: int) -> Revisi
     )
 
 
-def _ops(pairs: list[tuple[str, str]]) -> list[dict[str, str]]:
+def _ops(pairs: list[tuple[str, str]]) -> list[DiffOp]:
     return [{"op": op, "text": text} for op, text in pairs]
 
 
@@ -228,7 +234,7 @@ class _Stats:
         self.deadline = time.time() + DIFF_BUDGET_SECONDS
         self.truncated = False
 
-    def diff(self, a: str, b: str) -> list[dict[str, str]]:
+    def diff(self, a: str, b: str) -> list[DiffOp]:
         pairs, truncated = word_diff_until(a, b, deadline=self.deadline)
         self.truncated = self.truncated or truncated
         for op, text in pairs:
@@ -238,11 +244,11 @@ class _Stats:
                 self.deletions += len(_WORD.findall(text))
         return _ops(pairs)
 
-    def diff_if_changed(self, a: str, b: str) -> list[dict[str, str]] | None:
+    def diff_if_changed(self, a: str, b: str) -> list[DiffOp] | None:
         return None if a == b else self.diff(a, b)
 
 
-def _listing(path: str, component: ComponentSnapshot) -> dict[str, Any]:
+def _listing(path: str, component: ComponentSnapshot) -> DiffListing:
     return {
         "path": path,
         "type": component.type,
@@ -251,7 +257,7 @@ def _listing(path: str, component: ComponentSnapshot) -> dict[str, Any]:
     }
 
 
-def diff_snapshots(old: RevisionSnapshot, new: RevisionSnapshot) -> dict[str, Any]:
+def diff_snapshots(old: RevisionSnapshot, new: RevisionSnapshot) -> RevisionPairDiff:
     """The diff of docs/contract.md §10. ``name``/``description``/``frontmatter`` are None when
     equal.
 
@@ -267,18 +273,14 @@ def diff_snapshots(old: RevisionSnapshot, new: RevisionSnapshot) -> dict[str, An
             frontmatter_yaml(old.frontmatter, sort_keys=True),
             frontmatter_yaml(new.frontmatter, sort_keys=True),
         )
-    result: dict[str, Any] = {
-        "from": {"revision_id": old.revision_id, "revision_number": old.revision_number},
-        "to": {"revision_id": new.revision_id, "revision_number": new.revision_number},
-        "name": stats.diff_if_changed(old.name, new.name),
-        "description": stats.diff_if_changed(old.description, new.description),
-        "frontmatter": frontmatter,
-        "instruction_body": stats.diff(old.instruction_body, new.instruction_body),
-    }
+    # In this order: the texts share one deadline.
+    name = stats.diff_if_changed(old.name, new.name)
+    description = stats.diff_if_changed(old.description, new.description)
+    body = stats.diff(old.instruction_body, new.instruction_body)
 
     added = [_listing(p, c) for p, c in sorted(new.components.items()) if p not in old.components]
     removed = [_listing(p, c) for p, c in sorted(old.components.items()) if p not in new.components]
-    changed: list[dict[str, Any]] = []
+    changed: list[DiffChange] = []
     unchanged: list[str] = []
     for path in sorted(old.components.keys() & new.components.keys()):
         before, after = old.components[path], new.components[path]
@@ -300,12 +302,19 @@ def diff_snapshots(old: RevisionSnapshot, new: RevisionSnapshot) -> dict[str, An
                 "diff": text_diff,
             }
         )
-    result["components"] = {
-        "added": added,
-        "removed": removed,
-        "changed": changed,
-        "unchanged": unchanged,
+    return {
+        "from": {"revision_id": old.revision_id, "revision_number": old.revision_number},
+        "to": {"revision_id": new.revision_id, "revision_number": new.revision_number},
+        "name": name,
+        "description": description,
+        "frontmatter": frontmatter,
+        "instruction_body": body,
+        "components": {
+            "added": added,
+            "removed": removed,
+            "changed": changed,
+            "unchanged": unchanged,
+        },
+        "stats": {"insertions": stats.insertions, "deletions": stats.deletions},
+        "truncated": stats.truncated,
     }
-    result["stats"] = {"insertions": stats.insertions, "deletions": stats.deletions}
-    result["truncated"] = stats.truncated
-    return result

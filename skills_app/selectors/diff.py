@@ -4,17 +4,16 @@ review). Two stored revisions are diffed by ``selectors.skills.skill_diff``."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from skills_app.domain.bundle import SkillBundle
 from skills_app.domain.diff import diff_snapshots, snapshot_of
+from skills_app.domain.shapes.diff import RevisionPairDiff
 from skills_app.models import SkillRevision
 from skills_app.selectors.revisions import revision_bundle
 
 _NOTHING = SkillBundle(name="", description="", instruction_body="", components=())
 
 
-def bundle_diff(old: SkillRevision | None, new: SkillBundle, *, number: int) -> dict[str, Any]:
+def bundle_diff(old: SkillRevision | None, new: SkillBundle, *, number: int) -> RevisionPairDiff:
     """A saved revision (None: nothing yet) against ``new`` (numbered ``number``)."""
     before = revision_bundle(old) if old is not None else _NOTHING
     return diff_snapshots(

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any
 
 from django.db.models import Count, F, Q
 
 from skills_app.access import Actor, require_scope, revision_for
 from skills_app.domain.evals import OUTCOMES, TRIGGERS_PATH, Triggers, success_rate, triggers_parse
+from skills_app.domain.shapes import Outcomes
 from skills_app.encoder import embedding
 from skills_app.errors import ValidationFailed
 from skills_app.infra import db
@@ -130,13 +131,6 @@ def revision_evals(*, actor: Actor, revision_id: str) -> dict[str, Any]:
     require_scope(actor, "skills:read")
     revision = revision_for(actor, revision_id)
     return evaluation_answer(revision=revision)
-
-
-class Outcomes(TypedDict):
-    success: int
-    partial: int
-    failure: int
-    rate: float | None
 
 
 def outcome_figures(counts: dict[str, int]) -> Outcomes:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
 
@@ -345,7 +344,7 @@ def _snapshot(revision: SkillRevision) -> RevisionSnapshot:
 
 def skill_diff(
     *, actor: Actor, skill_id: str, from_revision_id: str | None, to_revision_id: str | None
-) -> dict[str, Any]:
+) -> shapes.SkillDiff:
     """Word-level diff between two revisions of one skill.
 
     ``to`` defaults to the latest revision; ``from`` to the published one (what agents get
@@ -387,12 +386,12 @@ def skill_diff(
     return {"skill_id": skill.skill_id, **revision_pair_diff(old, new)}
 
 
-def revision_pair_diff(old: SkillRevision, new: SkillRevision) -> dict[str, Any]:
+def revision_pair_diff(old: SkillRevision, new: SkillRevision) -> shapes.RevisionPairDiff:
     """The diff of two stored revisions, computed once per ordered pair: revisions are
     immutable and their ids never reused, so the pair of ids is the whole key (the caller has
     already resolved both revisions for the reader). A ``truncated`` answer is kept too: the
     same pair always answers the same diff."""
-    result: dict[str, Any] | None = cached_immutable(
+    result: shapes.RevisionPairDiff | None = cached_immutable(
         f"diff:{old.revision_id}:{new.revision_id}",
         lambda: diff_snapshots(_snapshot(old), _snapshot(new)),
         encode=encode_json,
@@ -402,6 +401,6 @@ def revision_pair_diff(old: SkillRevision, new: SkillRevision) -> dict[str, Any]
     return result
 
 
-def _diff_decode(payload: bytes) -> dict[str, Any]:
-    diff: dict[str, Any] = json.loads(payload)
+def _diff_decode(payload: bytes) -> shapes.RevisionPairDiff:
+    diff: shapes.RevisionPairDiff = json.loads(payload)
     return diff

@@ -4,46 +4,19 @@ and client, as the workers have flushed them (``services/usage.py``: within a mi
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta
-from typing import Any, TypedDict
+from typing import Any
 
 from django.db.models import Count, F, Max, QuerySet, Sum
 from django.utils import timezone
 
 from skills_app import errors
 from skills_app.access import Actor, require_scope, skill_for
+from skills_app.domain.shapes import SkillUsage, UsageClient, UsageRevision
 from skills_app.models import RevisionOutcome, Skill, UsageDay
-from skills_app.selectors.evals import Outcomes, outcome_figures
+from skills_app.selectors.evals import outcome_figures
 
 USAGE_DEFAULT_DAYS = 30
 USAGE_MAX_DAYS = 90
-
-
-class DayUsage(TypedDict):
-    date: str
-    level1: int
-    level2: int
-
-
-class RevisionUsage(TypedDict):
-    revision_id: str
-    revision_number: int
-    level1: int
-    level2: int
-    outcomes: Outcomes
-
-
-class ClientUsage(TypedDict):
-    name: str
-    level1: int
-    level2: int
-    outcomes: Outcomes
-
-
-class SkillUsage(TypedDict):
-    last_recalled_at: str | None
-    days: list[DayUsage]
-    by_revision: list[RevisionUsage]
-    by_client: list[ClientUsage]
 
 
 def usage_days(value: str | None) -> int:
@@ -92,7 +65,7 @@ def usage_of(skill: Skill, *, days: int = USAGE_DEFAULT_DAYS) -> SkillUsage:
         .annotate(total=F("l1") + F("l2"))
         .order_by("-total", "client_name")
     )
-    revisions: dict[str, RevisionUsage] = {
+    revisions: dict[str, UsageRevision] = {
         row["rid"]: {
             "revision_id": row["rid"],
             "revision_number": row["number"],
@@ -102,7 +75,7 @@ def usage_of(skill: Skill, *, days: int = USAGE_DEFAULT_DAYS) -> SkillUsage:
         }
         for row in by_revision
     }
-    clients: dict[str, ClientUsage] = {
+    clients: dict[str, UsageClient] = {
         row["client_name"]: {
             "name": row["client_name"],
             "level1": row["l1"],
@@ -127,8 +100,8 @@ def usage_of(skill: Skill, *, days: int = USAGE_DEFAULT_DAYS) -> SkillUsage:
 def _add_outcomes(
     skill: Skill,
     since: date,
-    revisions: dict[str, RevisionUsage],
-    clients: dict[str, ClientUsage],
+    revisions: dict[str, UsageRevision],
+    clients: dict[str, UsageClient],
 ) -> None:
     """The reported outcomes (docs/contract.md §22) of the window, per revision and client; a
     revision or client with outcomes but no recall in the window is listed too."""

@@ -21,8 +21,9 @@ from skills_app.models import Skill, SkillRevision, Workspace
 from tests.api.conftest import ApiFactory
 from tests.factories import Env, actor_for
 
-# Shapes that are no component of their own: a union, a generic page, a free-form alias.
-NOT_COMPONENTS = {"RecallAnswer", "PageOf", "JSONObject", "OutcomeReport"}
+# Shapes that are no component of their own: a union, a generic page, a free-form alias, the
+# part of SkillDiff the console reads alone.
+NOT_COMPONENTS = {"RecallAnswer", "PageOf", "JSONObject", "OutcomeReport", "RevisionPairDiff"}
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,15 @@ from skills_app.domain.shapes.accounts import (
     TokenCreated,
     Workspace,
 )
+from skills_app.domain.shapes.diff import (
+    DiffChange,
+    DiffComponents,
+    DiffListing,
+    DiffOp,
+    DiffStats,
+    RevisionPairDiff,
+    SkillDiff,
+)
 from skills_app.domain.shapes.errors import ErrorBody, ErrorEnvelope
 from skills_app.domain.shapes.fields import JSONObject, PageOf
 from skills_app.domain.shapes.recall import (
@@ -48,6 +57,13 @@ from skills_app.domain.shapes.skills import (
     SyncFile,
     SyncSkill,
 )
+from skills_app.domain.shapes.usage import (
+    Outcomes,
+    SkillUsage,
+    UsageClient,
+    UsageDay,
+    UsageRevision,
+)
 from skills_app.domain.shapes.webhooks import (
     Webhook,
     WebhookAttempt,
@@ -62,6 +78,11 @@ __all__ = [
     "Bundle",
     "BundleFile",
     "Comment",
+    "DiffChange",
+    "DiffComponents",
+    "DiffListing",
+    "DiffOp",
+    "DiffStats",
     "ErrorBody",
     "ErrorEnvelope",
     "Invitation",
@@ -73,6 +94,7 @@ __all__ = [
     "Member",
     "Notifications",
     "OutcomeReport",
+    "Outcomes",
     "PageOf",
     "RecallAnswer",
     "RecallResource",
@@ -84,17 +106,23 @@ __all__ = [
     "ResourceData",
     "Revision",
     "RevisionDetail",
+    "RevisionPairDiff",
     "RevisionRef",
     "RootData",
     "Save",
     "SearchResult",
     "Secret",
     "Skill",
+    "SkillDiff",
+    "SkillUsage",
     "Sync",
     "SyncFile",
     "SyncSkill",
     "Token",
     "TokenCreated",
+    "UsageClient",
+    "UsageDay",
+    "UsageRevision",
     "Webhook",
     "WebhookAttempt",
     "WebhookCreated",

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from skills_app import errors
 from skills_app.access import Actor, skill_in
+from skills_app.domain.shapes import RevisionPairDiff
 from skills_app.models import SkillRevision, Workspace
 from skills_app.selectors.pages.skill import SkillHeader, header_fields, header_of
 from skills_app.selectors.skills import revision_pair_diff, revisions_of
@@ -22,7 +22,7 @@ class DiffPage(SkillHeader):
     old: SkillRevision | None
     new: SkillRevision | None
     mode: str
-    diff: dict[str, Any] | None
+    diff: RevisionPairDiff | None
 
 
 def diff_page(

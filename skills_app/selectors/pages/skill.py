@@ -16,6 +16,7 @@ from skills_app.domain.bundle import ComponentEntry
 from skills_app.domain.charts import Chart, usage_chart
 from skills_app.domain.labels import is_rejected, labels_movable
 from skills_app.domain.markdown import render_markdown
+from skills_app.domain.shapes import SkillUsage
 from skills_app.domain.skillmd import frontmatter_yaml
 from skills_app.models import Skill, SkillRevision, Workspace
 from skills_app.selectors.commands import command_name_in
@@ -23,7 +24,7 @@ from skills_app.selectors.evals import review_evidence
 from skills_app.selectors.labels import labels_by_revision
 from skills_app.selectors.scans import ScanAnswer, scan_answer, stored_scan
 from skills_app.selectors.skills import revision_manifest, revisions_of
-from skills_app.selectors.usage import SkillUsage, usage_of
+from skills_app.selectors.usage import usage_of
 
 
 @dataclass(frozen=True)
