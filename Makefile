@@ -28,7 +28,7 @@ UV_COMPILE = $(UV) pip compile pyproject.toml --quiet --generate-hashes \
 	--python-version 3.11 --python-platform x86_64-manylinux_2_28 \
 	--custom-compile-command 'make lock' $(LOCK_ARGS)
 
-.PHONY: install lock run test checks suite test-node lint typecheck deploy-check migrations-check unit bench serve-prod serve-mcp worker clean screenshots
+.PHONY: install lock run test checks suite durations test-node lint typecheck deploy-check migrations-check unit bench serve-prod serve-mcp worker clean screenshots
 
 # Exactly the locked versions (--require-hashes also fails on a dependency the lock lacks), then
 # the project itself without resolving anything again; by uv, `make lock`'s pinned version
@@ -81,10 +81,16 @@ test: checks suite
 ## bridge's Node tests.
 checks: lint typecheck deploy-check migrations-check test-node
 
-## Every test, one pytest-xdist worker per core (SUITE_ARGS: more pytest arguments).
+## Every test, one pytest-xdist worker per core and one more (SUITE_ARGS: more pytest arguments).
 SUITE_ARGS ?=
 suite: install
 	$(PY) -m pytest -q -p no:cacheprovider -n auto $(SUITE_ARGS)
+
+## The suite once more, writing each module's seconds to tests/durations.json (the scheduler's
+## weights, docs/testing.md): run it on a quiet machine after adding long tests.
+durations: install
+	bash -o pipefail -c '$(PY) -m pytest -q -p no:cacheprovider -n auto --durations=0 \
+	  $(SUITE_ARGS) | $(PY) -m tests.durations'
 
 # The bridge's own units (clients/xmemo-skill, SPEC §17); its e2e tests run under pytest.
 test-node:

@@ -62,9 +62,9 @@ def test_every_e2e_test_is_marked_and_not_e2e_leaves_them_out() -> None:
     assert (e2e, fast) == ({files[0]}, {files[1]})
 
 
-def test_the_processes_group_comes_first_whatever_pytest_django_reorders() -> None:
+def test_the_processes_lanes_come_first_whatever_pytest_django_reorders() -> None:
     """pytest-django sorts the database tests before the transactional ones (e2e and browser
-    tests all are); the group must still be the first unit xdist hands out, being the longest."""
+    tests all are); the lanes must still be the first units xdist hands out, being the longest."""
     files = [
         "tests/api/test_accounts.py",  # the database, rolled back
         "tests/console/test_browser_team_flow.py",  # the browser, transactional
@@ -76,3 +76,18 @@ def test_the_processes_group_comes_first_whatever_pytest_django_reorders() -> No
     first = len([m for m in modules if m in group])
     assert set(modules[:first]) == group, modules
     assert group.isdisjoint(modules[first:])
+
+
+def test_the_processes_lanes_are_about_equally_long_and_modules_stay_whole() -> None:
+    """Each lane runs on one worker: the suite lasts at least as long as the longer one, so the
+    two differ by no more than the longest module (the most a greedy split can promise)."""
+    from tests.parallel import LANES, _lanes, runs_processes, weight
+
+    modules = frozenset(
+        str(p.relative_to(ROOT)) for p in (ROOT / "tests").rglob("test_*.py") if runs_processes(p)
+    )
+    lane = _lanes(modules)
+    assert set(lane) == modules
+    assert set(lane.values()) == set(range(LANES))
+    lengths = [sum(weight(m) for m in modules if lane[m] == n) for n in range(LANES)]
+    assert max(lengths) - min(lengths) <= max(weight(m) for m in modules), lengths
