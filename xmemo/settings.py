@@ -496,19 +496,12 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 # Request lines (xmemo.request) and the workers' job lines (skills_app.jobs) are JSON, one
-# object a line on standard error (python-json-logger), where gunicorn and containers collect
-# them; XMEMO_REQUEST_LOG=0 silences the request lines.
+# object a line on standard error (skills_app/infra/jsonlog.py: python-json-logger's keys),
+# where gunicorn and containers collect them; XMEMO_REQUEST_LOG=0 silences the request lines.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {
-        "json": {
-            "()": "pythonjsonlogger.json.JsonFormatter",
-            "fmt": "%(levelname)s %(name)s %(message)s",
-            "rename_fields": {"levelname": "level", "name": "logger"},
-            "timestamp": True,
-        }
-    },
+    "formatters": {"json": {"()": "skills_app.infra.jsonlog.JsonLineFormatter"}},
     "handlers": {
         "console": {"class": "logging.StreamHandler"},
         "json": {"class": "logging.StreamHandler", "formatter": "json"},
