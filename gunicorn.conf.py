@@ -3,3 +3,6 @@
 from skills_app.infra.multiproc import prepare
 
 prepare()
+
+# Sync workers that hand usage counts on to Redis while they idle (xmemo/gunicorn_worker.py).
+worker_class = "xmemo.gunicorn_worker.UsageSyncWorker"

@@ -151,7 +151,7 @@ def _free_port() -> int:
 def _start_server(
     env: dict[str, str], workers: int, app: str = "bench.wsgi:application"
 ) -> tuple[subprocess.Popen[bytes], str]:
-    """gunicorn, sync workers: the REST service."""
+    """gunicorn, sync workers (production's, gunicorn.conf.py): the REST service."""
     port = _free_port()
     command = [
         str(Path(sys.executable).parent / "gunicorn"),
@@ -159,7 +159,7 @@ def _start_server(
         "--workers",
         str(workers),
         "--worker-class",
-        "sync",
+        "xmemo.gunicorn_worker.UsageSyncWorker",
         "--bind",
         f"127.0.0.1:{port}",
         "--log-level",

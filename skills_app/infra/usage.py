@@ -1,12 +1,12 @@
 """Usage counting off the recall hot path (docs/contract.md §19).
 
-A Level 1 or Level 2 answer adds one to a counter: in Redis where it is configured (``HINCRBY``
-written at once on a connection of the process's own, its reply read at the next count, so a
-count neither waits for Redis nor is lost if the server dies), from where the periodic flush
-(``services/usage.py``) moves the counts into PostgreSQL; without Redis (the embedded default)
-in memory, which the same flush, run by ``make run`` in this process, stores. While Redis is
-unreachable counts wait in memory (at most ``_MAX_KEYS`` keys) and go with the next count after
-``RETRY_SECONDS``, or at exit. Redis answers are checked JSON, never unpickled.
+A Level 1 or Level 2 answer adds one to a counter in this process's memory. With Redis, what
+a process holds goes there (``HINCRBY``, its reply read at the next write) at most
+``HANDOFF_SECONDS`` after its first count: with the count that falls due, or from the server's
+idle loop (``handoff_if_due``: gunicorn's worker, the MCP service's lifespan), so a busy worker
+pays one write a second instead of one per answer. The periodic flush (``services/usage.py``)
+moves them into PostgreSQL; without Redis (the embedded default) it stores this process's
+memory. While Redis is unreachable counts wait in memory (at most ``_MAX_KEYS`` keys).
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ from skills_app.models import SkillRevision, UsageDay
 logger = logging.getLogger(__name__)
 _MAX_KEYS = 100_000
 RETRY_SECONDS = 1.0
+# Counts wait in memory at most this long before they go to Redis (SPEC §19: visible within 60 s).
+HANDOFF_SECONDS = 1.0
 _CLIENT_MAX = 100
 
 
@@ -51,11 +53,12 @@ _lock = threading.Lock()
 _day = ("", 0.0)  # (ISO date, the epoch second it ends at)
 _exit_flush_pid: int | None = None
 _redis_down_until = 0.0  # monotonic seconds: counts wait in memory until then
+_due = 0.0  # monotonic seconds: the counts held go to Redis from then on
 
 
 def count(*, revision_pk: int, client: str, level: int) -> None:
     """One Level 1 (``level=1``) or Level 2 answer of this revision to this client, now."""
-    global _day
+    global _day, _due
     now = time.time()
     day, ends = _day
     if now >= ends:  # a new day (UTC) since the last count
@@ -63,6 +66,8 @@ def count(*, revision_pk: int, client: str, level: int) -> None:
         _day = (day, (now // 86400 + 1) * 86400)
     key = (day, revision_pk, client[:_CLIENT_MAX])
     with _lock:
+        if not _counts:  # the first count held: it goes to Redis within HANDOFF_SECONDS
+            _due = time.monotonic() + HANDOFF_SECONDS
         entry = _counts.get(key)
         if entry is None:
             if len(_counts) >= _MAX_KEYS:
@@ -72,7 +77,13 @@ def count(*, revision_pk: int, client: str, level: int) -> None:
         entry[2] = now
     if _exit_flush_pid != os.getpid():
         _flush_at_exit_register()
-    if settings.REDIS_URL and time.monotonic() >= _redis_down_until:
+    handoff_if_due()
+
+
+def handoff_if_due() -> None:
+    """Hand the counts held to Redis when the oldest has waited ``HANDOFF_SECONDS`` (and Redis
+    is not known to be down); a server's idle loop calls it so a quiet process holds none."""
+    if _counts and settings.REDIS_URL and time.monotonic() >= max(_due, _redis_down_until):
         flush()
 
 
@@ -132,10 +143,10 @@ def _kept(counts: list[Count], exc: Exception) -> None:
 
 def reset() -> None:
     """Forget this process's counts (tests)."""
-    global _redis_down_until
+    global _redis_down_until, _due
     _writer.forget()
     _drain()
-    _redis_down_until = 0.0
+    _redis_down_until = _due = 0.0
 
 
 def _flush_at_exit_register() -> None:

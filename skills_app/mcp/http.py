@@ -10,6 +10,8 @@ whichever path answers it, is logged and counted as Django's are (``infra/reques
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -32,7 +34,7 @@ from skills_app.domain.tokens import bearer_secret
 from skills_app.errors import AuthenticationRequired, XmemoError
 from skills_app.gateway.auth import actor_for_secret
 from skills_app.gateway.errors import describe, envelope
-from skills_app.infra import requestctx
+from skills_app.infra import requestctx, usage
 from skills_app.mcp import fast
 from skills_app.mcp.server import build_server, in_db_thread
 from skills_app.oauth.resource import bearer_challenge
@@ -238,10 +240,14 @@ class McpMount:
         )
         async with manager.run():
             self.mcp = _Guarded(manager.handle_request, security, server)
+            handoff = asyncio.create_task(_hand_off_usage())
             try:
                 yield
             finally:
                 self.mcp = None
+                handoff.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await handoff
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         await receive()  # lifespan.startup
@@ -256,6 +262,14 @@ class McpMount:
             await send({"type": f"lifespan.{phase}.failed", "message": repr(exc)})
             return
         await send({"type": "lifespan.shutdown.complete"})
+
+
+async def _hand_off_usage() -> None:
+    """The usage counts this worker holds go to Redis within ``usage.HANDOFF_SECONDS``, also
+    while no call comes (``infra/usage.py``)."""
+    while True:
+        await asyncio.sleep(usage.HANDOFF_SECONDS)
+        usage.handoff_if_due()
 
 
 async def _method_not_allowed(scope: Scope, receive: Receive, send: Send) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
+import redis
 from django.utils import timezone
 
 from tests.e2e.processes import (
@@ -20,6 +21,7 @@ from tests.e2e.processes import (
     gunicorn,
     mcp_service,
     process_env,
+    redis_url,
     require_production_services,
     running,
     unique_queue,
@@ -116,3 +118,39 @@ def test_usage_adds_up_over_rest_and_mcp_on_a_real_worker(tmp_path: Path) -> Non
             f"{web_url}{path}", headers={"Authorization": f"Bearer {stranger_secret}"}
         )
         assert other.status_code == 404
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_last_counts_of_a_burst_reach_redis_while_the_servers_idle(tmp_path: Path) -> None:
+    """Counts wait in a worker's memory up to ``usage.HANDOFF_SECONDS``: an idle gunicorn worker
+    and an idle MCP worker still hand them to Redis, with no request after them."""
+    require_production_services()
+    owner = make_user("idle-owner")
+    _, secret = make_token(owner, name="idle-agent")
+    publish(owner, personal_ws(owner), slug="idle")
+    prefix = f"e2e-{uuid.uuid4().hex[:8]}"
+    env = process_env(XMEMO_CACHE_PREFIX=prefix, XMEMO_USAGE_FLUSH_SECONDS="0")
+    shared = redis.Redis.from_url(redis_url())
+    web, mcp = free_port(), free_port()
+    web_url, mcp_url = f"http://127.0.0.1:{web}", f"http://127.0.0.1:{mcp}"
+    with (
+        running(gunicorn(web), env=env, ready_url=f"{web_url}/healthz", log=tmp_path / "web.log"),
+        running(mcp_service(mcp), env=env, ready_url=f"{mcp_url}/healthz", log=tmp_path / "m.log"),
+    ):
+        headers = {"Authorization": f"Bearer {secret}"}
+        answer = httpx.get(f"{web_url}/v1/recall", params={"slug": "idle"}, headers=headers)
+        assert answer.status_code == 200
+
+        async def call(client: Any) -> None:
+            result = await client.call_tool("recall_cloud_skill", {"slug": "idle"})
+            assert result.is_error is False, result
+
+        with_mcp(mcp_url, secret, call)
+
+        def in_redis() -> int | None:
+            held = sum(int(n) for n in shared.hvals(f"{prefix}:usage:counts"))
+            return held if held == 2 else None
+
+        # Well under the idle sync worker's own wake-up (half gunicorn's 30 s timeout).
+        wait_until(in_redis, 8, interval=0.2, message="the idle servers kept their counts")
+        shared.delete(f"{prefix}:usage:counts", f"{prefix}:usage:last")
