@@ -10,7 +10,11 @@ through the same envelope as the rest of the API.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import parse_qsl
 
+from django.conf import settings
+from django.core.exceptions import TooManyFieldsSent
+from django.core.handlers.wsgi import WSGIRequest
 from django.http import HttpRequest, HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -57,14 +61,38 @@ PARAMS = frozenset(
 )
 
 
+def _query(request: HttpRequest) -> dict[str, str]:
+    """The query's parameters, the last value of each, as ``request.GET[name]`` reads them:
+    parsed as Django's ``QueryDict`` parses, without building one (8 µs of Level 1's view)."""
+    text = request.META.get("QUERY_STRING", "")
+    charset = settings.DEFAULT_CHARSET
+    if isinstance(request, WSGIRequest):  # WSGI's native string: the raw bytes as Latin-1
+        raw = text.encode("iso-8859-1")
+        try:
+            text = raw.decode(charset)
+        except UnicodeDecodeError:
+            text = raw.decode("iso-8859-1")
+    try:
+        pairs = parse_qsl(
+            text,
+            keep_blank_values=True,
+            encoding=charset,
+            max_num_fields=settings.DATA_UPLOAD_MAX_NUMBER_FIELDS,
+        )
+    except ValueError as exc:
+        raise TooManyFieldsSent(
+            "The number of GET/POST parameters exceeded settings.DATA_UPLOAD_MAX_NUMBER_FIELDS."
+        ) from exc
+    return dict(pairs)
+
+
 def _params(request: HttpRequest) -> dict[str, Any]:
     values: dict[str, Any] = {}
     # Over the parameters given: looking up each of PARAMS instead raises and catches a
     # KeyError per missing name on the hot path.
-    for name in request.GET:
+    for name, value in _query(request).items():
         if name not in PARAMS:
             continue
-        value = request.GET[name]  # the last value, as ``GET.get`` reads
         if name == "arguments":
             values[name] = check_param(name, value, limit=ARGUMENTS_MAX_LENGTH)
         else:
