@@ -40,8 +40,14 @@ from starlette.responses import Response
 from skills_app.access import Actor
 from skills_app.errors import AuthenticationRequired, XmemoError
 from skills_app.infra.cache import ByteBoundedLRU
-from skills_app.mcp.server import call_result, in_db_thread, tool_failure, visible_tools
-from skills_app.mcp.tools import tool_run
+from skills_app.mcp.server import (
+    call_result,
+    call_result_of_text,
+    in_db_thread,
+    tool_failure,
+    visible_tools,
+)
+from skills_app.mcp.tools import tool_run, tool_text
 
 # Bodies this path reads whole before deciding; a larger one goes to the SDK unread. Tool calls
 # are small; a large save goes the SDK's way, under its own size limit.
@@ -102,11 +108,19 @@ async def answer(
     if call is None:
         return None
 
-    def unit() -> types.CallToolResult | None:
+    def unit() -> types.CallToolResult | str | None:
         actor = authenticate()
         if call.name not in visible_tools(actor):
             return None  # the SDK refuses an unknown tool with its own error
         try:
+            # REST's bytes as the text (recall): an answer sent before is found by them, with
+            # no document built, encoded or validated again.
+            text = tool_text(name=call.name, actor=actor, arguments=call.arguments)
+            if text is not None:
+                member = _results.get(_result_key(call, text))
+                if member is not None:
+                    return str(member)
+                return call_result_of_text(text)
             return call_result(tool_run(name=call.name, actor=actor, arguments=call.arguments))
         except XmemoError as exc:
             return call_result(exc)
@@ -120,6 +134,8 @@ async def answer(
         return _reply(call, types.JSONRPCError(jsonrpc="2.0", id=call.request_id, error=error))
     if result is None:
         return None
+    if isinstance(result, str):  # the encoded result member of an answer sent before
+        return _http(call, _envelope_start(call) + result + "}", 200)
     return _result_reply(call, result, server)
 
 
@@ -133,7 +149,7 @@ def _result_reply(call: _Call, result: types.CallToolResult, server: Server[Any]
         # Errors are cheap to encode, and anyone can make new ones: kept, they would only push
         # out the answers worth keeping.
         return _reply(call, _response(call, result, server))
-    key = f"{call.version}\x00{only.text}"
+    key = _result_key(call, only.text)
     member = _results.get(key)
     if member is None:
         response = _response(call, result, server)
@@ -143,6 +159,10 @@ def _result_reply(call: _Call, result: types.CallToolResult, server: Server[Any]
             _results.set(key, member, len(key) + len(member))
         return _http(call, encoded, 200)
     return _http(call, _envelope_start(call) + member + "}", 200)
+
+
+def _result_key(call: _Call, text: str) -> str:
+    return f"{call.version}\x00{text}"
 
 
 def _response(

@@ -8,6 +8,7 @@ use the synchronous ORM, so they run in Django's thread-sensitive worker thread
 
 from __future__ import annotations
 
+import json
 import tomllib
 from collections.abc import Awaitable, Callable, Mapping
 from importlib.metadata import PackageNotFoundError
@@ -126,6 +127,14 @@ def call_result(outcome: Answer | XmemoError) -> types.CallToolResult:
         )
     structured = cast(dict[str, Any], outcome)  # a shape is a plain dict
     return types.CallToolResult(content=[_json_text(outcome)], structured_content=structured)
+
+
+def call_result_of_text(text: str) -> types.CallToolResult:
+    """``call_result`` of an answer already encoded as ``text`` (``encode_json``'s JSON)."""
+    structured: dict[str, Any] = json.loads(text)
+    return types.CallToolResult(
+        content=[types.TextContent(text=text)], structured_content=structured
+    )
 
 
 def tool_failure(exc: Exception) -> types.ErrorData:

@@ -19,7 +19,7 @@ from skills_app.gateway.save_payload import reject_unstorable, save_payload_read
 from skills_app.gateway.shapes import save_as_dict
 from skills_app.mcp_profiles import tool_spec
 from skills_app.models import SkillRevision
-from skills_app.selectors.recall import recall
+from skills_app.selectors.recall import recall, recall_encoded
 from skills_app.services.outcomes import outcome_report
 from skills_app.services.save import save_from_payload
 
@@ -63,10 +63,36 @@ def tool_run(*, name: str, actor: Actor, arguments: dict[str, Any]) -> Answer:
     The same gates as the REST door, in the same order: the per-token rate limit, the scope,
     then the input (shape, and no NUL characters, which the database cannot store).
     """
+    _gates(name=name, actor=actor, arguments=arguments)
+    return SERVED_TOOLS[name](actor, arguments)
+
+
+def _recall_text(actor: Actor, arguments: dict[str, Any]) -> str:
+    return recall_encoded(actor=actor, **arguments).body.decode("utf-8")
+
+
+# Tools whose answer can be had as JSON text: the bytes REST sends (encoded once per process
+# where the answer is immutable), which the MCP text repeats byte for byte
+# (``tests/mcp/test_parity.py``).
+SERVED_AS_TEXT: Mapping[str, Callable[[Actor, dict[str, Any]], str]] = {
+    "recall_cloud_skill": _recall_text,
+}
+
+
+def tool_text(*, name: str, actor: Actor, arguments: dict[str, Any]) -> str | None:
+    """``tool_run``'s answer as its JSON text, through the same gates; None for a tool that
+    has no text body (run it with ``tool_run``)."""
+    body = SERVED_AS_TEXT.get(name)
+    if body is None:
+        return None
+    _gates(name=name, actor=actor, arguments=arguments)
+    return body(actor, arguments)
+
+
+def _gates(*, name: str, actor: Actor, arguments: dict[str, Any]) -> None:
     check_rate(actor.token, actor.user)
     spec = tool_spec(name)
     require_scope(actor, spec["scope"])
     if name not in SELF_VALIDATING:
         arguments_check(spec["input_schema"], arguments)
         reject_unstorable(arguments)
-    return SERVED_TOOLS[name](actor, arguments)

@@ -127,6 +127,46 @@ def test_a_result_asked_for_again_is_encoded_once_and_answered_byte_for_byte(
     assert fast.results_kept() == 1
 
 
+def test_a_recall_sent_before_is_answered_from_rests_bytes_with_no_result_built(
+    live_url: str, settings: Any, monkeypatch: pytest.MonkeyPatch, era: str
+) -> None:
+    """The one-step path takes the recall's text from REST's encoded bytes and finds the kept
+    result member by it: a recall answered before builds no tool result (no document, no
+    encoding, no validation) however many times it is asked for."""
+    from skills_app.mcp import server
+
+    user = make_user()
+    publish(user, personal_ws(user), slug="deploy", name="Déploiement")
+    _, secret = make_token(user)
+    fast.forget_results()
+    built: list[str] = []
+
+    def counted(name: str, original: Any) -> Any:
+        def build(*args: Any) -> Any:
+            built.append(name)
+            return original(*args)
+
+        return build
+
+    for module in (fast, server):
+        for name in ("call_result", "call_result_of_text"):
+            if hasattr(module, name):
+                monkeypatch.setattr(module, name, counted(name, getattr(module, name)))
+    settings.XMEMO_MCP_FAST_PATH = True
+    replies = [
+        httpx.post(
+            f"{live_url}/mcp",
+            content=_body(RECALL, {"slug": "deploy"}, era, request_id=n),
+            headers=_headers(secret, era=era),
+            timeout=30,
+        )
+        for n in (1, 2, 3)
+    ]
+    assert [r.json()["id"] for r in replies] == [1, 2, 3]
+    assert len({r.json()["result"]["structuredContent"]["data"]["name"] for r in replies}) == 1
+    assert built == ["call_result_of_text"]  # the first call only
+
+
 def test_a_handshake_era_call_without_a_version_header_is_answered_as_the_sdk_does(
     live_url: str, settings: Any, answered: list[bool]
 ) -> None:
@@ -280,6 +320,7 @@ def test_a_tool_that_breaks_fails_as_the_sdk_fails_it(
         raise RuntimeError("a bug, not for the wire")
 
     monkeypatch.setitem(tools.SERVED_TOOLS, RECALL, broken)
+    monkeypatch.setitem(tools.SERVED_AS_TEXT, RECALL, broken)  # the one-step path's body
     _, secret = make_token(make_user())
     body, headers = _body(RECALL, {"slug": "deploy"}, era), _headers(secret, era=era)
     reply = _both(live_url, settings, body, headers)
