@@ -247,6 +247,26 @@ def skill_in(actor: Actor, workspace: Workspace, skill_id: str) -> SkillScope:
     )
 
 
+def revision_in(
+    actor: Actor, workspace: Workspace, revision_id: str
+) -> tuple[SkillScope, SkillRevision]:
+    """A revision of ``workspace`` the actor reads (``skills:read``) with its skill's scope:
+    one pass through the gate for the review page; any other answers NotFound."""
+    require_scope(actor, "skills:read")
+    revision = revision_for(actor, revision_id)
+    if revision.workspace_id != workspace.pk:
+        raise errors.NotFound("Not found in this workspace.")
+    skill = revision.skill
+    skill.workspace = revision.workspace
+    scope = SkillScope(
+        skill=skill,
+        role=require_role(actor, revision.workspace),
+        scopes=frozenset(scope for scope in SCOPES if actor.has_scope(scope)),
+        workspaces=readable_workspaces(actor),
+    )
+    return scope, revision
+
+
 def revisions_for(actor: Actor, *, workspace: Workspace | None = None) -> QuerySet[SkillRevision]:
     """The revisions the actor reads (in enabled workspaces); with ``workspace``, of that one."""
     qs = SkillRevision.objects.filter(workspace__in=readable_workspaces(actor))

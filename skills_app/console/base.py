@@ -72,6 +72,11 @@ _Owned = TypeVar("_Owned", Skill, SkillRevision, Job)
 _Response = TypeVar("_Response", bound=HttpResponseBase)
 
 
+def page_fields(page: DataclassInstance) -> dict[str, Any]:
+    """A page selector's view model as template names (a view may add its forms to them)."""
+    return {f.name: getattr(page, f.name) for f in fields(page)}
+
+
 def _in_workspace(obj: _Owned, workspace: Workspace) -> _Owned:
     """Objects are addressed under their own workspace's URL only."""
     if obj.workspace_id != workspace.pk:
@@ -134,7 +139,7 @@ class Console:
 
     def render_page(self, template: str, page: DataclassInstance) -> HttpResponse:
         """Render a page selector's view model: its fields are the template's names."""
-        return self.render(template, {f.name: getattr(page, f.name) for f in fields(page)})
+        return self.render(template, page_fields(page))
 
     def page_context(self) -> dict[str, Any]:
         """Layout data: the workspace switcher, the review count, the current workspace."""

@@ -58,3 +58,16 @@ def check_permission_mode(*, mode: str, script_class: str, confirm: bool, sign_o
             f'A {script_class} script changes things: send "confirm": true to run it.',
             details=details,
         )
+
+
+def second_sign_off_missing(
+    *, workspace_kind: str, mode: str, script_class: object, sign_offs: int
+) -> bool:
+    """A dangerous script in a dual-sign-required team with fewer sign-offs than it needs to
+    run (``check_permission_mode``): the review page asks for a second reviewer."""
+    return (
+        workspace_kind == "team"
+        and mode == DUAL_SIGN_REQUIRED
+        and script_class == "dangerous"
+        and sign_offs < SIGN_OFFS_FOR_DANGEROUS
+    )

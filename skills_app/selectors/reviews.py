@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
-from skills_app.access import Actor, require_scope, revision_for, revisions_for
+from skills_app.access import ADMIN_ROLES, Actor, require_scope, revision_for, revisions_for
 from skills_app.domain import shapes
 from skills_app.domain.markdown import render_markdown
 from skills_app.models import RevisionApproval, RevisionComment, SkillRevision, Workspace
@@ -56,6 +56,24 @@ def revision_approvals(revision: SkillRevision) -> list[shapes.Approval]:
             "user", "token"
         )
     ]
+
+
+def revision_sign_offs(revision: SkillRevision) -> list[str]:
+    """Who has signed off ``revision`` (docs/contract.md §21): distinct reviewers who approved
+    it in any round, or once it was published, never its author, each still an admin or owner
+    of the workspace (a demoted approver no longer counts). Usernames, first approval first."""
+    approvals = RevisionApproval.objects.filter(
+        revision=revision,
+        user__memberships__workspace_id=revision.workspace_id,
+        user__memberships__role__in=ADMIN_ROLES,
+    )
+    if revision.author_id is not None:
+        approvals = approvals.exclude(user_id=revision.author_id)
+    names: list[str] = []
+    for name in approvals.order_by("created_at").values_list("user__username", flat=True):
+        if name not in names:
+            names.append(name)
+    return names
 
 
 def revision_thread(*, revision: SkillRevision) -> list[RevisionComment]:

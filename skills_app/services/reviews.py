@@ -17,6 +17,7 @@ from skills_app import errors
 from skills_app.access import ADMIN_ROLES, Actor
 from skills_app.domain.text import unstorable_reason
 from skills_app.models import RevisionApproval, RevisionComment, SkillRevision
+from skills_app.selectors.reviews import revision_sign_offs
 from skills_app.services.audit import audit_record
 from skills_app.services.notifications import review_notify
 
@@ -131,20 +132,6 @@ def _eligible(approvals: QuerySet[RevisionApproval], revision: SkillRevision) ->
         user__memberships__workspace_id=revision.workspace_id,
         user__memberships__role__in=ADMIN_ROLES,
     )
-
-
-def revision_sign_offs(revision: SkillRevision) -> list[str]:
-    """Who has signed off ``revision`` (docs/contract.md §21): distinct reviewers who approved
-    it in any round, or once it was published, never its author, each still an admin or owner
-    of the workspace (a demoted approver no longer counts). Usernames, first approval first."""
-    approvals = _eligible(RevisionApproval.objects.filter(revision=revision), revision)
-    if revision.author_id is not None:
-        approvals = approvals.exclude(user_id=revision.author_id)
-    names: list[str] = []
-    for name in approvals.order_by("created_at").values_list("user__username", flat=True):
-        if name not in names:
-            names.append(name)
-    return names
 
 
 def sign_off_record(*, actor: Actor, revision: SkillRevision) -> None:

@@ -18,6 +18,8 @@ pytestmark = pytest.mark.django_db
 # Each page's queries: (skill page) 31 when the view assembled its own page, 23 with its page
 # selector; (diff page) 19, then 12.
 BUDGETS = {"skill_detail": 23, "skill_diff": 12}
+# The review page: 29 while it assembled its own page, 24 with its page selector.
+REVIEW_BUDGET = 24
 
 
 def _skill_with(env: Env, revisions: int) -> Skill:
@@ -62,3 +64,19 @@ def test_the_skill_page_costs_the_same_for_many_revisions(owner_client: Client, 
         save(env.owner, env.team, slug="many", instruction_body=f"# {n}\n")
     many_path = reverse("console:skill_detail", args=(env.team.slug, many.skill_id))
     assert _queries(owner_client, many_path) == few_count
+
+
+def test_the_review_page_keeps_its_query_budget(owner_client: Client, env: Env) -> None:
+    """The review page from its page selector: one pass through the gate, every read after it
+    takes the revision or its skill (REVIEW_BUDGET queries, as many for six revisions as two)."""
+    counts = []
+    for revisions, slug in ((2, "deploy"), (6, "ship")):
+        first = publish(env.owner, env.team, slug=slug, components=(component("a.md", "a"),))
+        for n in range(1, revisions - 1):
+            save(env.owner, env.team, slug=slug, instruction_body=f"# {n}\n")
+        proposed = save(env.member, env.team, slug=slug, intent="publish", instruction_body="# x\n")
+        assert first.revision.skill_id == proposed.revision.skill_id
+        path = reverse("console:review", args=(env.team.slug, proposed.revision.revision_id))
+        counts.append(_queries(owner_client, path))
+    assert counts[0] == counts[1]
+    assert counts[0] <= REVIEW_BUDGET

@@ -12,10 +12,10 @@ import pytest
 from skills_app import errors
 from skills_app.domain.bundle import ComponentData
 from skills_app.models import AuditEntry, Job, Membership, SkillRevision
+from skills_app.selectors.reviews import revision_sign_offs
 from skills_app.services.accounts import token_create
 from skills_app.services.jobs import execute_start
 from skills_app.services.jobs.run import job_run
-from skills_app.services.reviews import revision_sign_offs
 from skills_app.services.skills import revision_transition
 from skills_app.services.workspace_settings import workspace_settings_update
 from tests.factories import Env, actor_for, make_token, save

@@ -24,8 +24,8 @@ from skills_app.console.forms import (
     add_service_error,
 )
 from skills_app.models import AuditEntry
-from skills_app.selectors.accounts import audit_entries, tokens_listed, workspace_members
-from skills_app.selectors.invitations import invitations_pending
+from skills_app.selectors.accounts import audit_entries
+from skills_app.selectors.pages.workspace import members_page, tokens_page
 from skills_app.services import accounts
 
 AUDIT_PAGE_SIZE = 50
@@ -56,17 +56,15 @@ def _members_page(
     *,
     invite_form: InviteForm | None = None,
 ) -> HttpResponse:
-    actor, workspace = console.actor, console.ws
+    page = members_page(actor=console.actor, workspace=console.ws)
     return console.render(
         "console/admin/members.html",
         {
-            "members": workspace_members(actor=actor, workspace=workspace),
+            "members": page.members,
+            "invitations": page.invitations,
             "form": form,
             "role_form": MemberRoleForm(),
             "invite_form": invite_form or InviteForm(),
-            "invitations": (
-                invitations_pending(actor=actor, workspace=workspace) if console.is_admin else []
-            ),
         },
         status=status,
     )
@@ -141,15 +139,14 @@ def tokens(request: HttpRequest, console: Console) -> HttpResponse:
                 status = 201
                 form = TokenForm()
                 messages.success(request, f"Token '{token.name}' created. Copy it now.")
+    page = tokens_page(actor=console.actor, workspace=console.ws)
     response = console.render(
         "console/admin/tokens.html",
         {
             "form": form,
             "secret": secret,
-            "tokens": tokens_listed(actor=console.actor),
-            "workspace_tokens": (
-                tokens_listed(actor=console.actor, workspace=console.ws) if console.is_admin else []
-            ),
+            "tokens": page.tokens,
+            "workspace_tokens": page.workspace_tokens,
             "now": timezone.now(),
         },
         status=status,

@@ -8,7 +8,7 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, QueryDict
 
 from skills_app import errors
-from skills_app.console.base import Console, console_view
+from skills_app.console.base import Console, console_view, page_fields
 from skills_app.console.components import (
     ComponentRow,
     bundle_components,
@@ -18,7 +18,6 @@ from skills_app.console.components import (
     rows_from_revision,
 )
 from skills_app.console.forms import SkillForm, add_service_error, frontmatter_from_text
-from skills_app.console.views.skills import skill_context
 from skills_app.domain import lifecycle
 from skills_app.domain.bundle import COMPONENT_TYPES, SkillBundle
 from skills_app.domain.limits import MAX_BODY_BYTES, MAX_COMPONENT_BYTES, MAX_COMPONENTS
@@ -29,6 +28,7 @@ from skills_app.domain.skillmd import frontmatter_yaml
 from skills_app.models import Skill, SkillRevision
 from skills_app.selectors.diff import bundle_diff
 from skills_app.selectors.evals import evaluation_answer
+from skills_app.selectors.pages.skill import skill_header
 from skills_app.services.evals import lint_triggers
 from skills_app.services.skills import skill_save
 
@@ -84,9 +84,10 @@ def _render_editor(
         "taken_url": taken_url,
     }
     if skill is not None:
-        context.update(skill_context(console, skill))
-        if skill.latest_revision is not None:
-            context["saved_checks"] = evaluation_answer(revision=skill.latest_revision)
+        header = skill_header(actor=console.actor, workspace=console.ws, skill_id=skill.skill_id)
+        context.update(page_fields(header))
+        if header.skill.latest_revision is not None:
+            context["saved_checks"] = evaluation_answer(revision=header.skill.latest_revision)
     return console.render("console/editor/edit.html", context, status=status)
 
 

@@ -8,19 +8,11 @@ from django.utils.http import url_has_allowed_host_and_scheme
 
 from skills_app import errors
 from skills_app.console.base import Console, console_view
-from skills_app.console.views.skills import revision_actions, skill_context
 from skills_app.domain import lifecycle
-from skills_app.domain.markdown import render_markdown
-from skills_app.domain.permission_modes import DUAL_SIGN_REQUIRED, SIGN_OFFS_FOR_DANGEROUS
-from skills_app.domain.skillmd import frontmatter_yaml
 from skills_app.models import SkillRevision
-from skills_app.selectors.diff import bundle_diff
-from skills_app.selectors.evals import review_evidence
-from skills_app.selectors.reviews import awaiting_review, revision_approvals, revision_thread
-from skills_app.selectors.revisions import revision_bundle
-from skills_app.selectors.scans import scan_answer, stored_scan
-from skills_app.selectors.skills import revision_components, skill_diff
-from skills_app.services.reviews import revision_comment_add, revision_sign_offs
+from skills_app.selectors.pages.review import review_page
+from skills_app.selectors.reviews import awaiting_review
+from skills_app.services.reviews import revision_comment_add
 from skills_app.services.scans import scan_override
 from skills_app.services.skills import revision_restore, revision_transition
 
@@ -43,57 +35,8 @@ def review_queue(request: HttpRequest, console: Console) -> HttpResponse:
 
 @console_view()
 def review(request: HttpRequest, console: Console, revision_id: str) -> HttpResponse:
-    revision = console.revision(revision_id)
-    skill = revision.skill
-    # What is live is what a proposal would replace; with nothing published, its parent.
-    baseline = skill.published_revision or revision.parent
-    if baseline is not None and baseline.pk == revision.pk:
-        baseline = revision.parent
-    actions = revision_actions(console, revision)
-    return console.render(
-        "console/review/review.html",
-        {
-            **skill_context(console, skill),
-            "revision": revision,
-            "baseline": baseline,
-            "diff": (
-                skill_diff(
-                    actor=console.actor,
-                    skill_id=skill.skill_id,
-                    from_revision_id=baseline.revision_id,
-                    to_revision_id=revision.revision_id,
-                )
-                if baseline
-                else bundle_diff(None, revision_bundle(revision), number=revision.revision_number)
-            ),
-            "body_html": render_markdown(revision.instruction_body),
-            "frontmatter_text": frontmatter_yaml(revision.frontmatter),
-            "components": revision_components(actor=console.actor, revision=revision),
-            "actions": actions,
-            "comments": [
-                (comment, render_markdown(comment.body))
-                for comment in revision_thread(revision=revision)
-            ],
-            "body_lines": list(enumerate(revision.instruction_body.splitlines(), start=1)),
-            "approvals": revision_approvals(revision),
-            "evidence": review_evidence(revision=revision, baseline=baseline),
-            "scan": scan_answer(stored_scan(revision)),
-            "sign_offs": revision_sign_offs(revision),
-            "needs_second_sign_off": _needs_second_sign_off(revision),
-            "is_owner": console.actor.role_in(console.ws) == lifecycle.OWNER,
-        },
-    )
-
-
-def _needs_second_sign_off(revision: SkillRevision) -> bool:
-    """A dangerous script in a dual-sign-required team with fewer than two sign-offs."""
-    workspace = revision.workspace
-    return (
-        workspace.kind == workspace.Kind.TEAM
-        and workspace.permission_mode == DUAL_SIGN_REQUIRED
-        and (revision.frontmatter or {}).get("class") == "dangerous"
-        and len(revision_sign_offs(revision)) < SIGN_OFFS_FOR_DANGEROUS
-    )
+    page = review_page(actor=console.actor, workspace=console.ws, revision_id=revision_id)
+    return console.render_page("console/review/review.html", page)
 
 
 @console_view(post_only=True)

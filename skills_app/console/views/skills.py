@@ -7,17 +7,18 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 
 from skills_app import errors
-from skills_app.console.base import Console, console_view, page_query
+from skills_app.console.base import Console, console_view, page_fields, page_query
 from skills_app.domain import lifecycle
 from skills_app.gateway.downloads import download_response
 from skills_app.models import Skill, SkillRevision
-from skills_app.selectors.commands import command_name
-from skills_app.selectors.pages.skill import skill_page
+from skills_app.selectors.pages.skill import (
+    component_page,
+    skill_header,
+    skill_page,
+)
 from skills_app.selectors.recall.content import ComponentContent
-from skills_app.selectors.scans import scan_answer, stored_scan
 from skills_app.selectors.skills import (
     revision_component,
-    revisions_proposed,
     skill_rows,
 )
 from skills_app.services import labels as label_services
@@ -65,30 +66,6 @@ def skill_list(request: HttpRequest, console: Console) -> HttpResponse:
     )
 
 
-def revision_actions(console: Console, revision: SkillRevision) -> list[str]:
-    """The lifecycle buttons for one revision, straight from the lifecycle table."""
-    user = console.request.user
-    return lifecycle.actions_available(
-        state=revision.state,
-        workspace_kind=console.ws.kind,
-        role=console.role,
-        is_author=revision.author_id == user.pk,
-        require_distinct_reviewer=console.ws.reviewer_must_differ,
-    )
-
-
-def skill_context(console: Console, skill: Skill) -> dict[str, object]:
-    """What every page of one skill shows: its header and the review banner."""
-    return {
-        "skill": skill,
-        "pending": revisions_proposed(actor=console.actor, skill=skill),
-        "command_name": command_name(actor=console.actor, skill=skill),
-        "skill_scan": scan_answer(stored_scan(skill.latest_revision))
-        if skill.latest_revision
-        else None,
-    }
-
-
 @console_view()
 def skill_detail(request: HttpRequest, console: Console, skill_id: str) -> HttpResponse:
     page = skill_page(
@@ -112,16 +89,10 @@ def _component(
 def component_view(
     request: HttpRequest, console: Console, revision_id: str, path: str
 ) -> HttpResponse:
-    revision, component = _component(console, revision_id, path)
-    return console.render(
-        "console/skills/component.html",
-        {
-            **skill_context(console, revision.skill),
-            "shown": revision,
-            "component": component,
-            "text": component.content if component.encoding == "utf-8" else None,
-        },
+    page = component_page(
+        actor=console.actor, workspace=console.ws, revision_id=revision_id, path=path
     )
+    return console.render_page("console/skills/component.html", page)
 
 
 @console_view()
@@ -187,6 +158,5 @@ def skill_delete(request: HttpRequest, console: Console, skill_id: str) -> HttpR
             else:
                 messages.success(request, f"'{skill.slug}' and all its revisions were deleted.")
                 return console.redirect("skill_list")
-    return console.render(
-        "console/skills/delete.html", {**skill_context(console, skill), "error": error}
-    )
+    header = skill_header(actor=console.actor, workspace=console.ws, skill_id=skill.skill_id)
+    return console.render("console/skills/delete.html", {**page_fields(header), "error": error})

@@ -10,7 +10,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from skills_app import errors
-from skills_app.access import Actor, SkillScope, skill_in
+from skills_app.access import Actor, SkillScope, revision_in, skill_in
 from skills_app.domain import lifecycle
 from skills_app.domain.bundle import ComponentEntry
 from skills_app.domain.charts import Chart, usage_chart
@@ -22,8 +22,9 @@ from skills_app.models import Skill, SkillRevision, Workspace
 from skills_app.selectors.commands import command_name_in
 from skills_app.selectors.evals import review_evidence
 from skills_app.selectors.labels import labels_by_revision
+from skills_app.selectors.recall.content import ComponentContent
 from skills_app.selectors.scans import ScanAnswer, scan_answer, stored_scan
-from skills_app.selectors.skills import revision_manifest, revisions_of
+from skills_app.selectors.skills import revision_component, revision_manifest, revisions_of
 from skills_app.selectors.usage import usage_of
 
 
@@ -74,6 +75,35 @@ def header_of(scope: SkillScope, revisions: list[SkillRevision]) -> SkillHeader:
         skill_scan=scan_answer(stored_scan(skill.latest_revision))
         if skill.latest_revision
         else None,
+    )
+
+
+def skill_header(*, actor: Actor, workspace: Workspace, skill_id: str) -> SkillHeader:
+    """The header alone, for the pages of one skill that show nothing else of it (the delete
+    page, the editor)."""
+    scope = skill_in(actor, workspace, skill_id)
+    return header_of(scope, revisions_of(scope.skill))
+
+
+@dataclass(frozen=True)
+class ComponentPage(SkillHeader):
+    """One component of a revision: its metadata, and its text unless it is binary."""
+
+    shown: SkillRevision
+    component: ComponentContent
+    text: str | None
+
+
+def component_page(
+    *, actor: Actor, workspace: Workspace, revision_id: str, path: str
+) -> ComponentPage:
+    scope, revision = revision_in(actor, workspace, revision_id)
+    component = revision_component(actor=actor, revision=revision, logical_path=path)
+    return ComponentPage(
+        **header_fields(header_of(scope, revisions_of(scope.skill))),
+        shown=revision,
+        component=component,
+        text=component.content if component.encoding == "utf-8" else None,
     )
 
 

@@ -18,10 +18,10 @@ from skills_app.formats.backup import backup_format_check
 from skills_app.formats.detect import upload_format_check
 from skills_app.models import ApiToken, Job, Skill, SkillRevision, Workspace
 from skills_app.sandbox import DEFAULT_SCRIPT_CLASS, check_execution_allowed
+from skills_app.selectors.reviews import revision_sign_offs
 from skills_app.services.audit import audit_record
 from skills_app.services.backup import restore_check
 from skills_app.services.jobs.dispatch import job_dispatch
-from skills_app.services.reviews import revision_sign_offs
 from skills_app.services.scans import scan_gate
 
 MAX_UPLOAD_BYTES = 16 * 1024 * 1024
