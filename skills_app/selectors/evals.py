@@ -8,13 +8,20 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any
+from typing import cast
 
 from django.db.models import Count, F, Q
 
 from skills_app.access import Actor, require_scope, revision_for
-from skills_app.domain.evals import OUTCOMES, TRIGGERS_PATH, Triggers, success_rate, triggers_parse
-from skills_app.domain.shapes import Outcomes
+from skills_app.domain.evals import (
+    OUTCOMES,
+    TRIGGERS_PATH,
+    Figures,
+    Triggers,
+    success_rate,
+    triggers_parse,
+)
+from skills_app.domain.shapes import Outcomes, RevisionEvals
 from skills_app.encoder import embedding
 from skills_app.errors import ValidationFailed
 from skills_app.infra import db
@@ -104,7 +111,7 @@ def live_revisions(*, workspace: Workspace) -> list[SkillRevision]:
     )
 
 
-def evaluation_answer(*, revision: SkillRevision) -> dict[str, Any]:
+def evaluation_answer(*, revision: SkillRevision) -> RevisionEvals:
     """GET /v1/revisions/{id}/evals of a revision already read through ``access``."""
     try:
         stored: RevisionEvaluation | None = revision.evaluation
@@ -113,7 +120,7 @@ def evaluation_answer(*, revision: SkillRevision) -> dict[str, Any]:
     if stored is None or stored.state != RevisionEvaluation.State.DONE:
         has = SkillComponent.objects.filter(revision=revision, logical_path=TRIGGERS_PATH).exists()
         return {"state": "pending" if has else "none"}
-    figures = dict(stored.figures)
+    figures = cast(Figures, stored.figures)
     current = served_set(workspace=revision.skill.workspace)
     return {
         "state": "done",
@@ -127,7 +134,7 @@ def evaluation_answer(*, revision: SkillRevision) -> dict[str, Any]:
     }
 
 
-def revision_evals(*, actor: Actor, revision_id: str) -> dict[str, Any]:
+def revision_evals(*, actor: Actor, revision_id: str) -> RevisionEvals:
     require_scope(actor, "skills:read")
     revision = revision_for(actor, revision_id)
     return evaluation_answer(revision=revision)
@@ -155,18 +162,30 @@ def revision_outcomes(*, revision_pk: int) -> Outcomes:
     return outcome_figures({outcome: n for outcome, n in rows})
 
 
-def review_evidence(*, revision: SkillRevision, baseline: SkillRevision | None) -> dict[str, Any]:
-    """What the review and skill pages show (docs/contract.md §22): ``revision``'s checks
+@dataclass(frozen=True)
+class ReviewEvidence:
+    """What the review and skill pages show (docs/contract.md §22): a revision's checks
     beside those of the revision it replaces, and how the served revision has been doing."""
+
+    checks: RevisionEvals
+    was: RevisionEvals | None
+    baseline: SkillRevision | None
+    served: SkillRevision | None
+    outcomes: Outcomes | None
+    notes: list[RevisionOutcome]
+
+
+def review_evidence(*, revision: SkillRevision, baseline: SkillRevision | None) -> ReviewEvidence:
+    """``revision``'s evidence against ``baseline`` (None: the skill page's, nothing beside)."""
     skill = revision.skill
     served = skill.published_revision or skill.current_revision
-    return {
-        "checks": evaluation_answer(revision=revision),
-        "was": evaluation_answer(revision=baseline) if baseline is not None else None,
-        "baseline": baseline,
-        "served": served,
-        "outcomes": revision_outcomes(revision_pk=served.pk) if served is not None else None,
-        "notes": (
+    return ReviewEvidence(
+        checks=evaluation_answer(revision=revision),
+        was=evaluation_answer(revision=baseline) if baseline is not None else None,
+        baseline=baseline,
+        served=served,
+        outcomes=revision_outcomes(revision_pk=served.pk) if served is not None else None,
+        notes=(
             list(
                 RevisionOutcome.objects.filter(revision=served)
                 .exclude(note="")
@@ -175,4 +194,4 @@ def review_evidence(*, revision: SkillRevision, baseline: SkillRevision | None) 
             if served is not None
             else []
         ),
-    }
+    )

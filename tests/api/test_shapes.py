@@ -12,6 +12,7 @@ from rest_framework import serializers
 
 from skills_app.api.serializers import serializer_for
 from skills_app.domain import shapes
+from skills_app.domain.evals import Figures
 from skills_app.domain.shapes.fields import DateTime, Doc
 from skills_app.domain.shapes.json_schema import shape_schema
 from skills_app.domain.shapes.reading import fields_of
@@ -115,3 +116,13 @@ def test_rest_and_mcp_answer_a_save_with_the_shapes_keys(env: Env, api_for: ApiF
     )
     assert set(answer) == keys
     assert get_args(shapes.RecallAnswer) == RECALL_DOCUMENTS
+
+
+def test_the_evals_answer_holds_every_figure_and_no_other() -> None:
+    """``RevisionEvals`` lists ``domain.evals.Figures``' members again (each optional: absent
+    until the checks are done), so a figure added to one must be added to the other."""
+    members = fields_of(shapes.RevisionEvals)
+    assert list(members) == ["state", *fields_of(Figures), "served_set"]
+    assert [name for name, field in members.items() if field.required] == ["state"]
+    figures = fields_of(Figures)
+    assert all(members[name].kind == figures[name].kind for name in figures)

@@ -8,6 +8,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from skills_app.api.serializers import RevisionEvalsOut
 from skills_app.api.views.base import ApiView
 from skills_app.errors import ValidationFailed
 from skills_app.selectors.evals import revision_evals
@@ -25,7 +26,7 @@ class RevisionEvalsView(ApiView):
     @extend_schema(
         operation_id="revisions_evals",
         summary="A revision's trigger checks: recall at 1 and 3, false triggers, collisions",
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: RevisionEvalsOut},
         tags=["revisions"],
     )
     def get(self, request: Request, revision_id: str) -> Response:

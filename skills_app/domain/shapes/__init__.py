@@ -25,6 +25,7 @@ from skills_app.domain.shapes.diff import (
     SkillDiff,
 )
 from skills_app.domain.shapes.errors import ErrorBody, ErrorEnvelope
+from skills_app.domain.shapes.evals import EvalServedSet, RevisionEvals
 from skills_app.domain.shapes.fields import JSONObject, PageOf
 from skills_app.domain.shapes.recall import (
     RecallAnswer,
@@ -85,6 +86,7 @@ __all__ = [
     "DiffStats",
     "ErrorBody",
     "ErrorEnvelope",
+    "EvalServedSet",
     "Invitation",
     "JSONObject",
     "Label",
@@ -106,6 +108,7 @@ __all__ = [
     "ResourceData",
     "Revision",
     "RevisionDetail",
+    "RevisionEvals",
     "RevisionPairDiff",
     "RevisionRef",
     "RootData",

@@ -7,7 +7,6 @@ after it takes them, and the buttons and the second sign-off come from the domai
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from skills_app.access import Actor, revision_in
 from skills_app.domain import lifecycle, shapes
@@ -17,7 +16,7 @@ from skills_app.domain.permission_modes import second_sign_off_missing
 from skills_app.domain.skillmd import frontmatter_yaml
 from skills_app.models import RevisionComment, SkillRevision, Workspace
 from skills_app.selectors.diff import bundle_diff
-from skills_app.selectors.evals import review_evidence
+from skills_app.selectors.evals import ReviewEvidence, review_evidence
 from skills_app.selectors.pages.skill import SkillHeader, header_fields, header_of
 from skills_app.selectors.reviews import revision_approvals, revision_sign_offs, revision_thread
 from skills_app.selectors.revisions import revision_bundle
@@ -40,7 +39,7 @@ class ReviewPage(SkillHeader):
     comments: list[tuple[RevisionComment, str]]
     body_lines: list[tuple[int, str]]
     approvals: list[shapes.Approval]
-    evidence: dict[str, Any]
+    evidence: ReviewEvidence
     scan: ScanAnswer
     sign_offs: list[str]
     needs_second_sign_off: bool

@@ -20,7 +20,7 @@ from skills_app.domain.shapes import SkillUsage
 from skills_app.domain.skillmd import frontmatter_yaml
 from skills_app.models import Skill, SkillRevision, Workspace
 from skills_app.selectors.commands import command_name_in
-from skills_app.selectors.evals import review_evidence
+from skills_app.selectors.evals import ReviewEvidence, review_evidence
 from skills_app.selectors.labels import labels_by_revision
 from skills_app.selectors.recall.content import ComponentContent
 from skills_app.selectors.scans import ScanAnswer, scan_answer, stored_scan
@@ -60,7 +60,7 @@ class SkillPage(SkillHeader):
     timeline: list[TimelineItem]
     usage: SkillUsage
     usage_chart: Chart
-    evidence: dict[str, Any] | None
+    evidence: ReviewEvidence | None
     label_names: list[str]
     skill_actions: list[str]
 
