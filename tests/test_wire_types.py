@@ -22,14 +22,13 @@ OPEN = "dict[str, Any]"
 _SARIF = "a SARIF 2.1.0 log: an outside standard's open JSON"
 _FRONTMATTER = "frontmatter is the author's YAML, open by the SPEC"
 _ENTRIES = "MCP resources listings; l1perf reworks recall/entries.py this session: next"
-_ERRORS = "an error's details are open per code (contract §7); ErrorEnvelope shaped next"
+_ERRORS = "an error's details are open per code (contract §7): ErrorBody.details is free-form"
 ALLOWED: dict[tuple[str, str], str] = {
     ("skills_app.domain.scan.sarif", "scan_sarif"): _SARIF,
     ("skills_app.selectors.scans", "revision_scan_sarif"): _SARIF,
     ("skills_app.domain.shapes.json_schema", "shape_schema"): "a JSON Schema: open by nature",
     ("skills_app.domain.skillmd", "merge_frontmatter"): _FRONTMATTER,
     ("skills_app.domain.skillmd", "split_frontmatter"): _FRONTMATTER,
-    ("skills_app.gateway.errors", "describe"): _ERRORS,
     ("skills_app.gateway.errors", "envelope"): _ERRORS,
     ("skills_app.selectors.recall.entries", "directory_read"): _ENTRIES,
     ("skills_app.selectors.recall.entries", "entries"): _ENTRIES,

@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
 from skills_app import errors
+from skills_app.domain.shapes import ErrorEnvelope
 from skills_app.gateway.errors import (
     PERMISSION_DENIED_MESSAGE,
     WWW_AUTHENTICATE,
@@ -47,7 +48,7 @@ def _plain(detail: Any) -> Any:
     return str(detail)
 
 
-def describe_drf(exc: BaseException) -> tuple[int, dict[str, Any], dict[str, str]]:
+def describe_drf(exc: BaseException) -> tuple[int, ErrorEnvelope, dict[str, str]]:
     """(status, envelope, headers) for any exception a DRF view can raise."""
     if not isinstance(exc, exceptions.APIException):
         return describe(exc)

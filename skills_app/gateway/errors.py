@@ -19,6 +19,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from skills_app import errors
 from skills_app.domain.json_bytes import encode_json
+from skills_app.domain.shapes import ErrorEnvelope
 
 logger = logging.getLogger("skills_app.api")
 
@@ -28,7 +29,7 @@ PERMISSION_DENIED_MESSAGE = "You do not have permission to do that."
 INTERNAL_ERROR_MESSAGE = "Something went wrong on our side; it has been logged."
 
 
-def envelope(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
+def envelope(code: str, message: str, details: dict[str, Any] | None = None) -> ErrorEnvelope:
     return {"error": {"code": code, "message": message, "details": details or {}}}
 
 
@@ -37,7 +38,7 @@ def is_api_path(request: HttpRequest) -> bool:
     return request.path.startswith(API_PREFIXES)
 
 
-def describe(exc: BaseException) -> tuple[int, dict[str, Any], dict[str, str]]:
+def describe(exc: BaseException) -> tuple[int, ErrorEnvelope, dict[str, str]]:
     """(status, envelope, headers) for the product's and Django's exceptions; anything else is
     logged and answered 500."""
     headers: dict[str, str] = {}
