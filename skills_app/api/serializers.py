@@ -255,6 +255,8 @@ def _field(field: Field, **kwargs: Any) -> serializers.Field:
         if field.item.kind == "shape" and field.item.shape is not None:
             return serializer_for(field.item.shape)(many=True, **kwargs)
         return serializers.ListField(child=_field(field.item), **kwargs)
+    if field.kind == "any":
+        return serializers.JSONField(**kwargs)
     if field.kind in ("object", "map"):
         child = serializers.JSONField() if field.item is None else _field(field.item)
         return serializers.DictField(child=child, **kwargs)
@@ -346,3 +348,5 @@ UsageRevisionOut = serializer_for(shapes.UsageRevision)
 UsageClientOut = serializer_for(shapes.UsageClient)
 SkillUsageOut = serializer_for(shapes.SkillUsage)
 RevisionEvalsOut = serializer_for(shapes.RevisionEvals)
+ProgressOut = serializer_for(shapes.Progress)
+JobOut = serializer_for(shapes.Job)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, TypedDict
 
 from django.db.models import Count
 from django.utils import timezone
 
 from skills_app import errors
 from skills_app.access import Actor, job_for, job_readable, require_scope
+from skills_app.domain import shapes
 from skills_app.domain.jobs import stale_verdict
 from skills_app.models import Job, Workspace
 
@@ -48,28 +48,7 @@ def job_list_recent(*, actor: Actor, workspace: Workspace, kind: str, limit: int
     return [job_as_read(job) for job in jobs if job_readable(actor, job)][:limit]
 
 
-class JobProgress(TypedDict):
-    done: int
-    total: int
-
-
-class JobDict(TypedDict):
-    """A job as REST answers it (`GET /v1/jobs/{job_id}`, docs/contract.md §7)."""
-
-    job_id: str
-    kind: str
-    state: str
-    workspace: str
-    progress: JobProgress
-    result: Any
-    error: Any
-    log: str
-    created_at: str
-    started_at: str | None
-    finished_at: str | None
-
-
-def job_as_dict(job: Job) -> JobDict:
+def job_as_dict(job: Job) -> shapes.Job:
     return {
         "job_id": job.job_id,
         "kind": job.kind,

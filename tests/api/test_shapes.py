@@ -18,7 +18,7 @@ from skills_app.domain.shapes.json_schema import shape_schema
 from skills_app.domain.shapes.reading import fields_of
 from skills_app.mcp.outputs import OUTPUT_SHAPES, RECALL_DOCUMENTS, output_schema
 from skills_app.mcp.tools import tool_run
-from skills_app.models import Skill, SkillRevision, Workspace
+from skills_app.models import Job, Skill, SkillRevision, Workspace
 from tests.api.conftest import ApiFactory
 from tests.factories import Env, actor_for
 
@@ -95,6 +95,9 @@ def test_the_shapes_choices_are_the_models() -> None:
     revision = fields_of(shapes.Revision)
     assert revision["state"].choices == tuple(SkillRevision.State.values)
     assert revision["source"].choices == tuple(SkillRevision.Source.values)
+    job = fields_of(shapes.Job)
+    assert job["kind"].choices == tuple(Job.Kind.values)
+    assert job["state"].choices == tuple(Job.State.values)
 
 
 def test_rest_and_mcp_answer_a_save_with_the_shapes_keys(env: Env, api_for: ApiFactory) -> None:

@@ -14,7 +14,7 @@ from rest_framework.response import Response
 
 from skills_app import errors
 from skills_app.access import revision_for, skill_for, workspace_for
-from skills_app.api.serializers import ErrorBody
+from skills_app.api.serializers import JobOut
 from skills_app.api.views.base import ApiView
 from skills_app.gateway.downloads import download_response
 from skills_app.selectors.jobs import job_as_dict, job_get, job_output
@@ -63,25 +63,6 @@ class ExecuteIn(serializers.Serializer):
         default=False,
         help_text="Run a mutating (or dangerous) script: without it 409 CONFIRMATION_REQUIRED.",
     )
-
-
-class ProgressOut(serializers.Serializer):
-    done = serializers.IntegerField()
-    total = serializers.IntegerField()
-
-
-class JobOut(serializers.Serializer):
-    job_id = serializers.CharField()
-    kind = serializers.ChoiceField(choices=["import", "export", "execute", "restore"])
-    state = serializers.ChoiceField(choices=["queued", "running", "succeeded", "failed"])
-    workspace = serializers.CharField()
-    progress = ProgressOut()
-    result = serializers.JSONField(allow_null=True)
-    error = ErrorBody(allow_null=True)
-    log = serializers.CharField()
-    created_at = serializers.DateTimeField()
-    started_at = serializers.DateTimeField(allow_null=True)
-    finished_at = serializers.DateTimeField(allow_null=True)
 
 
 def _accepted(job: Any) -> Response:

@@ -27,6 +27,7 @@ from skills_app.domain.shapes.diff import (
 from skills_app.domain.shapes.errors import ErrorBody, ErrorEnvelope
 from skills_app.domain.shapes.evals import EvalServedSet, RevisionEvals
 from skills_app.domain.shapes.fields import JSONObject, PageOf
+from skills_app.domain.shapes.jobs import Job, Progress
 from skills_app.domain.shapes.recall import (
     RecallAnswer,
     RecallResource,
@@ -89,6 +90,7 @@ __all__ = [
     "EvalServedSet",
     "Invitation",
     "JSONObject",
+    "Job",
     "Label",
     "LatestRef",
     "Lint",
@@ -98,6 +100,7 @@ __all__ = [
     "OutcomeReport",
     "Outcomes",
     "PageOf",
+    "Progress",
     "RecallAnswer",
     "RecallResource",
     "RecallRoot",

@@ -23,6 +23,8 @@ def _field_schema(field: Field) -> dict[str, Any]:
         schema = {"type": "object", "additionalProperties": _field_schema(field.item)}
     elif field.kind == "object":
         schema = {"type": "object"}
+    elif field.kind == "any":
+        schema = {}
     else:
         schema = {"type": _TYPES[field.kind]}
     if field.choices is not None:

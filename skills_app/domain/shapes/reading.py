@@ -8,7 +8,7 @@ from typing import Any, Literal, NotRequired, Union, get_args, get_origin, get_t
 
 from skills_app.domain.shapes.fields import Doc, Format, Minimum, OneOf
 
-Kind = Literal["str", "int", "float", "bool", "object", "map", "list", "shape", "const"]
+Kind = Literal["str", "int", "float", "bool", "object", "map", "list", "shape", "const", "any"]
 _SCALARS: dict[Any, Kind] = {str: "str", int: "int", float: "float", bool: "bool"}
 
 
@@ -33,6 +33,8 @@ def is_shape(hint: Any) -> bool:
 def field_of(hint: Any) -> Field:
     """The ``Field`` an annotation describes."""
     meta: dict[str, Any] = {}
+    if hint is Any:  # any JSON value (a job's result)
+        return Field("any")
     if get_origin(hint) is NotRequired:
         return replace(field_of(get_args(hint)[0]), required=False)
     if get_origin(hint) is typing.Annotated:
