@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from celery import shared_task
 from celery.signals import task_postrun, task_prerun, worker_init
@@ -17,6 +17,9 @@ from skills_app.infra.queue import (
     RUN_JOB,
     SCAN_REVISIONS,
 )
+
+if TYPE_CHECKING:
+    from skills_app.services.outcomes import OutcomeMessage
 
 # One JSON line as each task starts and finishes (settings.LOGGING): the job (or delivery) id it
 # was given and the id of the request that enqueued it (infra/queue.py sends it as a header).
@@ -157,7 +160,7 @@ def evals_refresh(workspace_pk: int) -> None:
 
 
 @shared_task(name=OUTCOME_STORE, acks_late=True, reject_on_worker_lost=True, ignore_result=True)
-def outcome_store(report: dict[str, Any]) -> None:
+def outcome_store(report: OutcomeMessage) -> None:
     """One reported outcome, counted if it is its reporter's first of the day (§22)."""
     from skills_app.services.outcomes import outcome_store as store
 

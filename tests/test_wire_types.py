@@ -37,7 +37,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("skills_app.services.backup", "workspace_restore"): "a job's result: Job.result is open",
     ("skills_app.services.jobs.start", "execute_start"): "a script's arguments: open (§13)",
     ("skills_app.services.oauth", "oauth_client_register"): "RFC 7591 client metadata: open",
-    ("skills_app.services.outcomes", "outcome_store"): "a task's JSON through the broker: next",
 }
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import TypedDict
 
 from django.db import IntegrityError, transaction
 
@@ -21,6 +21,20 @@ from skills_app.infra.queue import OUTCOME_STORE, send_task
 from skills_app.models import RevisionOutcome
 
 logger = logging.getLogger(__name__)
+
+
+class OutcomeMessage(TypedDict):
+    """One report as the broker carries it to ``outcome_store`` (JSON: ids and ISO dates)."""
+
+    revision: int
+    date: str
+    reporter: str
+    client_name: str
+    token: int | None
+    user: int | None
+    outcome: str
+    note: str
+    reported_at: str
 
 
 def outcome_report(
@@ -34,7 +48,7 @@ def outcome_report(
     now = datetime.now(UTC)
     token = actor.token
     user_pk = actor.user.pk if actor.user is not None else None
-    report = {
+    report: OutcomeMessage = {
         "revision": revision.pk,
         "date": now.date().isoformat(),
         "reporter": f"token:{token.token_id}" if token is not None else f"user:{user_pk}",
@@ -53,7 +67,7 @@ def outcome_report(
     return {"revision_id": revision.revision_id, "outcome": outcome, "accepted": True}
 
 
-def outcome_store(*, report: dict[str, Any]) -> bool:
+def outcome_store(*, report: OutcomeMessage) -> bool:
     """Store one report (a worker); False when the reporter's day already holds one."""
     try:
         with transaction.atomic():

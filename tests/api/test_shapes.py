@@ -24,7 +24,7 @@ from tests.factories import Env, actor_for
 
 # Shapes that are no component of their own: a union, a generic page, a free-form alias, the
 # part of SkillDiff the console reads alone.
-NOT_COMPONENTS = {"RecallAnswer", "PageOf", "JSONObject", "OutcomeReport", "RevisionPairDiff"}
+NOT_COMPONENTS = {"RecallAnswer", "PageOf", "JSONObject", "RevisionPairDiff"}
 
 
 @pytest.fixture(scope="module")

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from skills_app.api.serializers import RevisionEvalsOut
+from skills_app.api.serializers import OutcomeReportOut, RevisionEvalsOut
 from skills_app.api.views.base import ApiView
 from skills_app.errors import ValidationFailed
 from skills_app.selectors.evals import revision_evals
@@ -38,7 +37,7 @@ class RevisionOutcomeView(ApiView):
         operation_id="revisions_outcomes_create",
         summary="Report how a use of the revision went (one counted per token per day)",
         request=OutcomeIn,
-        responses={202: OpenApiTypes.OBJECT},
+        responses={202: OutcomeReportOut},
         tags=["revisions"],
     )
     def post(self, request: Request, revision_id: str) -> Response:
