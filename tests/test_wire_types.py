@@ -34,7 +34,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("skills_app.selectors.recall.entries", "entries"): _ENTRIES,
     ("skills_app.selectors.recall.entries", "skill_entry"): _ENTRIES,
     ("skills_app.selectors.recall.entries", "skill_md_read"): _ENTRIES,
-    ("skills_app.services.backup", "workspace_restore"): "a job's result: Job.result is open",
     ("skills_app.services.jobs.start", "execute_start"): "a script's arguments: open (§13)",
     ("skills_app.services.oauth", "oauth_client_register"): "RFC 7591 client metadata: open",
 }

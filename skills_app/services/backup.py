@@ -23,6 +23,7 @@ from skills_app.access import ADMIN_ROLES, Actor, require_role, require_scope
 from skills_app.domain.bundle import ComponentData
 from skills_app.domain.context_cost import revision_tokens
 from skills_app.domain.lifecycle import OWNER
+from skills_app.domain.shapes.jobs import RestoredSkill, RestoreResult
 from skills_app.formats.backup import (
     Backup,
     BackupApproval,
@@ -365,7 +366,7 @@ def _overrides_restore(
 
 def workspace_restore(
     *, actor: Actor, workspace: Workspace, backup: Backup, on_progress: Progress = _no_progress
-) -> dict[str, Any]:
+) -> RestoreResult:
     """Recreate every skill and revision of ``backup`` in the empty team ``workspace``."""
     total = backup.revision_count
     with transaction.atomic():
@@ -457,7 +458,9 @@ def workspace_restore(
             for skill, item in skills
             for label in item.labels
         )
-        restored = [{"skill_id": skill.skill_id, "slug": skill.slug} for skill, _ in skills]
+        restored: list[RestoredSkill] = [
+            {"skill_id": skill.skill_id, "slug": skill.slug} for skill, _ in skills
+        ]
         # Scans are derived data too: every restored revision is scanned after commit.
         scan_wanted([row.revision_id for row in rows.values()])
         # Vectors are derived data, not in the backup: asked for once, after commit.

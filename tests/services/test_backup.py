@@ -16,6 +16,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from skills_app import errors
+from skills_app.domain.shapes.jobs import RestoreResult
 from skills_app.formats.backup import backup_read, backup_write
 from skills_app.models import AuditEntry, RevisionScan, Skill, SkillRevision, Workspace
 from skills_app.services.backup import workspace_backup, workspace_restore
@@ -171,8 +172,8 @@ def _entries(data: bytes) -> dict[str, bytes]:
 
 
 @pytest.fixture
-def restore_into(env: Env) -> Callable[[bytes, Workspace], dict[str, Any]]:
-    def run(data: bytes, target: Workspace) -> dict[str, Any]:
+def restore_into(env: Env) -> Callable[[bytes, Workspace], RestoreResult]:
+    def run(data: bytes, target: Workspace) -> RestoreResult:
         return workspace_restore(
             actor=actor_for(env.owner), workspace=target, backup=backup_read(data)
         )
@@ -181,7 +182,7 @@ def restore_into(env: Env) -> Callable[[bytes, Workspace], dict[str, Any]]:
 
 
 def test_backup_restores_every_skill_and_revision_exactly(
-    env: Env, restore_into: Callable[[bytes, Workspace], dict[str, Any]]
+    env: Env, restore_into: Callable[[bytes, Workspace], RestoreResult]
 ) -> None:
     require_service("postgresql", connection.vendor == "postgresql")
     source = _history(env)
@@ -256,7 +257,7 @@ def _without_overrides_and_mode(original: dict[str, Any]) -> None:
 
 
 def test_a_version_4_backup_restores_with_the_default_mode_and_no_override(
-    env: Env, restore_into: Callable[[bytes, Workspace], dict[str, Any]]
+    env: Env, restore_into: Callable[[bytes, Workspace], RestoreResult]
 ) -> None:
     source = _history(env)
     original = _rows(source)
@@ -301,7 +302,7 @@ def _as_version_1(manifest: dict[str, Any]) -> None:
 
 
 def test_a_version_1_backup_still_restores_without_conversations(
-    env: Env, restore_into: Callable[[bytes, Workspace], dict[str, Any]]
+    env: Env, restore_into: Callable[[bytes, Workspace], RestoreResult]
 ) -> None:
     source = _history(env)
     original = _rows(source)
@@ -400,7 +401,7 @@ def _body_changed(entries: dict[str, bytes]) -> None:
 )
 def test_a_damaged_backup_is_refused_and_nothing_is_stored(
     env: Env,
-    restore_into: Callable[[bytes, Workspace], dict[str, Any]],
+    restore_into: Callable[[bytes, Workspace], RestoreResult],
     damage: Callable[[bytes], bytes],
     code: str,
 ) -> None:
@@ -415,7 +416,7 @@ def test_a_damaged_backup_is_refused_and_nothing_is_stored(
 
 
 def test_an_older_backup_with_a_label_on_a_rejected_revision_restores_without_it(
-    env: Env, restore_into: Callable[[bytes, Workspace], dict[str, Any]]
+    env: Env, restore_into: Callable[[bytes, Workspace], RestoreResult]
 ) -> None:
     """Issue 37 #6: a backup taken while a label survived its revision's rejection could not be
     restored (INVALID_TRANSITION). The label is left out, and the result says so."""
@@ -434,7 +435,7 @@ def test_an_older_backup_with_a_label_on_a_rejected_revision_restores_without_it
 
 
 def test_restore_needs_an_empty_team_and_an_admin(
-    env: Env, restore_into: Callable[[bytes, Workspace], dict[str, Any]]
+    env: Env, restore_into: Callable[[bytes, Workspace], RestoreResult]
 ) -> None:
     _history(env)
     data = backup_write(workspace_backup(workspace=env.team))

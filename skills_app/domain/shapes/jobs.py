@@ -30,3 +30,17 @@ class Job(TypedDict):
     created_at: DateTime
     started_at: DateTime | None
     finished_at: DateTime | None
+
+
+class RestoredSkill(TypedDict):
+    skill_id: str
+    slug: str
+
+
+class RestoreResult(TypedDict):
+    """A restore job's ``result`` (docs/backup.md): what came back, and notes on what did not."""
+
+    skills: list[RestoredSkill]
+    revision_count: int
+    from_workspace: str
+    notes: list[str]

@@ -503,7 +503,7 @@ def _run_restore(job: Job, actor: Actor) -> tuple[dict[str, Any], dict[str, Any]
         )
     total = restored.revision_count
     job_progress(job, done=total, total=total)
-    return result, {}
+    return dict(result), {}
 
 
 HANDLERS: dict[str, Handler] = {
