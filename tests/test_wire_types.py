@@ -21,7 +21,6 @@ OPEN = "dict[str, Any]"
 # data, job input) and the arguments of a tool call are open by nature; the rest is to type.
 _SARIF = "a SARIF 2.1.0 log: an outside standard's open JSON"
 _FRONTMATTER = "frontmatter is the author's YAML, open by the SPEC"
-_ENTRIES = "MCP resources listings; l1perf reworks recall/entries.py this session: next"
 _ERRORS = "an error's details are open per code (contract §7): ErrorBody.details is free-form"
 ALLOWED: dict[tuple[str, str], str] = {
     ("skills_app.domain.scan.sarif", "scan_sarif"): _SARIF,
@@ -30,10 +29,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("skills_app.domain.skillmd", "merge_frontmatter"): _FRONTMATTER,
     ("skills_app.domain.skillmd", "split_frontmatter"): _FRONTMATTER,
     ("skills_app.gateway.errors", "envelope"): _ERRORS,
-    ("skills_app.selectors.recall.entries", "directory_read"): _ENTRIES,
-    ("skills_app.selectors.recall.entries", "entries"): _ENTRIES,
-    ("skills_app.selectors.recall.entries", "skill_entry"): _ENTRIES,
-    ("skills_app.selectors.recall.entries", "skill_md_read"): _ENTRIES,
     ("skills_app.services.jobs.start", "execute_start"): "a script's arguments: open (§13)",
     ("skills_app.services.oauth", "oauth_client_register"): "RFC 7591 client metadata: open",
 }

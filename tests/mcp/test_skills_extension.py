@@ -181,6 +181,13 @@ def test_folders_read_level_by_level(live_url: str, mode: str) -> None:
         ("assets", "inode/directory"),
         ("templates", "inode/directory"),
     ]
+    # A file has its size, a folder none (shapes.entries.DirectoryChild).
+    assert [sorted(r) for r in top["resources"]] == [
+        ["mimeType", "name", "size", "uri"],
+        ["mimeType", "name", "uri"],
+        ["mimeType", "name", "uri"],
+    ]
+    assert top["resources"][0]["size"] > 0
     assert [(r["uri"], r["mimeType"]) for r in templates["resources"]] == [
         (f"{root}/templates/invoice.md", "text/markdown"),
         (f"{root}/templates/regional", "inode/directory"),

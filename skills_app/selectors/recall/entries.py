@@ -24,6 +24,12 @@ from skills_app.access import Actor, readable_workspaces, require_scope
 from skills_app.domain import shapes
 from skills_app.domain.json_bytes import encode_json
 from skills_app.domain.lifecycle import LATEST_FALLBACK_KINDS
+from skills_app.domain.shapes.entries import (
+    DirectoryChild,
+    EntryResource,
+    SkillEntry,
+    XmemoMeta,
+)
 from skills_app.domain.skill_uri import SKILL_MD, SkillUri, skill_md_uri, skill_uri
 from skills_app.domain.skillmd import merge_frontmatter
 from skills_app.formats.capsule import capsule_skill_md
@@ -53,7 +59,6 @@ from skills_app.selectors.scans import scan_summaries
 PAGE = 100
 DIRECTORY_MIME = "inode/directory"
 SKILL_MD_MIME = "text/markdown"
-META_PREFIX = "io.xmemo/"
 
 
 @dataclass(frozen=True)
@@ -114,16 +119,16 @@ def _files_decode(payload: bytes) -> SkillFiles:
 
 def xmemo_meta(
     target: _Target, revision_number: int, canonical_hash: str, scan: dict[str, Any]
-) -> dict[str, Any]:
+) -> XmemoMeta:
     """The product's own ``_meta`` keys, under ``io.xmemo/`` (§20), the scan summary of §21
     among them as ``io.xmemo/scan``."""
     return {
-        f"{META_PREFIX}revision_id": target.revision_id,
-        f"{META_PREFIX}revision_number": revision_number,
-        f"{META_PREFIX}state": target.state,
-        f"{META_PREFIX}labels": list(target.labels),
-        f"{META_PREFIX}canonical_hash": canonical_hash,
-        f"{META_PREFIX}scan": scan,
+        "io.xmemo/revision_id": target.revision_id,
+        "io.xmemo/revision_number": revision_number,
+        "io.xmemo/state": target.state,
+        "io.xmemo/labels": list(target.labels),
+        "io.xmemo/canonical_hash": canonical_hash,
+        "io.xmemo/scan": scan,
     }
 
 
@@ -134,23 +139,24 @@ def _entry(
     canonical_hash: str,
     scan: dict[str, Any],
     pinned: bool,
-) -> dict[str, Any]:
+) -> SkillEntry:
     revision_id = target.revision_id if pinned else None
     uri = skill_md_uri(target.workspace, target.slug, revision_id)
+    resources: list[EntryResource] = [
+        {"uri": uri, "digest": f"sha256:{files.skill_md_sha256}", "size": files.skill_md_size}
+    ]
+    resources += [
+        {
+            "uri": skill_uri(target.workspace, target.slug, path, revision_id),
+            "digest": f"sha256:{sha}",
+            "size": size,
+        }
+        for path, _type, sha, size, _mt in files.components
+    ]
     return {
         "uri": uri,
         "frontmatter": json.loads(files.frontmatter_json),
-        "resources": [
-            {"uri": uri, "digest": f"sha256:{files.skill_md_sha256}", "size": files.skill_md_size},
-            *(
-                {
-                    "uri": skill_uri(target.workspace, target.slug, path, revision_id),
-                    "digest": f"sha256:{sha}",
-                    "size": size,
-                }
-                for path, _type, sha, size, _mt in files.components
-            ),
-        ],
+        "resources": resources,
         "_meta": xmemo_meta(target, revision_number, canonical_hash, scan),
     }
 
@@ -177,7 +183,7 @@ def resolve(*, actor: Actor, ref: SkillUri, published_only: bool) -> tuple[_Targ
     return target, _root_content(target.revision_id, target.revision_pk)
 
 
-def skill_entry(*, actor: Actor, ref: SkillUri, published_only: bool) -> dict[str, Any]:
+def skill_entry(*, actor: Actor, ref: SkillUri, published_only: bool) -> SkillEntry:
     """``skills/get``: the entry of the skill whose SKILL.md ``ref`` is."""
     if not ref.is_skill_md:
         raise errors.NotFound("Not a SKILL.md URI.")
@@ -191,7 +197,7 @@ def skill_entry(*, actor: Actor, ref: SkillUri, published_only: bool) -> dict[st
 
 def skill_md_read(
     *, actor: Actor, ref: SkillUri, published_only: bool
-) -> tuple[bytes, dict[str, Any], str]:
+) -> tuple[bytes, XmemoMeta, str]:
     """``resources/read`` of a SKILL.md: its bytes, the ``_meta`` and its description. A Level 1
     answer for usage (docs/contract.md §19): it is the skill's instructions."""
     target, content = resolve(actor=actor, ref=ref, published_only=published_only)
@@ -219,7 +225,7 @@ def component_read(*, actor: Actor, ref: SkillUri, published_only: bool) -> shap
 
 def directory_read(
     *, actor: Actor, ref: SkillUri, cursor: str | None, published_only: bool
-) -> tuple[list[dict[str, Any]], str | None]:
+) -> tuple[list[DirectoryChild], str | None]:
     """``resources/directory/read``: the direct children of the skill's root or of a folder in
     it (folders as ``inode/directory``), one page; anything else is NOT_FOUND."""
     if ref.legacy or ref.path == SKILL_MD:
@@ -241,20 +247,21 @@ def directory_read(
             files[head] = (media_type, size)
     if prefix and not files and not folders:
         raise errors.NotFound("Not a folder of this skill.", details={"path": ref.path})
-    children = [(name, {"mimeType": DIRECTORY_MIME}) for name in folders] + [
-        (name, {"mimeType": mt, "size": size}) for name, (mt, size) in files.items()
-    ]
+    children: list[tuple[str, str, int | None]] = [
+        (name, DIRECTORY_MIME, None) for name in folders
+    ] + [(name, mt, size) for name, (mt, size) in files.items()]
     children.sort(key=lambda child: child[0])
     start = int(decode_cursor("dir", cursor)[0]) if cursor else 0
-    page = children[start : start + PAGE]
-    rows = [
-        {
+    rows: list[DirectoryChild] = []
+    for name, mime, length in children[start : start + PAGE]:
+        row: DirectoryChild = {
             "uri": skill_uri(target.workspace, target.slug, prefix + name, pinned),
             "name": name,
-            **extra,
+            "mimeType": mime,
         }
-        for name, extra in page
-    ]
+        if length is not None:  # a file; a folder has no size
+            row["size"] = length
+        rows.append(row)
     more = start + PAGE < len(children)
     return rows, encode_cursor("dir", [start + PAGE]) if more else None
 
@@ -377,7 +384,7 @@ def _given(value: RootContent) -> RootContent:
     return value
 
 
-def entries(listed: Iterable[ListedSkill]) -> list[dict[str, Any]]:
+def entries(listed: Iterable[ListedSkill]) -> list[SkillEntry]:
     """``skills/list``'s entries for a listing page."""
     return [
         _entry(
