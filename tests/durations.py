@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections import Counter
+from collections import defaultdict
 
 from tests.parallel import DURATIONS
 
@@ -15,12 +15,16 @@ LINE = re.compile(r"^(\d+\.\d+)s (?:setup|call|teardown) +([^:\s]+)::")
 
 
 def main() -> None:
-    seconds: Counter[str] = Counter()
+    seconds: defaultdict[str, float] = defaultdict(float)
     for line in sys.stdin:
         sys.stdout.write(line)
         if match := LINE.match(line):
             seconds[match[2]] += float(match[1])
-    kept = {module: round(s, 1) for module, s in seconds.most_common() if s >= 1.0}
+    kept = {
+        module: round(s, 1)
+        for module, s in sorted(seconds.items(), key=lambda kv: -kv[1])
+        if s >= 1.0
+    }
     DURATIONS.write_text(json.dumps(kept, indent=1) + "\n", encoding="utf-8")
     print(f"{DURATIONS}: {len(kept)} modules of 1 s or more, {sum(kept.values()):.0f} s")
 

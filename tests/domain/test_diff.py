@@ -138,8 +138,10 @@ def test_full_diff() -> None:
         {"op": "equal", "text": "Triage"},
     ]
     assert result["description"] is None
-    assert {"op": "delete", "text": "MIT"} in result["frontmatter"]
-    assert {"op": "insert", "text": "Apache-2.0"} in result["frontmatter"]
+    frontmatter = result["frontmatter"]
+    assert frontmatter is not None
+    assert {"op": "delete", "text": "MIT"} in frontmatter
+    assert {"op": "insert", "text": "Apache-2.0"} in frontmatter
     assert result["instruction_body"] == [
         {"op": "equal", "text": "Check the "},
         {"op": "delete", "text": "logs"},

@@ -13,6 +13,7 @@ from diff_match_patch import diff_match_patch
 
 from skills_app.domain import diff
 from skills_app.domain.diff import ComponentSnapshot, RevisionSnapshot, diff_snapshots
+from skills_app.domain.shapes.diff import RevisionPairDiff, SkillDiff
 from skills_app.infra.cache import clear_local
 from skills_app.selectors import skills as skill_selectors
 from tests.factories import Env, actor_for, component, save
@@ -95,13 +96,13 @@ def test_a_second_request_for_the_same_pair_does_not_recompute(
     calls: list[str] = []
     real = diff_snapshots
 
-    def counting(old: RevisionSnapshot, new: RevisionSnapshot) -> dict[str, Any]:
+    def counting(old: RevisionSnapshot, new: RevisionSnapshot) -> RevisionPairDiff:
         calls.append(new.revision_id)
         return real(old, new)
 
     monkeypatch.setattr(skill_selectors, "diff_snapshots", counting)
 
-    def ask() -> dict[str, Any]:
+    def ask() -> SkillDiff:
         return skill_selectors.skill_diff(
             actor=actor_for(env.owner),
             skill_id=first.skill.skill_id,
