@@ -9,7 +9,8 @@ from skills_app.console.base import Console, console_view
 from skills_app.console.forms import ExportForm, ImportForm, RestoreForm, add_service_error
 from skills_app.gateway.downloads import download_response
 from skills_app.models import Job
-from skills_app.selectors.jobs import job_as_read, job_list_recent, job_output
+from skills_app.selectors.jobs import job_list_recent, job_output
+from skills_app.selectors.pages.jobs import job_page
 from skills_app.selectors.skills import skill_choices
 from skills_app.services import jobs as job_services
 
@@ -129,32 +130,17 @@ def _export(console: Console, form: ExportForm) -> Job:
     return job_services.export_start(actor=console.actor, workspace=console.ws)
 
 
-def _job_context(console: Console, job_id: str) -> dict[str, object]:
-    job = job_as_read(console.job(job_id))
-    imported = []
-    kinds = (Job.Kind.IMPORT, Job.Kind.RESTORE)
-    if job.kind in kinds and job.state == Job.State.SUCCEEDED and job.result:
-        imported = job.result.get("skills", [])
-    total = max(job.progress_total, 1)
-    finished = job.state in (Job.State.SUCCEEDED, Job.State.FAILED)
-    return {
-        "job": job,
-        "finished": finished,
-        "imported": imported,
-        "progress_value": total if job.state == Job.State.SUCCEEDED else job.progress_done,
-        "progress_max": total,
-    }
-
-
 @console_view()
 def job_detail(request: HttpRequest, console: Console, job_id: str) -> HttpResponse:
-    return console.render("console/jobs/job.html", _job_context(console, job_id))
+    page = job_page(actor=console.actor, workspace=console.ws, job_id=job_id)
+    return console.render_page("console/jobs/job.html", page)
 
 
 @console_view()
 def job_progress(request: HttpRequest, console: Console, job_id: str) -> HttpResponse:
     """The progress fragment htmx polls; a finished job's fragment stops the polling."""
-    return console.render("console/jobs/_progress.html", _job_context(console, job_id))
+    page = job_page(actor=console.actor, workspace=console.ws, job_id=job_id)
+    return console.render_page("console/jobs/_progress.html", page)
 
 
 @console_view()
