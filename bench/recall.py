@@ -694,9 +694,11 @@ def main() -> None:
             _stop(server)
             _stop(mcp_server)
             print(f"Topping up to {args.level0_scale:,} skills for Level 0 …")
-            seed(args.level0_scale, revisions=1, progress=lambda _: None)
+            started = time.perf_counter()
+            added = seed(args.level0_scale, revisions=1, progress=lambda _: None)
             seed_vectors(progress=lambda _: None)
             _analyze()
+            print(f"  {added:,} added in {time.perf_counter() - started:.1f} s (vectors, VACUUM)")
             server, base = _start_server(env, args.workers)
             measure("(vector index warm-up)", "level0", INDEX_WARMUP_SECONDS)  # new workers
             level0(args.level0_scale)

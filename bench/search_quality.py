@@ -3,6 +3,7 @@
     python -m bench.search_quality            # PostgreSQL
     python -m bench.search_quality --sqlite   # the embedded default
     python -m bench.search_quality --sweep    # fusion weights, on the tuning part only
+    python -m bench.search_quality --mpnet DIR  # also all-mpnet-base-v2, fused offline
 
 Every task of ``bench/search_eval`` is searched by the three systems in one run on a fresh
 database; prints hit@1, hit@3, hit@10, MRR and the paraphrases' hit@3 per split
@@ -226,6 +227,83 @@ def _offline_fusion(skills: list[dict[str, str]], tasks: list[Task]) -> list[lis
     ]
 
 
+@functools.cache
+def _mpnet(model_dir: Path) -> tuple[Any, Any]:
+    """all-mpnet-base-v2 as ``bench.encoders`` runs it: float32 for documents, int8 for queries."""
+    from bench.encoders import MPNetEncoder
+
+    return MPNetEncoder(model_dir, integer=False), MPNetEncoder(model_dir, integer=True)
+
+
+def _mpnet_cosines(
+    model_dir: Path, skills: list[dict[str, str]], tasks: list[Task]
+) -> list[list[tuple[int, float]]]:
+    """Each task's best ``OFFLINE_POOL`` skills by mpnet's cosine, exact, over every skill's
+    descriptor (the text the served encoder embeds)."""
+    import numpy as np
+
+    from skills_app.domain.descriptor import descriptor_text
+
+    documents, queries = _mpnet(model_dir)
+    texts = [
+        descriptor_text(name=s["name"], description=s["description"], body=s["body"])
+        for s in skills
+    ]
+    matrix = np.concatenate([documents.encode(texts[i : i + 8]) for i in range(0, len(texts), 8)])
+    ranked = []
+    for task in tasks:
+        cosine = matrix @ queries.encode([task.query])[0]
+        best = np.argsort(-cosine)[:OFFLINE_POOL]
+        ranked.append([(int(i), float(cosine[i])) for i in best])
+    return ranked
+
+
+def _three_way(
+    words: list[tuple[int, float]],
+    minilm: list[tuple[int, float]],
+    mpnet: list[tuple[int, float]],
+) -> list[tuple[int, float]]:
+    """BM25 and both encoders' cosines, z-scored: the words at Level 0's lexical weight, the
+    rest shared evenly by the encoders; floors as ``fuse_by_score``'s."""
+    from skills_app.domain.search_text import LEXICAL_WEIGHT, ScoredRanking, score_fusion
+    from skills_app.selectors.search import semantic
+
+    def floor(hits: list[tuple[int, float]], nothing: float) -> float:
+        return hits[-1][1] if len(hits) >= OFFLINE_POOL else nothing
+
+    meaning = (1.0 - LEXICAL_WEIGHT) / 2
+    fused = score_fusion(
+        ScoredRanking(words, LEXICAL_WEIGHT, floor(words, 0.0)),
+        ScoredRanking(minilm, meaning, floor(minilm, semantic.MIN_SIMILARITY)),
+        ScoredRanking(mpnet, meaning, floor(mpnet, semantic.MIN_SIMILARITY)),
+        normalize="z",
+    )
+    return [(int(pk), score) for pk, score in fused]  # type: ignore[call-overload]
+
+
+def _mpnet_systems(
+    model_dir: Path, skills: list[dict[str, str]], tasks: list[Task]
+) -> dict[str, list[list[str]]]:
+    """mpnet alone, BM25 + mpnet and BM25 + MiniLM + mpnet, all fused offline."""
+    from skills_app.selectors.search import fuse_by_score
+
+    words, minilm = _bm25_scored(skills, tasks), _cosines(skills, tasks)
+    mpnet = _mpnet_cosines(model_dir, skills, tasks)
+
+    def slugs(hits: list[tuple[int, float]]) -> list[str]:
+        return [skills[i]["slug"] for i, _ in hits[:10]]
+
+    return {
+        "offline mpnet alone": [slugs(m) for m in mpnet],
+        "offline BM25 + mpnet": [
+            slugs(fuse_by_score(w, m, OFFLINE_POOL)) for w, m in zip(words, mpnet, strict=True)
+        ],
+        "offline BM25 + MiniLM + mpnet": [
+            slugs(_three_way(w, e, m)) for w, e, m in zip(words, minilm, mpnet, strict=True)
+        ],
+    }
+
+
 def _level0(actor: Any, tasks: list[Task]) -> list[list[str]]:
     """Level 0 as served: the public selector."""
     from skills_app.selectors.recall import recall_search
@@ -275,7 +353,9 @@ def _sweep(actor: Any, tasks: list[Task]) -> None:
     print(_table(rows))
 
 
-def _report(actor: Any, skills: list[dict[str, str]], tasks: list[Task]) -> None:
+def _report(
+    actor: Any, skills: list[dict[str, str]], tasks: list[Task], mpnet: Path | None = None
+) -> None:
     from skills_app.selectors.search import fuse_by_rank
 
     systems = {
@@ -288,6 +368,8 @@ def _report(actor: Any, skills: list[dict[str, str]], tasks: list[Task]) -> None
 
     if embedding.encoder() is not None:
         systems["offline fusion (BM25 + encoder)"] = _offline_fusion(skills, tasks)
+        if mpnet is not None:
+            systems.update(_mpnet_systems(mpnet, skills, tasks))
     systems["Level 0"] = _level0(actor, tasks)
     for split in SPLITS:
         chosen = [i for i, t in enumerate(tasks) if t.split == split]
@@ -311,10 +393,12 @@ def run(
     dim: int = 0,
     version: str = "",
     vanilla: bool = False,
+    mpnet: Path | None = None,
 ) -> None:
     """Publish the set into a fresh database, embed it, report (or ``sweep``). ``encoders``
     (``{"documents": …, "queries": …}``, vectors ``dim`` wide, stored as ``version``) replace the
-    served model for this process: how ``bench.encoders`` measures another model."""
+    served model for this process: how ``bench.encoders`` measures another model. ``mpnet``:
+    all-mpnet-base-v2's folder, fused offline beside the served encoder (and its query time)."""
     if sqlite:
         db_url = f"sqlite:///{Path(tempfile.gettempdir()) / 'xmemo_search_eval.sqlite3'}"
     else:
@@ -342,8 +426,13 @@ def run(
     if sweep:
         _sweep(actor, tasks)
     else:
-        _report(actor, skills, tasks)
-        _report(unseen_actor, unseen_skills, unseen_tasks)
+        _report(actor, skills, tasks, mpnet)
+        _report(unseen_actor, unseen_skills, unseen_tasks, mpnet)
+        if mpnet is not None:
+            from bench.encoders import _latency_report
+
+            documents, queries = _mpnet(mpnet)
+            _latency_report(mpnet, documents, queries, [t.query for t in tasks + unseen_tasks])
 
 
 def main() -> None:
@@ -357,8 +446,14 @@ def main() -> None:
         action="store_true",
         help="the untuned all-MiniLM-L6-v2 (the package's own weights) in place of the served",
     )
+    parser.add_argument(
+        "--mpnet",
+        type=Path,
+        help="all-mpnet-base-v2's folder (as sentence-transformers saves it): adds mpnet alone, "
+        "BM25 + mpnet and BM25 + MiniLM + mpnet, fused offline, and mpnet's query time",
+    )
     args = parser.parse_args()
-    run(sqlite=args.sqlite, sweep=args.sweep, vanilla=args.vanilla)
+    run(sqlite=args.sqlite, sweep=args.sweep, vanilla=args.vanilla, mpnet=args.mpnet)
 
 
 def _untuned() -> None:
