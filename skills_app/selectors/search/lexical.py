@@ -147,21 +147,24 @@ def _rank_postgresql(
 ) -> list[tuple[int, float]]:
     where, gate_params = gate.sql("s")
     rare = _rarest_within_budget(terms)
+    # Whether a match names a word in its name or description: the candidates' tie-breaker.
+    any_word = " | ".join(t.query for t in terms)
     params: list[object] = [
         [t.query for t in terms],
         [t.weight for t in terms],
         [t.lexeme for t in terms],
         [t.prefix for t in terms],
         rare,
+        any_word,
         *gate_params,
         MATCH_BUDGET,
+        any_word,
         # Skills holding every word (for one word: all of its matches, up to the budget).
         " & ".join(t.query for t in terms),
         *gate_params,
         EVERY_WORD_BUDGET,
         # What a skill holding every word scores for being anywhere: every word's IDF.
         sum(t.weight for t in terms),
-        " | ".join(t.query for t in terms),
         CANDIDATES,
     ]
     # Each match arrives once per way it was found, with its small name/description vector: a
@@ -177,18 +180,19 @@ def _rank_postgresql(
         " (SELECT * FROM unnest(%s::tsquery[], %s::float8[], %s::text[], %s::bool[],"
         " %s::bool[]) WITH ORDINALITY),"
         # A rare word's matches, all of them (a common word's are found with the others).
-        " hits AS (SELECT h.id, h.head, t.idf AS rare, 0 AS every FROM t"
-        " CROSS JOIN LATERAL (SELECT s.id, s.search_head AS head"
+        " hits AS (SELECT h.id, h.named, t.idf AS rare, 0 AS every FROM t"
+        " CROSS JOIN LATERAL (SELECT s.id, s.search_head @@ (SELECT %s::tsquery) AS named"
         f" FROM {_SKILL} s WHERE t.rare AND s.search_vector @@ t.q AND {where} LIMIT %s) h"
-        " UNION ALL SELECT a.id, a.head, 0.0, 1 FROM"
-        f" (SELECT s.id, s.search_head AS head FROM {_SKILL} s"
+        " UNION ALL SELECT a.id, a.named, 0.0, 1 FROM"
+        f" (SELECT s.id, s.search_head @@ (SELECT %s::tsquery) AS named FROM {_SKILL} s"
         f" WHERE s.search_vector @@ (SELECT %s::tsquery) AND {where} LIMIT %s) a),"
-        # One group per skill (its head comes with its id): grouped by it, not gathered with
-        # array_agg, whose per-group state made 2,000 matches spill to disk.
-        " cand AS (SELECT hits.id FROM hits GROUP BY hits.id, hits.head"
+        # One group per skill, not gathered with array_agg, whose per-group state made 2,000
+        # matches spill to disk. The head is tested once per match, where it is read: stored
+        # out of line (TOAST), grouping by it and testing it after read it three times.
+        " cand AS (SELECT hits.id FROM hits GROUP BY hits.id"
         # Ties (every skill holding all the words, say) keep those named for a word first.
         " ORDER BY greatest(sum(hits.rare), max(hits.every) * %s::float8) DESC,"
-        " hits.head @@ %s::tsquery DESC LIMIT %s)"
+        " bool_or(hits.named) DESC LIMIT %s)"
         # Each candidate's statistics decompressed once (``|| '{}'`` makes a plain copy; every
         # ``->`` on the stored value would decompress it again: half the cost with four words).
         " SELECT x.id, x.slug, x.st -> 'l', (SELECT jsonb_agg(CASE WHEN NOT t.prefix"
