@@ -33,6 +33,7 @@ EVAL = Path(__file__).resolve().parent / "search_eval"
 UNSEEN = EVAL / "unseen"
 DATABASE_NAME = "xmemo_search_eval"
 USERNAME = "search-eval"
+UNSEEN_USERNAME = f"{USERNAME}-unseen"  # the second set's own personal workspace
 METRICS = ("hit@1", "hit@3", "hit@10", "MRR", "para@3")
 SPLITS = ("tune", "held_out", "unseen")
 # What --sweep tries, on the tuning part only: the word ranking's weight, per normalization.
@@ -191,16 +192,22 @@ def _bm25(skills: list[dict[str, str]], tasks: list[Task]) -> list[list[str]]:
     return [[skills[i]["slug"] for i, _ in hits[:10]] for hits in _bm25_scored(skills, tasks)]
 
 
-def _cosines(skills: list[dict[str, str]], tasks: list[Task]) -> list[list[tuple[int, float]]]:
+def _cosines(
+    skills: list[dict[str, str]], tasks: list[Task], workspace: str
+) -> list[list[tuple[int, float]]]:
     """Each task's best ``OFFLINE_POOL`` skills by the cosine of the served encoder's vectors
-    (the stored documents', the query's as a search computes it), exact, over every skill."""
+    (the stored documents' of ``workspace``, where the set was published; the query's as a
+    search computes it), exact, over every skill; equal cosines in the set's order."""
     import numpy as np
 
     from skills_app.encoder import embedding
     from skills_app.models import RevisionEmbedding, Skill
     from skills_app.selectors.search import semantic
 
-    current = dict(Skill.objects.values_list("current_revision_id", "slug"))
+    # The set's own workspace: both sets hold a few skills of the same slug.
+    current = dict(
+        Skill.objects.filter(workspace__slug=workspace).values_list("current_revision_id", "slug")
+    )
     stored = {
         current[revision]: embedding.vector_from_bytes(bytes(vector))
         for revision, vector in RevisionEmbedding.objects.filter(
@@ -211,19 +218,23 @@ def _cosines(skills: list[dict[str, str]], tasks: list[Task]) -> list[list[tuple
     ranked = []
     for task in tasks:
         cosine = matrix @ semantic.query_vector(task.query)
-        best = np.argsort(-cosine)[:OFFLINE_POOL]
+        best = np.argsort(-cosine, kind="stable")[:OFFLINE_POOL]
         ranked.append([(int(i), float(cosine[i])) for i in best])
     return ranked
 
 
-def _offline_fusion(skills: list[dict[str, str]], tasks: list[Task]) -> list[list[str]]:
+def _offline_fusion(
+    skills: list[dict[str, str]], tasks: list[Task], workspace: str
+) -> list[list[str]]:
     """The same lexical and encoder parts fused offline, outside Level 0: plain BM25 and exact
     cosine over every skill, z-scores at Level 0's lexical weight (``fuse_by_score``)."""
     from skills_app.selectors.search import fuse_by_score
 
     return [
         [skills[i]["slug"] for i, _ in fuse_by_score(words, meaning, OFFLINE_POOL)[:10]]
-        for words, meaning in zip(_bm25_scored(skills, tasks), _cosines(skills, tasks), strict=True)
+        for words, meaning in zip(
+            _bm25_scored(skills, tasks), _cosines(skills, tasks, workspace), strict=True
+        )
     ]
 
 
@@ -253,7 +264,7 @@ def _mpnet_cosines(
     ranked = []
     for task in tasks:
         cosine = matrix @ queries.encode([task.query])[0]
-        best = np.argsort(-cosine)[:OFFLINE_POOL]
+        best = np.argsort(-cosine, kind="stable")[:OFFLINE_POOL]
         ranked.append([(int(i), float(cosine[i])) for i in best])
     return ranked
 
@@ -282,12 +293,12 @@ def _three_way(
 
 
 def _mpnet_systems(
-    model_dir: Path, skills: list[dict[str, str]], tasks: list[Task]
+    model_dir: Path, skills: list[dict[str, str]], tasks: list[Task], workspace: str
 ) -> dict[str, list[list[str]]]:
     """mpnet alone, BM25 + mpnet and BM25 + MiniLM + mpnet, all fused offline."""
     from skills_app.selectors.search import fuse_by_score
 
-    words, minilm = _bm25_scored(skills, tasks), _cosines(skills, tasks)
+    words, minilm = _bm25_scored(skills, tasks), _cosines(skills, tasks, workspace)
     mpnet = _mpnet_cosines(model_dir, skills, tasks)
 
     def slugs(hits: list[tuple[int, float]]) -> list[str]:
@@ -354,7 +365,12 @@ def _sweep(actor: Any, tasks: list[Task]) -> None:
 
 
 def _report(
-    actor: Any, skills: list[dict[str, str]], tasks: list[Task], mpnet: Path | None = None
+    actor: Any,
+    skills: list[dict[str, str]],
+    tasks: list[Task],
+    mpnet: Path | None = None,
+    *,
+    workspace: str,
 ) -> None:
     from skills_app.selectors.search import fuse_by_rank
 
@@ -367,9 +383,9 @@ def _report(
     from skills_app.encoder import embedding
 
     if embedding.encoder() is not None:
-        systems["offline fusion (BM25 + encoder)"] = _offline_fusion(skills, tasks)
+        systems["offline fusion (BM25 + encoder)"] = _offline_fusion(skills, tasks, workspace)
         if mpnet is not None:
-            systems.update(_mpnet_systems(mpnet, skills, tasks))
+            systems.update(_mpnet_systems(mpnet, skills, tasks, workspace))
     systems["Level 0"] = _level0(actor, tasks)
     for split in SPLITS:
         chosen = [i for i, t in enumerate(tasks) if t.split == split]
@@ -419,15 +435,15 @@ def run(
     skills, tasks = load_skills(), load_tasks()
     unseen_skills, unseen_tasks = load_skills(UNSEEN), load_tasks(UNSEEN)
     print(f"{len(skills)} skills, {len(tasks)} tasks", end="; ")
-    print(f"unseen: {len(unseen_skills)} skills, {len(unseen_tasks)} tasks")
+    print(f"unseen: {len(unseen_skills)} skills, {len(unseen_tasks)} tasks; {_integer_products()}")
     actor = _publish_all(skills)
-    unseen_actor = _publish_all(unseen_skills, f"{USERNAME}-unseen")
+    unseen_actor = _publish_all(unseen_skills, UNSEEN_USERNAME)
     _embed_all()
     if sweep:
         _sweep(actor, tasks)
     else:
-        _report(actor, skills, tasks, mpnet)
-        _report(unseen_actor, unseen_skills, unseen_tasks, mpnet)
+        _report(actor, skills, tasks, mpnet, workspace=USERNAME)
+        _report(unseen_actor, unseen_skills, unseen_tasks, mpnet, workspace=UNSEEN_USERNAME)
         if mpnet is not None:
             from bench.encoders import _latency_report
 
@@ -454,6 +470,16 @@ def main() -> None:
     )
     args = parser.parse_args()
     run(sqlite=args.sqlite, sweep=args.sweep, vanilla=args.vanilla, mpnet=args.mpnet)
+
+
+def _integer_products() -> str:
+    """Which int8 products the query encoder gets here: the query vectors, and so every figure
+    of the meaning side, differ a little between a CPU with VNNI and one with AVX2 alone."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text(encoding="utf-8").split()
+    except OSError:
+        return "CPU flags unknown"
+    return "CPU with VNNI" if {"avx512_vnni", "avx_vnni"} & set(flags) else "CPU without VNNI"
 
 
 def _untuned() -> None:

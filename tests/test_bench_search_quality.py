@@ -1,6 +1,7 @@
 """bench/search_quality.py's offline fusions with a second encoder (``--mpnet``), run on a
 stand-in encoder: each skill's descriptor is embedded, each query ranks by exact cosine, and
-the three-way fusion puts first what all three rankings agree on."""
+the three-way fusion puts first what all three rankings agree on. The served encoder's offline
+cosines read the vectors of the set's own workspace, whatever another set holds."""
 
 from __future__ import annotations
 
@@ -11,7 +12,11 @@ import numpy as np
 import pytest
 
 from bench import search_quality
-from bench.search_quality import Task, _mpnet_cosines, _three_way
+from bench.search_quality import Task, _cosines, _mpnet_cosines, _three_way
+from skills_app.encoder import embedding
+from skills_app.models import RevisionEmbedding
+from skills_app.selectors.search import semantic
+from tests.factories import Env, make_user, personal_ws, publish
 
 WORDS = ("deploy", "invoice", "triage")
 
@@ -57,3 +62,33 @@ def test_the_three_way_fusion_puts_first_what_every_ranking_agrees_on() -> None:
     assert [score for _, score in swapped] == pytest.approx(
         [score for _, score in _three_way(words, minilm, mpnet)]
     )
+
+
+def _stored(revision_id: int, axis: int) -> None:
+    vector = np.zeros(embedding.DIM, dtype=np.float32)
+    vector[axis] = 1.0
+    RevisionEmbedding.objects.create(
+        revision_id=revision_id,
+        model=embedding.MODEL,
+        model_version="test",
+        dim=embedding.DIM,
+        vector=embedding.vector_bytes(vector),
+    )
+
+
+def test_offline_cosines_read_the_sets_own_workspace_where_another_holds_the_same_slug(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both evaluation sets hold ``frontend-design``, ``gh-fix-ci`` and ``gh-address-comments``:
+    each set's offline cosine is its own skill's, not whichever row the database read last."""
+    other = make_user()
+    _stored(publish(env.owner, env.personal, slug="twin").revision.pk, axis=0)
+    _stored(publish(env.owner, env.personal, slug="plain").revision.pk, axis=1)
+    _stored(publish(other, personal_ws(other), slug="twin").revision.pk, axis=2)  # read last
+    query = np.zeros(embedding.DIM, dtype=np.float32)
+    query[0] = 1.0
+    monkeypatch.setattr(semantic, "query_vector", lambda text: query)
+    skills = [{"slug": "twin"}, {"slug": "plain"}]
+    task = Task(query="q", expect="twin", kind="other", split="unseen")
+    [hits] = _cosines(skills, [task], env.personal.slug)
+    assert hits == [(0, pytest.approx(1.0)), (1, pytest.approx(0.0))]
