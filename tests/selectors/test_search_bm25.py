@@ -42,6 +42,7 @@ queries = [
     "test driven development", "review my pull request", "skills", "frontend design canvas",
     "systematic root cause", "mcp server builder for an api", "slack gif", "theme factory",
     "verification before completion", "subagent", "git worktrees isolation", "webapp testing",
+    "tests for the testing skill",
 ]
 slugs = dict(Skill.objects.values_list("pk", "slug"))
 print(json.dumps({q: [[slugs[pk], round(score, 9)] for pk, score in lexical.rank(

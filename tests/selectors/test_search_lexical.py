@@ -358,3 +358,22 @@ def test_rarity_is_counted_among_every_readable_skill_on_either_database(env: En
     assert [round(score, 9) for _, score in ranked] == [
         round(idf(documents=10, containing=2) * body_once, 9)
     ] * 2
+
+
+def test_a_stem_the_query_says_twice_weighs_twice_on_either_database(env: Env) -> None:
+    """BM25 sums over the query's words: "errors" and "error" are two of them, so the stem they
+    share weighs twice its IDF, as in the textbook (and the bench's offline BM25)."""
+    from skills_app.domain.search_text import query_words
+    from skills_app.selectors.search import lexical
+    from skills_app.selectors.search.gate import gate_for
+
+    # The same lengths and rarity: said once each, the two would tie (the older first).
+    publish(env.owner, env.personal, slug="first", name="Alpha", description="Read the stack.")
+    publish(env.owner, env.personal, slug="second", name="Beta", description="Read the error.")
+    publish(env.owner, env.personal, slug="third", name="Gamma", description="Read the logs.")
+    gate = gate_for(actor=actor_for(env.owner), workspace=None)
+    words = query_words("stack traces and errors: the error tracker")
+    ranked = lexical.rank(gate=gate, words=words, slug_guess="", limit=10)
+    slugs = dict(Skill.objects.values_list("pk", "slug"))
+    assert [slugs[pk] for pk, _ in ranked] == ["second", "first"]
+    assert ranked[0][1] == pytest.approx(2 * ranked[1][1])

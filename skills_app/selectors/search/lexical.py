@@ -11,8 +11,9 @@ SQLite reads every readable skill holding a word."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.db import connection
@@ -41,7 +42,7 @@ class _Term:
     lexeme: str
     prefix: bool
     documents: int  # readable skills holding it
-    weight: float  # IDF
+    weight: float  # IDF, times the query words standing for it ("errors", "error": twice)
 
 
 def rank(*, gate: Gate, words: QueryWords, slug_guess: str, limit: int) -> list[tuple[int, float]]:
@@ -71,7 +72,7 @@ def _terms(gate: Gate, words: QueryWords) -> list[_Term]:
     )
     documents = int(rows[0][2])
     last = len(words.words)
-    terms: dict[str, _Term] = {}  # one lexeme from two words ("deploy", "deploying") counts once
+    terms: dict[str, _Term] = {}  # one lexeme from two words ("deploy", "deploying") weighs twice
     for ord_, lexeme, df in rows[1:]:
         prefix = False
         if df == 0:
@@ -85,15 +86,12 @@ def _terms(gate: Gate, words: QueryWords) -> list[_Term]:
                 lexeme, df = nearest
         query = "'" + lexeme.replace("'", "''") + "'" + (":*" if prefix else "")
         count = min(int(df), documents)
-        terms.setdefault(
-            query,
-            _Term(
-                query=query,
-                lexeme=lexeme,
-                prefix=prefix,
-                documents=count,
-                weight=idf(documents=documents, containing=count),
-            ),
+        weight = idf(documents=documents, containing=count)
+        said = terms.get(query)
+        terms[query] = (
+            _Term(query=query, lexeme=lexeme, prefix=prefix, documents=count, weight=weight)
+            if said is None
+            else replace(said, weight=said.weight + weight)
         )
     return list(terms.values())
 
@@ -233,7 +231,8 @@ def _rank_fallback(
     """The same stems, counts and BM25F as PostgreSQL's, the skills found by ``LIKE`` over
     ``search_lexemes`` and the words counted among every skill the caller may read."""
     readable, readable_params = gate.sql("r")
-    stems = list(dict.fromkeys(stem(word) for word in words.words))
+    said = Counter(stem(word) for word in words.words)  # a stem said twice weighs twice
+    stems = list(said)
     holds = ["r.search_lexemes LIKE %s ESCAPE '\\'" for _ in stems]
     whole = ["% " + _like_escape(s) + " %" for s in stems]
     counts = db.fetch_all(
@@ -269,7 +268,10 @@ def _rank_fallback(
             else:
                 per_word.append(table.get(lexeme))
         found.append((pk, slug, statistics.get("l", [0, 0, 0]), per_word))
-    idfs = [idf(documents=documents, containing=min(df, documents)) for df in held]
+    idfs = [
+        idf(documents=documents, containing=min(df, documents)) * said[lexeme]
+        for lexeme, df in zip(stems, held, strict=True)
+    ]
     return _scored(found, idfs, slug_guess, limit)
 
 
