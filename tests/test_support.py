@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.support import ROOT, services_required, wait_until
+from tests.support import ROOT, run_on_fresh_sqlite, services_required, wait_until
 
 
 @pytest.mark.parametrize(
@@ -91,3 +93,26 @@ def test_the_processes_lanes_are_about_equally_long_and_modules_stay_whole() -> 
     assert set(lane.values()) == set(range(LANES))
     lengths = [sum(weight(m) for m in modules if lane[m] == n) for n in range(LANES)]
     assert max(lengths) - min(lengths) <= max(weight(m) for m in modules), lengths
+
+
+def test_fresh_sqlite_databases_are_migrated_once_per_process_and_start_empty(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each call's database is new (what one wrote, the next does not see), while ``migrate``
+    (seconds of CPU on SQLite) runs once for every call of this process with the same settings."""
+    commands: list[list[str]] = []
+    run = subprocess.run
+
+    def recorded(command: list[str], **kwargs: Any) -> Any:
+        commands.append(command)
+        return run(command, **kwargs)
+
+    monkeypatch.setattr(subprocess, "run", recorded)
+    write = (
+        "from django.contrib.auth.models import Group as G; "
+        "print(G.objects.count()); G.objects.create(name='x')"
+    )
+    first = run_on_fresh_sqlite(write, tmp_path / "a", XMEMO_PROBE="1")
+    second = run_on_fresh_sqlite(write, tmp_path / "b", XMEMO_PROBE="1")
+    assert (first, second) == ("0", "0")
+    assert sum("migrate" in command for command in commands) <= 1
