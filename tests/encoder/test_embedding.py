@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from skills_app.encoder import embedding
+from tests.support import ROOT
 
 REFERENCE = Path(__file__).resolve().parent.parent / "fixtures" / "embedding_reference.json"
 
@@ -208,3 +212,24 @@ def test_an_integer_query_finds_the_document_vector_of_its_match(
     query = queries.encode(["my spreadsheet formulas broke after I moved some columns"])[0]
     near, far = encoder.encode(["Fix broken Excel cell references", "Bake sourdough bread"])
     assert float(query @ near) > float(query @ far) + 0.2
+
+
+def test_the_model_runtime_keeps_no_telemetry_of_the_server(tmp_path: Path) -> None:
+    """ONNX Runtime (1.32) records events for Microsoft's collector in ``~/.cache`` of every
+    process that imports it, a SQLite file a forked worker would share with its parent: a server
+    process that loads and runs the encoder leaves nothing in its home folder."""
+    script = (
+        "import xmemo.wsgi\n"
+        "from skills_app.encoder.embedding import query_encoder\n"
+        "print(query_encoder().encode(['telemetry']).shape)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "ORT_"))}
+    env.update(HOME=str(tmp_path), XMEMO_VAR_DIR=str(tmp_path / "var"), XMEMO_DEBUG="1")
+    env.pop("DATABASE_URL", None)
+    env.pop("REDIS_URL", None)
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, cwd=ROOT, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "(1, 384)"
+    assert not list(tmp_path.glob(".cache/**/*onnxruntime*")), "the runtime wrote its events"
