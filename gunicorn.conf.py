@@ -6,3 +6,9 @@ prepare()
 
 # Sync workers that hand usage counts on to Redis while they idle (xmemo/gunicorn_worker.py).
 worker_class = "xmemo.gunicorn_worker.UsageSyncWorker"
+
+# The application (Django, the project, the model runtime) loaded once in the parent before the
+# workers fork: they share its memory, and each starts without 2 CPU-s of imports. New code
+# needs a restart, not a HUP. Nothing it loads holds a connection, file or thread a worker
+# would share (tests/infra/test_gunicorn_worker.py).
+preload_app = True

@@ -5,6 +5,9 @@ loop. The real server end to end: ``tests/e2e/test_usage.py``."""
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -47,3 +50,48 @@ def test_gunicorn_conf_makes_it_the_worker_class() -> None:
     config = Config()
     config.set("worker_class", named)
     assert config.worker_class is UsageSyncWorker
+
+
+def _conf_constant(name: str) -> object:
+    conf = ast.parse((ROOT / "gunicorn.conf.py").read_text())
+    [value] = [
+        node.value.value
+        for node in conf.body
+        if isinstance(node, ast.Assign)
+        and [getattr(t, "id", None) for t in node.targets] == [name]
+        and isinstance(node.value, ast.Constant)
+    ]
+    return value
+
+
+def test_the_application_is_loaded_once_before_the_workers_fork() -> None:
+    """Each worker importing Django, the project and the model runtime again cost about 2 CPU-s
+    and its own copy of their memory; loaded in the parent, the workers share it."""
+    assert _conf_constant("preload_app") is True
+
+
+PRE_FORK_STATE = """
+import os, threading
+import xmemo.wsgi
+from django.db import connections
+open_connections = [c.alias for c in connections.all() if c.connection is not None]
+descriptors = []
+for fd in os.listdir("/proc/self/fd"):
+    try:
+        descriptors.append(os.readlink(f"/proc/self/fd/{fd}"))
+    except OSError:
+        pass
+shared = [d for d in descriptors if d.startswith("socket:") or d.endswith((".db", ".sqlite3"))]
+print(open_connections, shared, threading.active_count())
+"""
+
+
+def test_the_preloaded_application_holds_nothing_a_forked_worker_would_share() -> None:
+    """No database connection, socket or thread open once the WSGI application is loaded: what
+    the parent holds, every worker would hold too (``preload_app``)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ORT_")}
+    done = subprocess.run(
+        [sys.executable, "-c", PRE_FORK_STATE], env=env, cwd=ROOT, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[-2] == "[] [] 1"
