@@ -10,8 +10,7 @@ from skills_app.console.forms import ExportForm, ImportForm, RestoreForm, add_se
 from skills_app.gateway.downloads import download_response
 from skills_app.models import Job
 from skills_app.selectors.jobs import job_list_recent, job_output
-from skills_app.selectors.pages.jobs import job_page
-from skills_app.selectors.skills import skill_choices
+from skills_app.selectors.pages.jobs import export_page, job_page
 from skills_app.services import jobs as job_services
 
 RECENT_JOBS = 10
@@ -82,13 +81,13 @@ def restore_start(request: HttpRequest, console: Console) -> HttpResponse:
 
 @console_view()
 def export_start(request: HttpRequest, console: Console) -> HttpResponse:
-    skills = skill_choices(actor=console.actor, workspace=console.ws)
+    page = export_page(actor=console.actor, workspace=console.ws, recent=RECENT_JOBS)
     initial = (
         {"target": "revision", "revision_id": request.GET["revision"]}
         if (request.GET.get("revision"))
         else {"skill_id": request.GET.get("skill", "")}
     )
-    form = ExportForm(request.POST or None, initial=initial, skill_choices=skills)
+    form = ExportForm(request.POST or None, initial=initial, skill_choices=page.skill_choices)
     status = 200
     if request.method == "POST":
         status = 400
@@ -103,9 +102,7 @@ def export_start(request: HttpRequest, console: Console) -> HttpResponse:
             else:
                 return console.redirect("job_detail", job.job_id)
     return console.render(
-        "console/jobs/export.html",
-        {"form": form, "jobs": _recent(console, Job.Kind.EXPORT)},
-        status=status,
+        "console/jobs/export.html", {"form": form, "jobs": page.jobs}, status=status
     )
 
 

@@ -1,5 +1,6 @@
 """A job's page and its progress fragment (``console/views/jobs.py`` renders them as they are):
-the job as it reads now, and what its bar and its list of imported skills show."""
+the job as it reads now, and what its bar and its list of imported skills show; the export
+page's picker and recent exports."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from typing import Any
 from skills_app import errors
 from skills_app.access import Actor, job_for
 from skills_app.models import Job, Workspace
-from skills_app.selectors.jobs import job_as_read
+from skills_app.selectors.jobs import job_as_read, job_list_recent
+from skills_app.selectors.skills import skill_choices
 
 _LISTS_SKILLS = (Job.Kind.IMPORT, Job.Kind.RESTORE)
 
@@ -41,4 +43,20 @@ def job_page(*, actor: Actor, workspace: Workspace, job_id: str) -> JobPage:
         else [],
         progress_value=total if succeeded else job.progress_done,
         progress_max=total,
+    )
+
+
+@dataclass(frozen=True)
+class ExportPage:
+    """``skill_choices``: (skill_id, slug) of the skills the actor reads here, by slug;
+    ``jobs``: the workspace's latest ``recent`` exports, newest first."""
+
+    skill_choices: list[tuple[str, str]]
+    jobs: list[Job]
+
+
+def export_page(*, actor: Actor, workspace: Workspace, recent: int) -> ExportPage:
+    return ExportPage(
+        skill_choices=skill_choices(actor=actor, workspace=workspace),
+        jobs=job_list_recent(actor=actor, workspace=workspace, kind=Job.Kind.EXPORT, limit=recent),
     )
