@@ -158,7 +158,7 @@ bench: install
 	SECRET_KEY=bench-only $(PY) -m bench.scan_planted
 	BENCH_DATABASE_URL=$(BENCH_DATABASE_URL) SECRET_KEY=bench-only $(PY) -m bench.scan_cost
 	BENCH_DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) -m bench.search_quality
-	$(if $(BENCH_MPNET),BENCH_DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) -m bench.encoders --mpnet $(BENCH_MPNET))
+	$(if $(BENCH_MPNET),BENCH_DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) -m bench.mpnet --mpnet $(BENCH_MPNET))
 	$(if $(BENCH_MPNET),BENCH_DATABASE_URL=$(BENCH_DATABASE_URL) $(PY) -m bench.search_quality --mpnet $(BENCH_MPNET))
 
 clean:

