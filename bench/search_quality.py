@@ -3,6 +3,7 @@
     python -m bench.search_quality            # PostgreSQL
     python -m bench.search_quality --sqlite   # the embedded default
     python -m bench.search_quality --sweep    # fusion weights, on the tuning part only
+    python -m bench.search_quality --bm25f-sweep  # BM25F's b and k1, on the tuning part only
     python -m bench.search_quality --mpnet DIR  # also all-mpnet-base-v2, fused offline
 
 Every task of ``bench/search_eval`` is searched by the three systems in one run on a fresh
@@ -12,12 +13,13 @@ database; prints hit@1, hit@3, hit@10, MRR and the paraphrases' hit@3 per split
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import logging
 import os
 import tempfile
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +41,30 @@ SPLITS = ("tune", "held_out", "unseen")
 # What --sweep tries, on the tuning part only: the word ranking's weight, per normalization.
 SWEEP_WEIGHTS = (0.0, 0.1, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6)
 SWEEP_NORMALIZE = ("minmax", "z")
+# What --bm25f-sweep tries, on the tuning part only: BM25F's length normalisation b per field
+# (name, description, body start) and k1, each moved alone from the served values, then a few
+# together; the first row is the served setting.
+BM25F_SWEEP: tuple[tuple[tuple[float, float, float], float], ...] = (
+    ((0.5, 0.75, 0.75), 1.2),
+    ((0.25, 0.75, 0.75), 1.2),
+    ((0.75, 0.75, 0.75), 1.2),
+    ((0.5, 0.0, 0.75), 1.2),
+    ((0.5, 0.25, 0.75), 1.2),
+    ((0.5, 0.5, 0.75), 1.2),
+    ((0.5, 1.0, 0.75), 1.2),
+    ((0.5, 0.75, 0.25), 1.2),
+    ((0.5, 0.75, 0.5), 1.2),
+    ((0.5, 0.75, 1.0), 1.2),
+    ((0.5, 0.75, 0.75), 0.3),
+    ((0.5, 0.75, 0.75), 0.5),
+    ((0.5, 0.75, 0.75), 0.8),
+    ((0.5, 0.75, 0.75), 1.0),
+    ((0.5, 0.75, 0.75), 1.6),
+    ((0.5, 0.75, 0.75), 2.0),
+    ((0.5, 0.5, 0.5), 1.2),
+    ((0.5, 0.5, 0.75), 0.8),
+    ((0.25, 0.5, 0.5), 1.5),
+)
 
 
 @dataclass(frozen=True)
@@ -343,11 +369,39 @@ def _fused(actor: Any, tasks: list[Task], fusion: Callable[..., Any]) -> list[li
     ]
 
 
-def _table(rows: dict[str, dict[str, float]]) -> str:
+def _table(rows: dict[str, dict[str, float]], digits: int = 2) -> str:
     lines = [f"{'':<34}" + "".join(f"{n:>8}" for n in METRICS)]
     for label, values in rows.items():
-        lines.append(f"{label:<34}" + "".join(f"{values[n]:>8.2f}" for n in METRICS))
+        lines.append(f"{label:<34}" + "".join(f"{values[n]:>8.{digits}f}" for n in METRICS))
     return "\n".join(lines)
+
+
+@contextlib.contextmanager
+def _bm25f(b: tuple[float, float, float], k1: float) -> Iterator[None]:
+    """Level 0's BM25F with this b per field and this k1 inside the block (one process)."""
+    from skills_app.domain import search_text
+
+    served = search_text.FIELD_B, search_text.K1
+    search_text.FIELD_B, search_text.K1 = b, k1
+    try:
+        yield
+    finally:
+        search_text.FIELD_B, search_text.K1 = served
+
+
+def _bm25f_sweep(
+    actor: Any,
+    tasks: list[Task],
+    settings: Sequence[tuple[tuple[float, float, float], float]] = BM25F_SWEEP,
+) -> dict[str, dict[str, float]]:
+    """Level 0 as served on the tuning tasks only, under each BM25F setting (b per field, k1)."""
+    tune = [t for t in tasks if t.split == "tune"]
+    rows: dict[str, dict[str, float]] = {}
+    for b, k1 in settings:
+        with _bm25f(b, k1):
+            label = f"b {b[0]:.2f}/{b[1]:.2f}/{b[2]:.2f} k1 {k1:.2f}"
+            rows[label] = metrics(_level0(actor, tune), tune)
+    return rows
 
 
 def _sweep(actor: Any, tasks: list[Task]) -> None:
@@ -405,6 +459,7 @@ def run(
     *,
     sqlite: bool = False,
     sweep: bool = False,
+    bm25f_sweep: bool = False,
     encoders: dict[str, Any] | None = None,
     dim: int = 0,
     version: str = "",
@@ -441,6 +496,9 @@ def run(
     _embed_all()
     if sweep:
         _sweep(actor, tasks)
+    elif bm25f_sweep:
+        print(f"Level 0, tuning part only ({sum(t.split == 'tune' for t in tasks)} tasks):")
+        print(_table(_bm25f_sweep(actor, tasks), digits=3))
     else:
         _report(actor, skills, tasks, mpnet, workspace=USERNAME)
         _report(unseen_actor, unseen_skills, unseen_tasks, mpnet, workspace=UNSEEN_USERNAME)
@@ -458,6 +516,11 @@ def main() -> None:
         "--sweep", action="store_true", help="fusion weights on the tuning part (nothing held out)"
     )
     parser.add_argument(
+        "--bm25f-sweep",
+        action="store_true",
+        help="BM25F's b per field and k1 on the tuning part (nothing held out)",
+    )
+    parser.add_argument(
         "--vanilla",
         action="store_true",
         help="the untuned all-MiniLM-L6-v2 (the package's own weights) in place of the served",
@@ -468,8 +531,7 @@ def main() -> None:
         help="all-mpnet-base-v2's folder (as sentence-transformers saves it): adds mpnet alone, "
         "BM25 + mpnet and BM25 + MiniLM + mpnet, fused offline, and mpnet's query time",
     )
-    args = parser.parse_args()
-    run(sqlite=args.sqlite, sweep=args.sweep, vanilla=args.vanilla, mpnet=args.mpnet)
+    run(**vars(parser.parse_args()))  # the options are run's keywords
 
 
 def _integer_products() -> str:

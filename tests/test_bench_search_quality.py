@@ -7,16 +7,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from bench import search_quality
-from bench.search_quality import Task, _cosines, _mpnet_cosines, _three_way
+from bench.search_quality import Task, _bm25f_sweep, _cosines, _mpnet_cosines, _three_way
+from skills_app.domain import search_text
 from skills_app.encoder import embedding
 from skills_app.models import RevisionEmbedding
 from skills_app.selectors.search import semantic
-from tests.factories import Env, make_user, personal_ws, publish
+from tests.factories import Env, actor_for, make_user, personal_ws, publish
 
 WORDS = ("deploy", "invoice", "triage")
 
@@ -92,3 +94,25 @@ def test_offline_cosines_read_the_sets_own_workspace_where_another_holds_the_sam
     task = Task(query="q", expect="twin", kind="other", split="unseen")
     [hits] = _cosines(skills, [task], env.personal.slug)
     assert hits == [(0, pytest.approx(1.0)), (1, pytest.approx(0.0))]
+
+
+def test_the_bm25f_sweep_ranks_as_served_under_each_setting_then_restores_the_served_one(
+    env: Env, settings: Any
+) -> None:
+    """``--bm25f-sweep``: Level 0 on the tuning tasks under each length normalisation b (name,
+    description, body start) and k1; a long description's words count less as its b grows."""
+    settings.XMEMO_SEMANTIC_SEARCH = False  # words alone: the ranking is BM25F's
+    filler = " ".join(f"filler{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(58))
+    publish(env.owner, env.personal, slug="long-one", description=f"zeppelin zeppelin {filler}")
+    publish(env.owner, env.personal, slug="short-one", description="zeppelin cargo")
+    served = (search_text.FIELD_B, search_text.K1)
+    tasks = [
+        Task(query="zeppelin", expect="long-one", kind="same", split="tune"),
+        Task(query="zeppelin", expect="long-one", kind="same", split="held_out"),  # never read
+    ]
+    rows = _bm25f_sweep(
+        actor_for(env.owner), tasks, [((0.5, 0.0, 0.75), 1.2), ((0.5, 1.0, 0.75), 1.2)]
+    )
+    assert [round(row["MRR"], 3) for row in rows.values()] == [1.0, 0.5]
+    assert list(rows) == ["b 0.50/0.00/0.75 k1 1.20", "b 0.50/1.00/0.75 k1 1.20"]
+    assert served == (search_text.FIELD_B, search_text.K1)
