@@ -20,6 +20,7 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models.signals import post_delete, post_save
 
+from skills_app.infra import requestctx
 from skills_app.models import (
     ApiToken,
     Membership,
@@ -31,6 +32,7 @@ from skills_app.models import (
 )
 
 CHANNEL = "xmemo_recall"
+_MEMO_KEY = "invalidation.polled"  # (connection, generation) polled in this request
 _CONNECTION_OK = 0  # psycopg.pq.ConnStatus.OK
 logger = logging.getLogger("skills_app.cache")
 
@@ -60,12 +62,27 @@ class Listener:
             self.generation += 1
 
     def current(self) -> int | None:
-        """The generation now, or None when changes elsewhere could go unnoticed."""
-        # This runs on every recall, often twice: the thread's connection wrapper is looked
-        # up once (each ``connection.…`` goes through a thread-local proxy).
+        """The generation now, or None when changes elsewhere could go unnoticed.
+
+        Polled once per request (token check and resolution reuse it): a change committed
+        elsewhere after that poll is counted by the next request's. A change in this process
+        moves ``generation`` and so forces a new poll; so does another connection."""
+        # The thread's connection wrapper is looked up once (each ``connection.…`` goes through
+        # a thread-local proxy).
         db = connections[DEFAULT_DB_ALIAS]
         if not enabled(db):
             return None
+        memo = requestctx.memo()
+        if memo is not None and not db.in_atomic_block:
+            polled = memo.get(_MEMO_KEY)
+            if polled is not None and polled == (db.connection, self.generation):
+                return self.generation
+        generation = self._poll(db)
+        if memo is not None and generation is not None:
+            memo[_MEMO_KEY] = (db.connection, generation)
+        return generation
+
+    def _poll(self, db: Any) -> int | None:
         pg: Any = None
         try:
             # Outside the lock: under a pool this may wait for a free connection, and threads
@@ -89,10 +106,7 @@ class Listener:
                     # Whatever happened while nobody listened is unknown: a new generation.
                     self.generation += 1
                 pgconn = pg.pgconn
-                if poller.poll(0):
-                    pgconn.consume_input()
-                    while pgconn.notifies() is not None:
-                        self.generation += 1
+                self._drain(poller, pgconn)
                 if pgconn.status != _CONNECTION_OK:
                     raise OSError("connection lost")
                 # psycopg keeps notifications it met during queries for a notifies() reader;
@@ -107,6 +121,13 @@ class Listener:
                 self.generation += 1
                 return None
             return self.generation
+
+    def _drain(self, poller: select.poll, pgconn: Any) -> None:
+        """Count the notifications waiting on the socket (a non-blocking poll)."""
+        if poller.poll(0):
+            pgconn.consume_input()
+            while pgconn.notifies() is not None:
+                self.generation += 1
 
     def _attach(self, pg: Any) -> select.poll:
         self.generation += 1

@@ -23,6 +23,8 @@ logger = logging.getLogger("xmemo.request")
 METHODS = frozenset(("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"))
 
 _current: ContextVar[dict[str, Any] | None] = ContextVar("xmemo_request", default=None)
+# What a layer works out once per request and reuses within it (never logged).
+_memo: ContextVar[dict[str, Any] | None] = ContextVar("xmemo_request_memo", default=None)
 
 
 def request_id_from(given: str) -> str:
@@ -52,11 +54,18 @@ def finished(
 def begin(request_id: str) -> dict[str, Any]:
     fields: dict[str, Any] = {"request_id": request_id, "workspace": None, "token_id": None}
     _current.set(fields)
+    _memo.set({})
     return fields
 
 
 def end() -> None:
     _current.set(None)
+    _memo.set(None)
+
+
+def memo() -> dict[str, Any] | None:
+    """This request's own scratch values (None outside a request): not part of its log line."""
+    return _memo.get()
 
 
 def note(**fields: Any) -> None:

@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from skills_app import errors
 from skills_app.access import Actor
 from skills_app.gateway.auth import clear_token_cache
-from skills_app.infra import invalidation
+from skills_app.infra import invalidation, requestctx
 from skills_app.infra.cache import clear_local
 from skills_app.selectors.recall import clear_resolutions
 from skills_app.selectors.recall import recall as recall_answer
@@ -219,3 +219,54 @@ def test_the_database_keeps_a_label_on_its_own_skill() -> None:
             f"{_INSERT_LABEL} VALUES (%s, %s, 'latest', %s, now())",
             [deploy.skill_id, env.personal.pk, deploy.pk],
         )
+
+
+@pytest.fixture
+def socket_polls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """One entry per poll of the LISTEN socket, in this process."""
+    polls: list[int] = []
+    drain = invalidation.Listener._drain
+
+    def counted(self: invalidation.Listener, *args: Any) -> None:
+        polls.append(1)
+        drain(self, *args)
+
+    monkeypatch.setattr(invalidation.Listener, "_drain", counted)
+    return polls
+
+
+def test_a_level1_request_polls_the_socket_once(settings: Any, socket_polls: list[int]) -> None:
+    """The token check and the resolution both ask for the generation: one poll answers both."""
+    settings.XMEMO_AUTH_CACHE_SECONDS = 3600
+    env = build_env()
+    publish(env.owner, env.personal)
+    _, secret = make_token(env.owner)
+    client, auth = Client(), {"Authorization": f"Bearer {secret}"}
+    assert client.get("/v1/recall", {"slug": "deploy"}, headers=auth).status_code == 200
+    socket_polls.clear()  # token and resolution cached from here on
+    for _ in range(3):
+        assert client.get("/v1/recall", {"slug": "deploy"}, headers=auth).status_code == 200
+    assert len(socket_polls) == 3
+
+
+def test_within_a_request_a_change_here_or_a_transaction_still_counts(
+    socket_polls: list[int],
+) -> None:
+    from django.db import transaction
+
+    build_env()
+    requestctx.begin("test")
+    try:
+        first = invalidation.current()
+        assert first is not None
+        assert invalidation.current() == first
+        assert len(socket_polls) == 1
+        invalidation.listener.bump()  # an ORM change in this process: polled again
+        assert invalidation.current() == first + 1
+        assert len(socket_polls) == 2
+        with transaction.atomic():
+            assert invalidation.current() is None
+    finally:
+        requestctx.end()
+    assert invalidation.current() is not None
+    assert len(socket_polls) == 3
