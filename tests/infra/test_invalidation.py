@@ -270,3 +270,37 @@ def test_within_a_request_a_change_here_or_a_transaction_still_counts(
         requestctx.end()
     assert invalidation.current() is not None
     assert len(socket_polls) == 3
+
+
+def test_a_warm_level1_body_is_served_without_its_content_or_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The resolution carries its body's key: a cached body needs neither the revision's
+    content nor the key worked out again; a change still serves the new body."""
+    from skills_app.selectors.recall import content, resolution, routing
+    from skills_app.selectors.recall.routing import recall_encoded
+
+    env = build_env()
+    publish(env.owner, env.personal, instruction_body="v1")
+    actor = Actor(user=env.owner, via="api")
+    first = recall_encoded(actor=actor, slug="deploy")
+    built: list[str] = []
+    root_content, root_key = content._root_content, resolution._root_key
+
+    def counted_content(revision_id: str, revision_pk: int) -> Any:
+        built.append("content")
+        return root_content(revision_id, revision_pk)
+
+    def counted_key(target: Any, resolved_by: str) -> str:
+        built.append("key")
+        return root_key(target, resolved_by)
+
+    monkeypatch.setattr(routing, "_root_content", counted_content)
+    monkeypatch.setattr(resolution, "_root_key", counted_key)
+    assert recall_encoded(actor=actor, slug="deploy") == first
+    assert built == []
+    newer = publish(env.owner, env.personal, instruction_body="v2").revision
+    answer = recall_encoded(actor=actor, slug="deploy")
+    assert newer.revision_id.encode() in answer.body
+    assert answer.etag != first.etag
+    assert built == ["key", "content"]

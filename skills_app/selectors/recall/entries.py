@@ -48,6 +48,7 @@ from skills_app.selectors.recall.resolution import (
     PUBLISHED,
     _cached_resolution,
     _identity,
+    _keyed,
     _resolve_by_slug,
     _resolve_pinned,
     _Target,
@@ -171,9 +172,10 @@ def resolve(*, actor: Actor, ref: SkillUri, published_only: bool) -> tuple[_Targ
         target = _resolve_pinned(actor, ref.revision_id, ref.slug, ref.workspace)
     else:
         fallback = "none" if published_only else "latest"
-        target, _ = _cached_resolution(
+        # The same key and value as Level 1's (``_root``): one cached resolution for both.
+        target, _, _ = _cached_resolution(
             ("slug", *_identity(actor), ref.slug, ref.workspace, fallback),
-            lambda: _resolve_by_slug(actor, ref.slug, ref.workspace, fallback),
+            lambda: _keyed(*_resolve_by_slug(actor, ref.slug, ref.workspace, fallback)),
         )
     if published_only and target.state != PUBLISHED:
         raise errors.NotFound(

@@ -108,6 +108,28 @@ def _scan_join(revision_pk_sql: str) -> str:
     return f" LEFT JOIN {_SCAN} sc ON sc.revision_id = {revision_pk_sql}"
 
 
+def _root_key(target: _Target, resolved_by: str) -> str:
+    """The key of the encoded Level 1 body without ``arguments``: everything in it is fixed by
+    these values (the revision's content never changes), so it is encoded once per process."""
+    return ":".join(
+        (
+            "rootjson",
+            target.revision_id,
+            target.state,
+            resolved_by,
+            target.workspace,
+            target.slug,
+            ",".join(target.labels),
+            scan_stamp(served_scan(target)),
+        )
+    )
+
+
+def _keyed(target: _Target, resolved_by: str) -> tuple[_Target, str, str]:
+    """A resolution with its body's key, worked out once and cached with it."""
+    return target, resolved_by, _root_key(target, resolved_by)
+
+
 # ``_summary``'s arguments, in one statement with the resolution (no round trip of its own).
 _SCAN_COLUMNS = "sc.verdict, sc.scanner_version, sc.findings"
 

@@ -29,10 +29,11 @@ from skills_app.selectors.recall.documents import _resource_document, _root_docu
 from skills_app.selectors.recall.resolution import (
     _cached_resolution,
     _identity,
+    _keyed,
     _resolve_by_slug,
     _resolve_pinned,
+    _root_key,
     _Target,
-    scan_stamp,
     served_scan,
 )
 
@@ -181,41 +182,33 @@ def _root(
     if revision_id:
         target = _resolve_pinned(actor, revision_id, bare, ws_slug)
         resolved_by = "pinned"
+        key = _root_key(target, resolved_by)
     elif label is not None:
         validate_label_name(label, field="label")
-        target, resolved_by = _cached_resolution(
+        target, resolved_by, key = _cached_resolution(
             ("label", *_identity(actor), bare, ws_slug, label),
-            lambda: _resolve_by_slug(actor, bare, ws_slug, fallback, label),
+            lambda: _keyed(*_resolve_by_slug(actor, bare, ws_slug, fallback, label)),
         )
     else:
-        target, resolved_by = _cached_resolution(
+        target, resolved_by, key = _cached_resolution(
             ("slug", *_identity(actor), bare, ws_slug, fallback),
-            lambda: _resolve_by_slug(actor, bare, ws_slug, fallback),
+            lambda: _keyed(*_resolve_by_slug(actor, bare, ws_slug, fallback)),
         )
-    content = _root_content(target.revision_id, target.revision_pk)
-    scan = served_scan(target)
-    answer: shapes.RecallAnswer | Encoded
-    if not encode:
-        answer = _root_document(target, content, resolved_by, arguments, scan)
-    elif arguments is not None:
-        answer = _encoded("root", _root_document(target, content, resolved_by, arguments, scan))
-    else:
-        # Everything in this body is fixed by these values: encode it once per process.
-        key = ":".join(
-            (
-                "rootjson",
-                target.revision_id,
-                target.state,
-                resolved_by,
-                target.workspace,
-                target.slug,
-                ",".join(target.labels),
-                scan_stamp(scan),
+    answer: shapes.RecallAnswer | Encoded | None = None
+    if encode and arguments is None:
+        answer = local_cache.get(key)  # the body this resolution serves, encoded before
+    if answer is None:
+        content = _root_content(target.revision_id, target.revision_pk)
+        scan = served_scan(target)
+        if not encode:
+            answer = _root_document(target, content, resolved_by, arguments, scan)
+        elif arguments is not None:
+            document = _root_document(target, content, resolved_by, arguments, scan)
+            answer = _encoded("root", document)
+        else:
+            answer = _encoded_once(
+                key, "root", lambda: _root_document(target, content, resolved_by, None, scan)
             )
-        )
-        answer = _encoded_once(
-            key, "root", lambda: _root_document(target, content, resolved_by, None, scan)
-        )
     _served(actor, target, 1)  # after the rendering, which can refuse (RENDERED_TOO_LARGE)
     return answer
 
