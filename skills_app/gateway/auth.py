@@ -49,6 +49,11 @@ class _Entry:
     generation: int | None
     expires_at: datetime | None = None  # OAuth access tokens: their own expiry
     audience: tuple[str, ...] | None = None  # OAuth access tokens: the resources issued for
+    workspace: str | None = None  # the slug of the token's workspace, for the request log
+
+
+def _workspace_slug(token: ApiToken) -> str | None:
+    return token.workspace.slug if token.workspace else None
 
 
 _cache: dict[str, _Entry] = {}
@@ -109,7 +114,11 @@ def _load(secret_hash: str) -> _Entry | None:
     if token is None:
         return None
     return _Entry(
-        token=token, user=token.user, loaded_at=time.monotonic(), generation=invalidation.current()
+        token=token,
+        user=token.user,
+        loaded_at=time.monotonic(),
+        generation=invalidation.current(),
+        workspace=_workspace_slug(token),
     )
 
 
@@ -124,6 +133,7 @@ def _load_oauth(digest: str) -> _Entry | None:
         generation=invalidation.current(),
         expires_at=access.expires,
         audience=access.resources,
+        workspace=_workspace_slug(access.token),
     )
 
 
@@ -177,9 +187,7 @@ def authenticate_secret(
     ):
         raise errors.AuthenticationRequired("This access token was issued for another server.")
     _touch(token, now, wall)
-    requestctx.note(
-        token_id=token.token_id, workspace=token.workspace.slug if token.workspace else None
-    )
+    requestctx.note(token_id=token.token_id, workspace=entry.workspace)
     return user, token
 
 

@@ -249,3 +249,27 @@ def test_an_api_token_never_needs_the_requests_origin(
         raise AssertionError("the origin was worked out for an API token")
 
     assert auth.authenticate_secret(api.secret, origin=never)[1] == _token(api)
+
+
+def test_a_cached_token_names_its_workspace_without_reading_the_token_again(env: Env) -> None:
+    """The request line's workspace is kept in the verified token's cache entry: a warm
+    token costs no look-up of its workspace (not even a related object's cache)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from skills_app.infra import requestctx
+    from tests.factories import make_token
+
+    auth.clear_token_cache()
+    _, secret = make_token(env.owner, workspace=env.team)
+    auth.authenticate_secret(secret)
+    for entry in auth._cache.values():
+        entry.token._state.fields_cache.pop("workspace", None)  # a read now costs a query
+    fields = requestctx.begin("test")
+    try:
+        with CaptureQueriesContext(connection) as queries:
+            auth.authenticate_secret(secret)
+    finally:
+        requestctx.end()
+    assert fields["workspace"] == env.team.slug
+    assert queries.captured_queries == []
