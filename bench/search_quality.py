@@ -6,9 +6,8 @@
     python -m bench.search_quality --bm25f-sweep  # BM25F's b and k1, on the tuning part only
     python -m bench.search_quality --mpnet DIR  # also all-mpnet-base-v2, fused offline
 
-Every task of ``bench/search_eval`` is searched by the three systems in one run on a fresh
-database; prints hit@1, hit@3, hit@10, MRR and the paraphrases' hit@3 per split
-(``BENCH_SEARCH_MISSES=1`` lists the tuning tasks Level 0 misses). The method: docs/search.md."""
+Each task of ``bench/search_eval`` by the three systems in one run, fresh database: hit@1/3/10,
+MRR, paraphrase hit@3 per split (``BENCH_SEARCH_MISSES=1``: misses). Method: docs/search.md."""
 
 from __future__ import annotations
 
