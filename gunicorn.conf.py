@@ -12,3 +12,7 @@ worker_class = "xmemo.gunicorn_worker.UsageSyncWorker"
 # needs a restart, not a HUP. Nothing it loads holds a connection, file or thread a worker
 # would share (tests/infra/test_gunicorn_worker.py).
 preload_app = True
+
+# gunicorn 25.1+ would listen for `gunicornc` (worker counts, reload, shutdown) on one socket per
+# user (~/.gunicorn/gunicorn.ctl), shared by every gunicorn that user runs: not used here.
+control_socket_disable = True

@@ -70,6 +70,12 @@ def test_the_application_is_loaded_once_before_the_workers_fork() -> None:
     assert _conf_constant("preload_app") is True
 
 
+def test_gunicorn_opens_no_control_socket() -> None:
+    """gunicorn 25.1+ listens for ``gunicornc`` (worker counts, reload, shutdown) on one path
+    per user, ``~/.gunicorn/gunicorn.ctl``, shared by every gunicorn of that user: off."""
+    assert _conf_constant("control_socket_disable") is True
+
+
 PRE_FORK_STATE = """
 import os, threading
 import xmemo.wsgi
