@@ -194,21 +194,19 @@ def _root(
             ("slug", *_identity(actor), bare, ws_slug, fallback),
             lambda: _keyed(*_resolve_by_slug(actor, bare, ws_slug, fallback)),
         )
-    answer: shapes.RecallAnswer | Encoded | None = None
-    if encode and arguments is None:
-        answer = local_cache.get(key)  # the body this resolution serves, encoded before
-    if answer is None:
+
+    def document(given: str | None) -> shapes.RecallAnswer:
+        # The content is read only here: a body encoded before is served without it.
         content = _root_content(target.revision_id, target.revision_pk)
-        scan = served_scan(target)
-        if not encode:
-            answer = _root_document(target, content, resolved_by, arguments, scan)
-        elif arguments is not None:
-            document = _root_document(target, content, resolved_by, arguments, scan)
-            answer = _encoded("root", document)
-        else:
-            answer = _encoded_once(
-                key, "root", lambda: _root_document(target, content, resolved_by, None, scan)
-            )
+        return _root_document(target, content, resolved_by, given, served_scan(target))
+
+    answer: shapes.RecallAnswer | Encoded
+    if not encode:
+        answer = document(arguments)
+    elif arguments is not None:
+        answer = _encoded("root", document(arguments))
+    else:
+        answer = _encoded_once(key, "root", lambda: document(None))
     _served(actor, target, 1)  # after the rendering, which can refuse (RENDERED_TOO_LARGE)
     return answer
 
