@@ -239,6 +239,11 @@ def skill_in(actor: Actor, workspace: Workspace, skill_id: str) -> SkillScope:
     skill = skill_for(actor, skill_id)
     if skill.workspace_id != workspace.pk:
         raise errors.NotFound("Not found in this workspace.")
+    return _scope(actor, skill)
+
+
+def _scope(actor: Actor, skill: Skill) -> SkillScope:
+    """``skill`` (its workspace loaded) with what the actor may do there."""
     return SkillScope(
         skill=skill,
         role=require_role(actor, skill.workspace),
@@ -258,13 +263,7 @@ def revision_in(
         raise errors.NotFound("Not found in this workspace.")
     skill = revision.skill
     skill.workspace = revision.workspace
-    scope = SkillScope(
-        skill=skill,
-        role=require_role(actor, revision.workspace),
-        scopes=frozenset(scope for scope in SCOPES if actor.has_scope(scope)),
-        workspaces=readable_workspaces(actor),
-    )
-    return scope, revision
+    return _scope(actor, skill), revision
 
 
 def revisions_for(actor: Actor, *, workspace: Workspace | None = None) -> QuerySet[SkillRevision]:

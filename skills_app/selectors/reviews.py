@@ -58,15 +58,21 @@ def revision_approvals(revision: SkillRevision) -> list[shapes.Approval]:
     ]
 
 
+def eligible_approvals(
+    approvals: QuerySet[RevisionApproval], revision: SkillRevision
+) -> QuerySet[RevisionApproval]:
+    """Approvals by people who are still the workspace's admins or owners."""
+    return approvals.filter(
+        user__memberships__workspace_id=revision.workspace_id,
+        user__memberships__role__in=ADMIN_ROLES,
+    )
+
+
 def revision_sign_offs(revision: SkillRevision) -> list[str]:
     """Who has signed off ``revision`` (docs/contract.md §21): distinct reviewers who approved
     it in any round, or once it was published, never its author, each still an admin or owner
     of the workspace (a demoted approver no longer counts). Usernames, first approval first."""
-    approvals = RevisionApproval.objects.filter(
-        revision=revision,
-        user__memberships__workspace_id=revision.workspace_id,
-        user__memberships__role__in=ADMIN_ROLES,
-    )
+    approvals = eligible_approvals(RevisionApproval.objects.filter(revision=revision), revision)
     if revision.author_id is not None:
         approvals = approvals.exclude(user_id=revision.author_id)
     names: list[str] = []

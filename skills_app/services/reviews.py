@@ -8,16 +8,13 @@ locked there), so concurrent approvals count one after the other.
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db import transaction
-from django.db.models import QuerySet
 
 from skills_app import errors
 from skills_app.access import ADMIN_ROLES, Actor
 from skills_app.domain.text import unstorable_reason
 from skills_app.models import RevisionApproval, RevisionComment, SkillRevision
-from skills_app.selectors.reviews import revision_sign_offs
+from skills_app.selectors.reviews import eligible_approvals, revision_sign_offs
 from skills_app.services.audit import audit_record
 from skills_app.services.notifications import review_notify
 
@@ -118,20 +115,12 @@ def approval_record(*, actor: Actor, revision: SkillRevision) -> int:
             details={"revision_id": revision.revision_id},
         )
     RevisionApproval.objects.create(revision=revision, user=person, token=token)
-    people = _eligible(round_approvals, revision)
+    people = eligible_approvals(round_approvals, revision)
     # A workspace token is a reviewer of its own while it is an admin token of this team.
     tokens = round_approvals.filter(
         token__workspace_id=revision.workspace_id, token__role="admin", token__revoked_at=None
     )
     return people.values("user").distinct().count() + tokens.values("token").distinct().count()
-
-
-def _eligible(approvals: QuerySet[RevisionApproval], revision: SkillRevision) -> QuerySet[Any]:
-    """Approvals by people who are still the workspace's admins or owners."""
-    return approvals.filter(
-        user__memberships__workspace_id=revision.workspace_id,
-        user__memberships__role__in=ADMIN_ROLES,
-    )
 
 
 def sign_off_record(*, actor: Actor, revision: SkillRevision) -> None:
