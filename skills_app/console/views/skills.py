@@ -7,16 +7,16 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 
 from skills_app import errors
-from skills_app.console.base import Console, console_view, page_fields, page_query
+from skills_app.console.base import Console, console_view, page_query
 from skills_app.domain import lifecycle
 from skills_app.gateway.downloads import download_response
-from skills_app.models import Skill, SkillRevision
+from skills_app.models import Skill
+from skills_app.selectors.pages import page_fields
 from skills_app.selectors.pages.skill import (
     component_page,
     skill_header,
     skill_page,
 )
-from skills_app.selectors.recall.content import ComponentContent
 from skills_app.selectors.skills import (
     revision_component,
     skill_rows,
@@ -77,14 +77,6 @@ def skill_detail(request: HttpRequest, console: Console, skill_id: str) -> HttpR
     return console.render_page("console/skills/detail.html", page)
 
 
-def _component(
-    console: Console, revision_id: str, path: str
-) -> tuple[SkillRevision, ComponentContent]:
-    """A component of a revision of this workspace; any other answers NotFound."""
-    revision = console.revision(revision_id)
-    return revision, revision_component(actor=console.actor, revision=revision, logical_path=path)
-
-
 @console_view()
 def component_view(
     request: HttpRequest, console: Console, revision_id: str, path: str
@@ -100,7 +92,8 @@ def component_download(
     request: HttpRequest, console: Console, revision_id: str, path: str
 ) -> HttpResponse:
     """The raw bytes, always as a download: a component is never rendered by the browser."""
-    _revision, component = _component(console, revision_id, path)
+    revision = console.revision(revision_id)
+    component = revision_component(actor=console.actor, revision=revision, logical_path=path)
     return download_response(component.raw, filename=path, content_type="application/octet-stream")
 
 
