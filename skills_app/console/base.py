@@ -11,7 +11,7 @@ sets the console's Content-Security-Policy.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import wraps
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 from urllib.parse import urlencode
@@ -33,7 +33,6 @@ from skills_app import access, errors
 from skills_app.gateway.auth import client_ip
 from skills_app.models import Job, Skill, SkillRevision, Workspace
 from skills_app.selectors.accounts import user_memberships
-from skills_app.selectors.pages import page_fields
 from skills_app.selectors.reviews import awaiting_review_count
 
 if TYPE_CHECKING:
@@ -71,6 +70,11 @@ def console_actor(request: HttpRequest) -> access.Actor:
 
 _Owned = TypeVar("_Owned", Skill, SkillRevision, Job)
 _Response = TypeVar("_Response", bound=HttpResponseBase)
+
+
+def page_fields(page: DataclassInstance) -> dict[str, Any]:
+    """A page selector's view model as template names (a view may add its forms to them)."""
+    return {f.name: getattr(page, f.name) for f in fields(page)}
 
 
 def _in_workspace(obj: _Owned, workspace: Workspace) -> _Owned:

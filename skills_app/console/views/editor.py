@@ -8,7 +8,7 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, QueryDict
 
 from skills_app import errors
-from skills_app.console.base import Console, console_view
+from skills_app.console.base import Console, console_view, page_fields
 from skills_app.console.components import (
     ComponentRow,
     bundle_components,
@@ -28,7 +28,6 @@ from skills_app.domain.skillmd import frontmatter_yaml
 from skills_app.models import Skill, SkillRevision
 from skills_app.selectors.diff import bundle_diff
 from skills_app.selectors.evals import evaluation_answer
-from skills_app.selectors.pages import page_fields
 from skills_app.selectors.pages.skill import skill_header
 from skills_app.services.evals import lint_triggers
 from skills_app.services.skills import skill_save

@@ -7,11 +7,10 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 
 from skills_app import errors
-from skills_app.console.base import Console, console_view, page_query
+from skills_app.console.base import Console, console_view, page_fields, page_query
 from skills_app.domain import lifecycle
 from skills_app.gateway.downloads import download_response
 from skills_app.models import Skill
-from skills_app.selectors.pages import page_fields
 from skills_app.selectors.pages.skill import (
     component_page,
     skill_header,

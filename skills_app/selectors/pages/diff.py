@@ -8,8 +8,7 @@ from skills_app import errors
 from skills_app.access import Actor, skill_in
 from skills_app.domain.shapes import RevisionPairDiff
 from skills_app.models import SkillRevision, Workspace
-from skills_app.selectors.pages import page_fields
-from skills_app.selectors.pages.skill import SkillHeader, header_of
+from skills_app.selectors.pages.skill import SkillHeader, header_fields, header_of
 from skills_app.selectors.skills import revision_pair_diff, revisions_of
 
 MODES = ("inline", "side")
@@ -42,7 +41,7 @@ def diff_page(
     old = by_id.get(wanted[0]) or (older[0] if older else new)
     header = header_of(scope, revisions)
     return DiffPage(
-        **page_fields(header),
+        **header_fields(header),
         revisions=revisions,
         old=old,
         new=new,

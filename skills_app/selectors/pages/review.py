@@ -17,8 +17,7 @@ from skills_app.domain.skillmd import frontmatter_yaml
 from skills_app.models import RevisionComment, SkillRevision, Workspace
 from skills_app.selectors.diff import bundle_diff
 from skills_app.selectors.evals import ReviewEvidence, review_evidence
-from skills_app.selectors.pages import page_fields
-from skills_app.selectors.pages.skill import SkillHeader, header_of
+from skills_app.selectors.pages.skill import SkillHeader, header_fields, header_of
 from skills_app.selectors.reviews import revision_approvals, revision_sign_offs, revision_thread
 from skills_app.selectors.revisions import revision_bundle
 from skills_app.selectors.scans import ScanAnswer, scan_answer, stored_scan
@@ -59,7 +58,7 @@ def review_page(*, actor: Actor, workspace: Workspace, revision_id: str) -> Revi
     sign_offs = revision_sign_offs(revision)
     user_pk = actor.user.pk if actor.user else None
     return ReviewPage(
-        **page_fields(header_of(scope, revisions)),
+        **header_fields(header_of(scope, revisions)),
         revision=revision,
         baseline=baseline,
         diff=(

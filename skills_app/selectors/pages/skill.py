@@ -6,7 +6,8 @@ skill or its revisions, and the buttons come from the domain's rules.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Any
 
 from skills_app import errors
 from skills_app.access import Actor, SkillScope, revision_in, skill_in
@@ -21,7 +22,6 @@ from skills_app.models import Skill, SkillRevision, Workspace
 from skills_app.selectors.commands import command_name_in
 from skills_app.selectors.evals import ReviewEvidence, review_evidence
 from skills_app.selectors.labels import labels_by_revision
-from skills_app.selectors.pages import page_fields
 from skills_app.selectors.recall.content import ComponentContent
 from skills_app.selectors.scans import ScanAnswer, scan_answer, stored_scan
 from skills_app.selectors.skills import revision_component, revision_manifest, revisions_of
@@ -100,11 +100,16 @@ def component_page(
     scope, revision = revision_in(actor, workspace, revision_id)
     component = revision_component(actor=actor, revision=revision, logical_path=path)
     return ComponentPage(
-        **page_fields(header_of(scope, revisions_of(scope.skill))),
+        **header_fields(header_of(scope, revisions_of(scope.skill))),
         shown=revision,
         component=component,
         text=component.content if component.encoding == "utf-8" else None,
     )
+
+
+def header_fields(header: SkillHeader) -> dict[str, Any]:
+    """The header's fields, to build a page that extends it."""
+    return {f.name: getattr(header, f.name) for f in fields(SkillHeader)}
 
 
 def _timeline(
@@ -164,7 +169,7 @@ def skill_page(*, actor: Actor, workspace: Workspace, skill_id: str, wanted: str
     evidence = review_evidence(revision=shown, baseline=None) if shown else None
     timeline = _timeline(scope, revisions, labels, actor.user.pk if actor.user else None)
     return SkillPage(
-        **page_fields(header),
+        **header_fields(header),
         shown=shown,
         body_html=render_markdown(shown.instruction_body) if shown else "",
         frontmatter_text=frontmatter_yaml(shown.frontmatter) if shown else "",
