@@ -162,3 +162,18 @@ def _installed_once(home: Path, command: Callable[[Path], list[str]]) -> Path:
     except OSError:  # another run got there first
         shutil.rmtree(staging, ignore_errors=True)
     return home / "node_modules"
+
+
+def commit_elsewhere(sql: str, params: list[Any]) -> None:
+    """Another process: its own connection, its own committed transaction, no Django signals
+    (PostgreSQL)."""
+    import psycopg
+    from django.db import connection
+
+    settings = {
+        key: value
+        for key, value in connection.get_connection_params().items()
+        if key not in ("cursor_factory", "context", "prepare_threshold")
+    }
+    with psycopg.connect(**settings, autocommit=True) as other:
+        other.execute(sql, params)

@@ -21,6 +21,7 @@ from skills_app.infra.cache import clear_local
 from skills_app.selectors.recall import clear_resolutions
 from skills_app.selectors.recall import recall as recall_answer
 from tests.factories import build_env, make_token, publish
+from tests.support import commit_elsewhere as _elsewhere
 from tests.support import require_service, wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -39,17 +40,6 @@ def _postgresql_and_clean_caches() -> Iterator[None]:
     clear_token_cache()
     yield
     clear_resolutions()
-
-
-def _elsewhere(sql: str, params: list[Any]) -> None:
-    """Another process: its own connection, its own committed transaction, no Django signals."""
-    settings = {
-        key: value
-        for key, value in connection.get_connection_params().items()
-        if key not in ("cursor_factory", "context", "prepare_threshold")
-    }
-    with psycopg.connect(**settings, autocommit=True) as other:
-        other.execute(sql, params)
 
 
 def _eventually(check: Callable[[], bool], seconds: float = 2.0) -> float:
