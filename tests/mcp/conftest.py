@@ -27,6 +27,7 @@ from asgiref.sync import sync_to_async
 from django.db import connections
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY
 
 from skills_app.domain.json_bytes import encode_json
 from skills_app.mcp.outputs import output_schema
@@ -37,6 +38,8 @@ from tests.api.conftest import _fresh_caches  # noqa: F401
 from tests.support import wait_until
 
 T = TypeVar("T")
+MODERN = "2026-07-28"
+RECALL = "recall_cloud_skill"
 
 
 @pytest.fixture(scope="module")
@@ -114,3 +117,32 @@ def tool_answer(name: str, result: types.CallToolResult) -> dict[str, Any]:
     assert result.is_error == ("error" in answer), answer
     assert result.is_error or result.structured_content is not None
     return answer
+
+
+def call_body(
+    name: str, arguments: Any, era: str = MODERN, *, meta: bool = True, request_id: Any = 7
+) -> str:
+    """A ``tools/call`` request of the protocol era ``era``, as JSON."""
+    params: dict[str, Any] = {"name": name, "arguments": arguments}
+    if meta and era == MODERN:
+        params["_meta"] = {PROTOCOL_VERSION_META_KEY: MODERN, CLIENT_CAPABILITIES_META_KEY: {}}
+    return json.dumps(
+        {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+    )
+
+
+def call_headers(
+    secret: str | None, name: str = RECALL, era: str = MODERN, **extra: str
+) -> dict[str, str]:
+    """The HTTP headers of ``call_body``'s request, with ``secret`` as bearer."""
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": era,
+    }
+    if era == MODERN:  # the 2026-07-28 routing headers
+        headers |= {"Mcp-Method": "tools/call", "Mcp-Name": name}
+    headers |= extra
+    if secret is not None:
+        headers["Authorization"] = f"Bearer {secret}"
+    return headers

@@ -16,51 +16,21 @@ from typing import Any
 
 import httpx
 import pytest
-from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
 from skills_app.mcp import fast
 from tests.factories import make_token, make_user, personal_ws, publish
-from tests.mcp.conftest import with_mcp
+from tests.mcp.conftest import MODERN, RECALL, call_body, call_headers, with_mcp
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-VERSION = "2026-07-28"
-RECALL = "recall_cloud_skill"
-MODERN, HANDSHAKE = VERSION, LATEST_HANDSHAKE_VERSION
+HANDSHAKE = LATEST_HANDSHAKE_VERSION
 
 
 @pytest.fixture(params=[MODERN, HANDSHAKE], ids=["2026-07-28", "handshake-era"])
 def era(request: pytest.FixtureRequest) -> str:
     """The protocol version a request speaks."""
     return str(request.param)
-
-
-def _body(
-    name: str, arguments: Any, era: str = MODERN, *, meta: bool = True, request_id: Any = 7
-) -> str:
-    params: dict[str, Any] = {"name": name, "arguments": arguments}
-    if meta and era == MODERN:
-        params["_meta"] = {PROTOCOL_VERSION_META_KEY: VERSION, CLIENT_CAPABILITIES_META_KEY: {}}
-    return json.dumps(
-        {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
-    )
-
-
-def _headers(
-    secret: str | None, name: str = RECALL, era: str = MODERN, **extra: str
-) -> dict[str, str]:
-    headers = {
-        "Content-Type": "application/json",
-        "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": era,
-    }
-    if era == MODERN:  # the 2026-07-28 routing headers
-        headers |= {"Mcp-Method": "tools/call", "Mcp-Name": name}
-    headers |= extra
-    if secret is not None:
-        headers["Authorization"] = f"Bearer {secret}"
-    return headers
 
 
 @pytest.fixture
@@ -98,7 +68,7 @@ def test_a_recall_is_answered_in_one_step_exactly_as_the_sdk_answers_it(
     user = make_user()
     revision = publish(user, personal_ws(user), slug="deploy", name="Déploiement").revision
     _, secret = make_token(user)
-    body, headers = _body(RECALL, {"slug": "deploy"}, era), _headers(secret, era=era)
+    body, headers = call_body(RECALL, {"slug": "deploy"}, era), call_headers(secret, era=era)
     reply = _both(live_url, settings, body, headers)
     result = reply.json()["result"]
     assert result["structuredContent"]["data"]["revision_id"] == revision.revision_id
@@ -120,8 +90,8 @@ def test_a_result_asked_for_again_is_encoded_once_and_answered_byte_for_byte(
     _, secret = make_token(user)
     fast.forget_results()
     for request_id in (1, "twice-é", 3):
-        body = _body(RECALL, {"slug": "deploy"}, era, request_id=request_id)
-        reply = _both(live_url, settings, body, _headers(secret, era=era))
+        body = call_body(RECALL, {"slug": "deploy"}, era, request_id=request_id)
+        reply = _both(live_url, settings, body, call_headers(secret, era=era))
         assert reply.json()["id"] == request_id
     assert answered == [True, True, True]
     assert fast.results_kept() == 1
@@ -156,8 +126,8 @@ def test_a_recall_sent_before_is_answered_from_rests_bytes_with_no_result_built(
     replies = [
         httpx.post(
             f"{live_url}/mcp",
-            content=_body(RECALL, {"slug": "deploy"}, era, request_id=n),
-            headers=_headers(secret, era=era),
+            content=call_body(RECALL, {"slug": "deploy"}, era, request_id=n),
+            headers=call_headers(secret, era=era),
             timeout=30,
         )
         for n in (1, 2, 3)
@@ -174,9 +144,9 @@ def test_a_handshake_era_call_without_a_version_header_is_answered_as_the_sdk_do
     user = make_user()
     publish(user, personal_ws(user), slug="deploy")
     _, secret = make_token(user)
-    headers = _headers(secret, era=HANDSHAKE)
+    headers = call_headers(secret, era=HANDSHAKE)
     del headers["MCP-Protocol-Version"]
-    reply = _both(live_url, settings, _body(RECALL, {"slug": "deploy"}, HANDSHAKE), headers)
+    reply = _both(live_url, settings, call_body(RECALL, {"slug": "deploy"}, HANDSHAKE), headers)
     assert reply.json()["result"]["isError"] is False
     assert answered == [True]
 
@@ -192,7 +162,9 @@ def test_tool_errors_are_the_sdks_tool_errors(
     user = make_user()
     _, secret = make_token(user)
     fast.forget_results()
-    reply = _both(live_url, settings, _body(RECALL, arguments, era), _headers(secret, era=era))
+    reply = _both(
+        live_url, settings, call_body(RECALL, arguments, era), call_headers(secret, era=era)
+    )
     result = reply.json()["result"]
     assert result["isError"] is True
     assert "structuredContent" not in result  # text only: the envelope fits no outputSchema
@@ -211,8 +183,8 @@ def test_a_tool_the_caller_cannot_see_is_left_to_the_sdk(
 ) -> None:
     user = make_user()
     _, secret = make_token(user, profile=profile)
-    body = _body(name, {"slug": "deploy", "content": "x"}, era)
-    reply = _both(live_url, settings, body, _headers(secret, name=name, era=era))
+    body = call_body(name, {"slug": "deploy", "content": "x"}, era)
+    reply = _both(live_url, settings, body, call_headers(secret, name=name, era=era))
     assert "error" in reply.json()
     assert answered == [False]
 
@@ -233,8 +205,10 @@ def test_what_the_sdk_refuses_it_refuses_unchanged(
     user = make_user()
     publish(user, personal_ws(user), slug="deploy")
     _, secret = make_token(user)
-    header_set = {**_headers(secret), **headers}
-    reply = _both(live_url, settings, _body(RECALL, {"slug": "deploy"}, **body_kwargs), header_set)
+    header_set = {**call_headers(secret), **headers}
+    reply = _both(
+        live_url, settings, call_body(RECALL, {"slug": "deploy"}, **body_kwargs), header_set
+    )
     assert reply.status_code >= 400 or "error" in reply.json()
     assert True not in answered  # handed to the SDK, or not even read (headers alone)
 
@@ -266,8 +240,8 @@ def test_a_handshake_era_request_it_does_not_answer_goes_to_the_sdk_unchanged(
     user = make_user()
     publish(user, personal_ws(user), slug="deploy")
     _, secret = make_token(user)
-    content = body if body is not None else _body(RECALL, {"slug": "deploy"}, HANDSHAKE)
-    _both(live_url, settings, content, {**_headers(secret, era=HANDSHAKE), **headers})
+    content = body if body is not None else call_body(RECALL, {"slug": "deploy"}, HANDSHAKE)
+    _both(live_url, settings, content, {**call_headers(secret, era=HANDSHAKE), **headers})
     assert True not in answered  # handed to the SDK, or not even read (headers alone)
 
 
@@ -294,8 +268,8 @@ def test_a_declared_mcp_param_header_is_checked_as_the_sdk_checks_it(
     user = make_user()
     publish(user, personal_ws(user), slug="deploy")
     _, secret = make_token(user)
-    headers = _headers(secret, **{"Mcp-Param-Slug": header})
-    reply = _both(live_url, settings, _body(RECALL, {"slug": "deploy"}), headers)
+    headers = call_headers(secret, **{"Mcp-Param-Slug": header})
+    reply = _both(live_url, settings, call_body(RECALL, {"slug": "deploy"}), headers)
     assert ("result" in reply.json()) is answered_here
     assert answered == [answered_here]
 
@@ -304,7 +278,7 @@ def test_a_declared_mcp_param_header_is_checked_as_the_sdk_checks_it(
 def test_a_bad_token_is_refused_with_the_same_401(
     live_url: str, settings: Any, secret: str | None, era: str
 ) -> None:
-    body, headers = _body(RECALL, {"slug": "deploy"}, era), _headers(secret, era=era)
+    body, headers = call_body(RECALL, {"slug": "deploy"}, era), call_headers(secret, era=era)
     reply = _both(live_url, settings, body, headers)
     assert reply.status_code == 401
     assert "resource_metadata" in reply.headers["www-authenticate"]
@@ -322,7 +296,7 @@ def test_a_tool_that_breaks_fails_as_the_sdk_fails_it(
     monkeypatch.setitem(tools.SERVED_TOOLS, RECALL, broken)
     monkeypatch.setitem(tools.SERVED_AS_TEXT, RECALL, broken)  # the one-step path's body
     _, secret = make_token(make_user())
-    body, headers = _body(RECALL, {"slug": "deploy"}, era), _headers(secret, era=era)
+    body, headers = call_body(RECALL, {"slug": "deploy"}, era), call_headers(secret, era=era)
     reply = _both(live_url, settings, body, headers)
     assert reply.json()["error"]["message"] == "Internal server error"
     assert "a bug" not in reply.text
