@@ -171,10 +171,18 @@ def authenticate_secret(
                 if len(_cache) >= _MAX_ENTRIES:
                     _cache.clear()
                 _cache[digest] = entry
+    wall = timezone.now()
+    _admit(entry, origin, wall)
+    _touch(entry.token, now, wall)
+    requestctx.note(token_id=entry.token.token_id, workspace=entry.workspace)
+    return entry.user, entry.token
+
+
+def _admit(entry: _Entry, origin: Callable[[], str] | None, wall: datetime) -> None:
+    """Raise AuthenticationRequired unless the verified token may be used now."""
     token, user = entry.token, entry.user
     if token.revoked_at is not None:
         raise errors.AuthenticationRequired("This token was revoked; create a new one.")
-    wall = timezone.now()
     if token.expires_at is not None and token.expires_at <= wall:
         raise errors.AuthenticationRequired("This token has expired; create a new one.")
     # A workspace's token outlives its creator's account being switched off.
@@ -186,14 +194,40 @@ def authenticate_secret(
         entry.audience, origin() if origin is not None else ""
     ):
         raise errors.AuthenticationRequired("This access token was issued for another server.")
-    _touch(token, now, wall)
-    requestctx.note(token_id=token.token_id, workspace=entry.workspace)
-    return user, token
+
+
+def verification(secret: str) -> object | None:
+    """The cached verification of ``secret`` that ``authenticate_secret`` has just used, as an
+    opaque stamp for ``verified_again``; None when none is cached."""
+    return _cache.get(token_hash(secret))
+
+
+def verified_again(
+    secret: str, stamp: object, *, via: str, origin: Callable[[], str] | None, ip: str | None
+) -> Actor | None:
+    """``actor_for_secret`` with no I/O (an event loop may call it), or None for the door to
+    authenticate as usual: ``stamp`` must still be the cached verification, within its lifetime,
+    the token admitted now, and no ``last_used_at`` write due."""
+    entry = _cache.get(token_hash(secret))
+    if entry is None or entry is not stamp or time.monotonic() - entry.loaded_at > cache_seconds():
+        return None
+    try:
+        _admit(entry, origin, timezone.now())
+    except errors.AuthenticationRequired:
+        return None
+    if _touch_due(entry.token, time.monotonic()):
+        return None
+    requestctx.note(token_id=entry.token.token_id, workspace=entry.workspace)
+    return Actor(user=entry.user, token=entry.token, via=via, ip=ip)
+
+
+def _touch_due(token: ApiToken, now: float) -> bool:
+    last = _last_used_written.get(token.pk)
+    return last is None or now - last >= LAST_USED_INTERVAL.total_seconds()
 
 
 def _touch(token: ApiToken, now: float, wall: Any) -> None:
-    last = _last_used_written.get(token.pk)
-    if last is not None and now - last < LAST_USED_INTERVAL.total_seconds():
+    if not _touch_due(token, now):
         return
     _last_used_written[token.pk] = now
     if token.last_used_at is None or wall - token.last_used_at >= LAST_USED_INTERVAL:

@@ -10,9 +10,12 @@ breaking the private surface used here gets (``tests/infra/test_private_apis.py`
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import select
 import threading
+import time
 import weakref
 from typing import Any
 
@@ -34,6 +37,7 @@ from skills_app.models import (
 CHANNEL = "xmemo_recall"
 _MEMO_KEY = "invalidation.polled"  # (connection, generation) polled in this request
 _CONNECTION_OK = 0  # psycopg.pq.ConnStatus.OK
+LOOP_LISTENER_NAME = "xmemo-loop-listener"
 logger = logging.getLogger("skills_app.cache")
 
 
@@ -149,6 +153,118 @@ listener = Listener()
 
 def current() -> int | None:
     return listener.current()
+
+
+def seen() -> int:
+    """The generation as last polled, with no poll: cheap enough for an event loop, and moved
+    by every change this process makes through the ORM."""
+    return listener.generation
+
+
+class LoopListener:
+    """LISTEN on a connection of its own for an event loop, which must never wait on the
+    database: ``current()`` drains it without blocking, and a reader on the loop drains it while
+    no request comes (PostgreSQL holds back every NOTIFY for a listener that reads nothing).
+
+    The connection is opened by ``ensure`` in the database thread (connecting blocks) and then
+    belongs to the loop. Lost, it answers None until ``ensure`` opens another; ``close`` ends it
+    with the server that made it (a test database can then be dropped)."""
+
+    RETRY_SECONDS = 5.0
+
+    def __init__(self) -> None:
+        self.generation = 0
+        self._pg: Any = None  # the loop's; None until adopted, and once lost
+        self._poller: select.poll | None = None
+        self._fd = -1
+        self._opened: Any = None  # opened by ``ensure``, not yet adopted by the loop
+        self._retry_at = 0.0
+        self._closed = False
+        self._lock = threading.Lock()
+
+    def ensure(self) -> None:
+        """Open the connection if there is none (database thread; blocks while connecting)."""
+        if self._pg is not None or self._opened is not None or self._closed:
+            return
+        db = connections[DEFAULT_DB_ALIAS]
+        if not enabled(db) or time.monotonic() < self._retry_at:
+            return
+        with self._lock:
+            if self._opened is not None:
+                return
+            params = {
+                key: value for key, value in db.get_connection_params().items() if key != "context"
+            }
+            params["application_name"] = LOOP_LISTENER_NAME  # as pg_stat_activity shows it
+            params.setdefault("connect_timeout", 5)
+            import psycopg  # PostgreSQL only: the embedded default never loads it
+
+            try:
+                pg = psycopg.Connection.connect(**params, autocommit=True)
+                pg.execute(f"LISTEN {CHANNEL}")
+            except psycopg.Error as exc:
+                logger.warning("Recall cache invalidation for the event loop unavailable: %s", exc)
+                self._retry_at = time.monotonic() + self.RETRY_SECONDS
+                return
+            if self._closed:  # the server stopped while this connected
+                pg.close()
+                return
+            self._opened = pg
+
+    def current(self) -> int | None:
+        """The generation now, or None while nothing listens (event loop; never blocks)."""
+        if not getattr(settings, "XMEMO_RECALL_CACHE", True):
+            return None
+        if self._pg is None and not self._adopt():
+            return None
+        self._drain()
+        return None if self._pg is None else self.generation
+
+    def close(self) -> None:
+        self._drop()
+        with self._lock:
+            self._closed = True
+            opened, self._opened = self._opened, None
+        if opened is not None:
+            opened.close()
+
+    def _adopt(self) -> bool:
+        with self._lock:
+            pg, self._opened = self._opened, None
+        if pg is None:
+            return False
+        self._fd = pg.pgconn.socket
+        self._poller = select.poll()
+        self._poller.register(self._fd, select.POLLIN)
+        asyncio.get_running_loop().add_reader(self._fd, self._drain)
+        self._pg = pg
+        self.generation += 1  # what happened before it listened is unknown
+        return True
+
+    def _drain(self) -> None:
+        pg, poller = self._pg, self._poller
+        if pg is None or poller is None:
+            return
+        try:
+            if poller.poll(0):
+                pgconn = pg.pgconn
+                pgconn.consume_input()
+                while pgconn.notifies() is not None:
+                    self.generation += 1
+            if pg.pgconn.status != _CONNECTION_OK:
+                raise OSError("connection lost")
+        except Exception:  # any failure means: do not trust the caches
+            logger.warning("Recall cache invalidation for the event loop lost; reconnecting")
+            self._drop()
+
+    def _drop(self) -> None:
+        pg, self._pg, self._poller = self._pg, None, None
+        if pg is None:
+            return
+        self.generation += 1
+        with contextlib.suppress(RuntimeError):  # closed with no loop running: none to tell
+            asyncio.get_running_loop().remove_reader(self._fd)
+        pg.close()
 
 
 def _changed(sender: Any, **kwargs: Any) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import mcp_types as types
 import pydantic_core
@@ -39,7 +39,9 @@ from starlette.responses import Response
 
 from skills_app.access import Actor
 from skills_app.errors import AuthenticationRequired, XmemoError
+from skills_app.infra import invalidation
 from skills_app.infra.cache import ByteBoundedLRU
+from skills_app.infra.invalidation import LoopListener
 from skills_app.mcp.server import (
     call_result,
     call_result_of_text,
@@ -47,7 +49,7 @@ from skills_app.mcp.server import (
     tool_failure,
     visible_tools,
 )
-from skills_app.mcp.tools import tool_run, tool_text
+from skills_app.mcp.tools import tool_again, tool_run, tool_text
 
 # Bodies this path reads whole before deciding; a larger one goes to the SDK unread. Tool calls
 # are small; a large save goes the SDK's way, under its own size limit.
@@ -56,7 +58,21 @@ METHOD = "tools/call"
 JSON = "application/json"
 RESULTS_BYTES = 32 * 1024 * 1024
 
-Authenticate = Callable[[], Actor]
+
+class Caller(Protocol):
+    """A request's credentials, as the door reads them."""
+
+    # What identifies them (a digest, never the secret); None: nothing is kept for them.
+    key: str | None
+
+    def authenticate(self) -> Actor:
+        """The caller (database thread); AuthenticationRequired for a bad token."""
+
+    def verification(self) -> object | None:
+        """The cached verification ``authenticate`` used (database thread), or None."""
+
+    def again(self, stamp: object) -> Actor | None:
+        """The caller again, by that verification, with no I/O (event loop), or None."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +87,55 @@ class _Call:
     @property
     def modern(self) -> bool:
         return self.version in MODERN_PROTOCOL_VERSIONS
+
+
+@dataclass(frozen=True)
+class _Ran:
+    """What the database thread did for a call: its result (the encoded ``result`` member of
+    an answer sent before, as text), and what sending the answer again takes."""
+
+    result: types.CallToolResult | str
+    again: Callable[[Actor], None] | None = None
+    stamp: object | None = None
+
+
+@dataclass(frozen=True)
+class _Kept:
+    member: str
+    again: Callable[[Actor], None]
+    stamp: object
+    generations: tuple[int, int]
+
+
+class Kept:
+    """Answers sent to a caller, sent again on the event loop: no database thread, no check
+    repeated but the rate limit, while nothing they were read from has changed.
+
+    Kept per caller (the token's digest), protocol version, tool and arguments, for answers that
+    change only with the database (``tools.Text.again``). Sent again only while the generations
+    are those it was read in: this process's (every ORM change here) and a LISTEN of the
+    loop's own that hears every commit anywhere (``invalidation.LoopListener``); and while the
+    token's cached verification is the one it was read with, within its lifetime and admitted
+    now (``gateway.auth.verified_again``). One per server start."""
+
+    def __init__(self) -> None:
+        self.listener = LoopListener()
+        self._answers = ByteBoundedLRU(RESULTS_BYTES)
+
+    def generations(self) -> tuple[int, int] | None:
+        loop = self.listener.current()
+        return None if loop is None else (loop, invalidation.seen())
+
+    def find(self, key: str, generations: tuple[int, int]) -> _Kept | None:
+        found = self._answers.get(key)
+        return found if isinstance(found, _Kept) and found.generations == generations else None
+
+    def keep(self, key: str, kept: _Kept) -> None:
+        self._answers.set(key, kept, len(key) + len(kept.member))
+
+    def close(self) -> None:
+        self.listener.close()
+        self._answers.clear()
 
 
 def wanted(request: Request) -> bool:
@@ -94,11 +159,13 @@ async def answer(
     *,
     server: Server[Any],
     security: TransportSecurityMiddleware,
-    authenticate: Authenticate,
+    caller: Caller,
+    kept: Kept,
 ) -> Response | None:
     """The response to a tool call the SDK would dispatch, or None: the SDK's to answer.
 
-    ``authenticate`` runs in the database thread with the tool, before it; the
+    An answer ``kept`` holds for the caller is sent again on the loop. Otherwise
+    ``caller.authenticate`` runs in the database thread with the tool, before it; the
     ``AuthenticationRequired`` it raises for a bad token propagates (the door answers 401).
     """
     if request.headers.get(MCP_PROTOCOL_VERSION_HEADER) in MODERN_PROTOCOL_VERSIONS:
@@ -107,48 +174,80 @@ async def answer(
         call = await _checked_handshake_call(request, body, security=security)
     if call is None:
         return None
+    generations = kept.generations()
+    key = None if caller.key is None or generations is None else _kept_key(call, caller.key)
+    if key is not None:
+        assert generations is not None
+        found = kept.find(key, generations)
+        if found is not None:
+            actor = caller.again(found.stamp)
+            if actor is not None:
+                return _sent_again(call, found, actor, server)
 
-    def unit() -> types.CallToolResult | str | None:
-        actor = authenticate()
+    def unit() -> _Ran | None:
+        kept.listener.ensure()
+        actor = caller.authenticate()
         if call.name not in visible_tools(actor):
             return None  # the SDK refuses an unknown tool with its own error
         try:
             # REST's bytes as the text (recall): an answer sent before is found by them, with
             # no document built, encoded or validated again.
             text = tool_text(name=call.name, actor=actor, arguments=call.arguments)
-            if text is not None:
-                member = _results.get(_result_key(call, text))
-                if member is not None:
-                    return str(member)
-                return call_result_of_text(text)
-            return call_result(tool_run(name=call.name, actor=actor, arguments=call.arguments))
+            if text is None:
+                answered = tool_run(name=call.name, actor=actor, arguments=call.arguments)
+                return _Ran(call_result(answered))
+            stamp = None if text.again is None else caller.verification()
+            member = _results.get(_result_key(call, text.text))
+            result = call_result_of_text(text.text) if member is None else str(member)
+            return _Ran(result, text.again, stamp)
         except XmemoError as exc:
-            return call_result(exc)
+            return _Ran(call_result(exc))
 
     try:
-        result = await in_db_thread(unit)
+        ran = await in_db_thread(unit)
     except AuthenticationRequired:
         raise  # the door's 401
     except Exception as exc:  # a bug in a tool: logged, a generic error (server.tool_failure)
         error = tool_failure(exc)
         return _reply(call, types.JSONRPCError(jsonrpc="2.0", id=call.request_id, error=error))
-    if result is None:
+    if ran is None:
         return None
-    if isinstance(result, str):  # the encoded result member of an answer sent before
-        return _http(call, _envelope_start(call) + result + "}", 200)
-    return _result_reply(call, result, server)
+    if isinstance(ran.result, str):  # the encoded result member of an answer sent before
+        member: str | None = ran.result
+        response = _http(call, _envelope_start(call) + ran.result + "}", 200)
+    else:
+        response, member = _result_reply(call, ran.result, server)
+    if key is not None and member is not None and ran.again is not None and ran.stamp is not None:
+        assert generations is not None
+        kept.keep(key, _Kept(member, ran.again, ran.stamp, generations))
+    return response
 
 
-def _result_reply(call: _Call, result: types.CallToolResult, server: Server[Any]) -> Response:
-    """The answer carrying ``result``. The encoded ``result`` member of a successful call
-    depends only on the era and the result's text (the tool's answer as JSON, which the
+def _kept_key(call: _Call, caller: str) -> str:
+    arguments = json.dumps(call.arguments, sort_keys=True, separators=(",", ":"))
+    return f"{caller}\x00{call.version}\x00{call.name}\x00{arguments}"
+
+
+def _sent_again(call: _Call, kept: _Kept, actor: Actor, server: Server[Any]) -> Response:
+    try:
+        tool_again(actor=actor, again=kept.again)
+    except XmemoError as exc:  # over the rate limit
+        return _result_reply(call, call_result(exc), server)[0]
+    return _http(call, _envelope_start(call) + kept.member + "}", 200)
+
+
+def _result_reply(
+    call: _Call, result: types.CallToolResult, server: Server[Any]
+) -> tuple[Response, str | None]:
+    """The answer carrying ``result``, and its encoded ``result`` member if it succeeded. That
+    member depends only on the era and the result's text (the tool's answer as JSON, which the
     structured content repeats): it is kept per process, and a result asked for again (the same
     skill, any caller, any request id) is not validated and encoded again around its new id."""
     only = result.content[0] if len(result.content) == 1 else None
     if result.is_error or not isinstance(only, types.TextContent):
         # Errors are cheap to encode, and anyone can make new ones: kept, they would only push
         # out the answers worth keeping.
-        return _reply(call, _response(call, result, server))
+        return _reply(call, _response(call, result, server)), None
     key = _result_key(call, only.text)
     member = _results.get(key)
     if member is None:
@@ -157,8 +256,8 @@ def _result_reply(call: _Call, result: types.CallToolResult, server: Server[Any]
         member = _result_member(call, encoded)
         if member is not None:
             _results.set(key, member, len(key) + len(member))
-        return _http(call, encoded, 200)
-    return _http(call, _envelope_start(call) + member + "}", 200)
+        return _http(call, encoded, 200), member
+    return _http(call, _envelope_start(call) + member + "}", 200), str(member)
 
 
 def _result_key(call: _Call, text: str) -> str:

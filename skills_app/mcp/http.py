@@ -30,9 +30,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from skills_app.access import Actor
 from skills_app.domain.json_bytes import encode_json
-from skills_app.domain.tokens import bearer_secret
+from skills_app.domain.tokens import bearer_secret, token_hash
 from skills_app.errors import AuthenticationRequired, XmemoError
-from skills_app.gateway.auth import actor_for_secret
+from skills_app.gateway.auth import actor_for_secret, verification, verified_again
 from skills_app.gateway.errors import describe, envelope
 from skills_app.infra import requestctx, usage
 from skills_app.mcp import fast
@@ -101,6 +101,33 @@ async def _authenticate(request: Request) -> Actor:
     return await in_db_thread(_actor, request=request)
 
 
+class _Bearer:
+    """A request's bearer credentials (``fast.Caller``)."""
+
+    def __init__(self, request: Request) -> None:
+        self.request = request
+        self.secret = bearer_secret(request.headers.get("authorization", ""))
+        self.key = None if self.secret is None else token_hash(self.secret)
+
+    def authenticate(self) -> Actor:
+        return _actor(self.request)
+
+    def verification(self) -> object | None:
+        return None if self.secret is None else verification(self.secret)
+
+    def again(self, stamp: object) -> Actor | None:
+        if self.secret is None:
+            return None
+        client = self.request.client
+        return verified_again(
+            self.secret,
+            stamp,
+            via="mcp",
+            origin=partial(_origin, self.request),
+            ip=client.host if client else None,
+        )
+
+
 def _replay(messages: list[Any], receive: Receive) -> Receive:
     """``receive`` with ``messages``, already read, delivered first."""
     pending = list(messages)
@@ -115,10 +142,15 @@ class _Guarded:
     """Host/Origin check, then bearer authentication, then the MCP transport."""
 
     def __init__(
-        self, transport: ASGIApp, security: TransportSecuritySettings, server: Server[Any]
+        self,
+        transport: ASGIApp,
+        security: TransportSecuritySettings,
+        server: Server[Any],
+        kept: fast.Kept,
     ) -> None:
         self.transport = transport
         self.server = server
+        self.kept = kept
         # Checked here as well as in the transport so a rebinding attempt is refused before
         # any token lookup, and with the SDK's answer (421/403) rather than a 401.
         self.origin_check = TransportSecurityMiddleware(security)
@@ -139,7 +171,8 @@ class _Guarded:
                     body,
                     server=self.server,
                     security=self.origin_check,
-                    authenticate=lambda: _actor(request),
+                    caller=_Bearer(request),
+                    kept=self.kept,
                 )
                 if response is not None:
                     await response(scope, receive, send)
@@ -238,8 +271,9 @@ class McpMount:
             json_response=True,
             security_settings=security,
         )
+        kept = fast.Kept()
         async with manager.run():
-            self.mcp = _Guarded(manager.handle_request, security, server)
+            self.mcp = _Guarded(manager.handle_request, security, server, kept)
             handoff = asyncio.create_task(_hand_off_usage())
             try:
                 yield
@@ -248,6 +282,7 @@ class McpMount:
                 handoff.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await handoff
+                kept.close()
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         await receive()  # lifespan.startup

@@ -9,7 +9,8 @@ REST-only (docs/contract.md §12, §13), so no contract, however edited, makes M
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from functools import partial
+from typing import Any, NamedTuple
 
 from skills_app.access import Actor, require_scope
 from skills_app.domain import shapes
@@ -19,7 +20,7 @@ from skills_app.gateway.save_payload import reject_unstorable, save_payload_read
 from skills_app.gateway.shapes import save_as_dict
 from skills_app.mcp_profiles import tool_spec
 from skills_app.models import SkillRevision
-from skills_app.selectors.recall import recall, recall_encoded
+from skills_app.selectors.recall import Served, recall, recall_encoded, served_again
 from skills_app.services.outcomes import outcome_report
 from skills_app.services.save import save_from_payload
 
@@ -67,19 +68,34 @@ def tool_run(*, name: str, actor: Actor, arguments: dict[str, Any]) -> Answer:
     return SERVED_TOOLS[name](actor, arguments)
 
 
-def _recall_text(actor: Actor, arguments: dict[str, Any]) -> str:
-    return recall_encoded(actor=actor, **arguments).body.decode("utf-8")
+class Text(NamedTuple):
+    """A tool's answer as JSON text. ``again`` counts the same answer given again to the same
+    caller (``tool_again``); None for an answer that may change with no change to the database
+    (a search: its index is built beside it)."""
+
+    text: str
+    again: Callable[[Actor], None] | None
+
+
+def _recall_text(actor: Actor, arguments: dict[str, Any]) -> Text:
+    answer = recall_encoded(actor=actor, **arguments)
+    again = None if answer.served is None else partial(_served_again, served=answer.served)
+    return Text(answer.body.decode("utf-8"), again)
+
+
+def _served_again(actor: Actor, *, served: Served) -> None:
+    served_again(actor=actor, served=served)
 
 
 # Tools whose answer can be had as JSON text: the bytes REST sends (encoded once per process
 # where the answer is immutable), which the MCP text repeats byte for byte
 # (``tests/mcp/test_parity.py``).
-SERVED_AS_TEXT: Mapping[str, Callable[[Actor, dict[str, Any]], str]] = {
+SERVED_AS_TEXT: Mapping[str, Callable[[Actor, dict[str, Any]], Text]] = {
     "recall_cloud_skill": _recall_text,
 }
 
 
-def tool_text(*, name: str, actor: Actor, arguments: dict[str, Any]) -> str | None:
+def tool_text(*, name: str, actor: Actor, arguments: dict[str, Any]) -> Text | None:
     """``tool_run``'s answer as its JSON text, through the same gates; None for a tool that
     has no text body (run it with ``tool_run``)."""
     body = SERVED_AS_TEXT.get(name)
@@ -87,6 +103,14 @@ def tool_text(*, name: str, actor: Actor, arguments: dict[str, Any]) -> str | No
         return None
     _gates(name=name, actor=actor, arguments=arguments)
     return body(actor, arguments)
+
+
+def tool_again(*, actor: Actor, again: Callable[[Actor], None]) -> None:
+    """A ``Text`` answer sent again, unchanged, to the caller it was made for: the rate limit
+    counts it as it counts every call (RateLimited when over), then ``again`` counts it served.
+    The other gates passed when it was made, and their inputs (token, arguments) are the same."""
+    check_rate(actor.token, actor.user)
+    again(actor)
 
 
 def _gates(*, name: str, actor: Actor, arguments: dict[str, Any]) -> None:

@@ -28,6 +28,7 @@ from django.db import connections
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY
+from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
 from skills_app.domain.json_bytes import encode_json
 from skills_app.mcp.outputs import output_schema
@@ -117,6 +118,12 @@ def tool_answer(name: str, result: types.CallToolResult) -> dict[str, Any]:
     assert result.is_error == ("error" in answer), answer
     assert result.is_error or result.structured_content is not None
     return answer
+
+
+@pytest.fixture(params=[MODERN, LATEST_HANDSHAKE_VERSION], ids=["2026-07-28", "handshake-era"])
+def era(request: pytest.FixtureRequest) -> str:
+    """The protocol version a request speaks."""
+    return str(request.param)
 
 
 def call_body(

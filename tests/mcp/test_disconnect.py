@@ -11,6 +11,7 @@ from asgiref.sync import sync_to_async
 from django.db import connections
 from starlette.requests import ClientDisconnect
 
+from skills_app.mcp import fast
 from skills_app.mcp.http import _Guarded, _request_actor, transport_security
 from skills_app.mcp.server import build_server
 from tests.factories import make_token, make_user
@@ -49,10 +50,12 @@ def test_a_client_disconnect_mid_request_ends_the_request_quietly() -> None:
     async def send(message: Any) -> None:
         sent.append(message)
 
+    kept = fast.Kept()
     try:
-        guarded = _Guarded(transport, transport_security(), build_server(_request_actor))
+        guarded = _Guarded(transport, transport_security(), build_server(_request_actor), kept)
         anyio.run(guarded, scope, receive, send)
     finally:
+        kept.close()
         # The token was looked up in asgiref's shared thread: close its connection there.
         anyio.run(sync_to_async(connections.close_all, thread_sensitive=True))
     assert reached == ["/mcp"]  # authenticated and handed over; then nothing to answer

@@ -27,12 +27,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 HANDSHAKE = LATEST_HANDSHAKE_VERSION
 
 
-@pytest.fixture(params=[MODERN, HANDSHAKE], ids=["2026-07-28", "handshake-era"])
-def era(request: pytest.FixtureRequest) -> str:
-    """The protocol version a request speaks."""
-    return str(request.param)
-
-
 @pytest.fixture
 def answered(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """Per request the fast path saw: whether it answered it itself."""

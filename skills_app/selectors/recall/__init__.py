@@ -19,7 +19,13 @@ from skills_app.selectors.recall.arguments import (
 from skills_app.selectors.recall.content import ComponentContent, RootContent, component_content
 from skills_app.selectors.recall.documents import recall_search
 from skills_app.selectors.recall.resolution import clear_resolutions
-from skills_app.selectors.recall.routing import Encoded, recall, recall_encoded
+from skills_app.selectors.recall.routing import (
+    Encoded,
+    Served,
+    recall,
+    recall_encoded,
+    served_again,
+)
 
 __all__ = [
     "ARGUMENTS_MAX_LENGTH",
@@ -31,9 +37,11 @@ __all__ = [
     "Encoded",
     "RecallArgs",
     "RootContent",
+    "Served",
     "clear_resolutions",
     "component_content",
     "recall",
     "recall_encoded",
     "recall_search",
+    "served_again",
 ]

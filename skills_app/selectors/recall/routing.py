@@ -38,12 +38,22 @@ from skills_app.selectors.recall.resolution import (
 )
 
 
+class Served(NamedTuple):
+    """A Level 1 or Level 2 answer sent: what counting it again takes (``served_again``)."""
+
+    revision_pk: int
+    level: int
+    workspace: str | None
+
+
 class Encoded(NamedTuple):
-    """A recall answer as the REST body: the same JSON ``recall`` returns, already encoded."""
+    """A recall answer as the REST body: the same JSON ``recall`` returns, already encoded.
+    ``served`` is set for an answer that changes only with the database (Level 1 and 2)."""
 
     kind: str
     body: bytes
     etag: str | None
+    served: Served | None = None
 
 
 def recall(*, actor: Actor, **args: Unpack[RecallArgs]) -> shapes.RecallAnswer:
@@ -145,15 +155,22 @@ def _route(
     )
 
 
-def _served(actor: Actor, target: _Target, level: int) -> None:
+def _served(actor: Actor, target: _Target, level: int) -> Served:
+    served = Served(target.revision_pk, level, target.workspace)
+    served_again(actor=actor, served=served)
+    return served
+
+
+def served_again(*, actor: Actor, served: Served) -> None:
     """A Level 1 or Level 2 answer is on its way, whichever door sends it (a REST 304 too: the
-    client holds the answer and uses it): counted for the skill's usage and the metrics, and
-    the request log names its workspace. Counting is in memory (``infra/usage.py``)."""
+    client holds the answer and uses it; an answer a door keeps and sends again too): counted
+    for the skill's usage and the metrics, and the request log names its workspace. Counting is
+    in memory (``infra/usage.py``)."""
     if settings.XMEMO_USAGE:
         client = actor.token.name if actor.token is not None else actor.via
-        usage.count(revision_pk=target.revision_pk, client=client, level=level)
-    RECALLS.labels(str(level), actor.via).inc()
-    requestctx.note(workspace=target.workspace)
+        usage.count(revision_pk=served.revision_pk, client=client, level=served.level)
+    RECALLS.labels(str(served.level), actor.via).inc()
+    requestctx.note(workspace=served.workspace)
 
 
 def _root(
@@ -200,15 +217,15 @@ def _root(
         content = _root_content(target.revision_id, target.revision_pk)
         return _root_document(target, content, resolved_by, given, served_scan(target))
 
-    answer: shapes.RecallAnswer | Encoded
     if not encode:
         answer = document(arguments)
-    elif arguments is not None:
-        answer = _encoded("root", document(arguments))
+        _served(actor, target, 1)  # after the rendering, which can refuse (RENDERED_TOO_LARGE)
+        return answer
+    if arguments is not None:
+        encoded = _encoded("root", document(arguments))
     else:
-        answer = _encoded_once(key, "root", lambda: document(None))
-    _served(actor, target, 1)  # after the rendering, which can refuse (RENDERED_TOO_LARGE)
-    return answer
+        encoded = _encoded_once(key, "root", lambda: document(None))
+    return encoded._replace(served=_served(actor, target, 1))
 
 
 def _resource(
@@ -235,8 +252,9 @@ def _resource(
             f"Revision '{revision_id}' has no resource '{resource}'.",
             details={"revision_id": revision_id, "resource": resource},
         )
-    _served(actor, target, 2)
+    served = _served(actor, target, 2)
     if not encode:
         return _resource_document(target, component)
     key = f"resjson:{target.revision_id}:{component.content_hash}:{_path_key(resource)}"
-    return _encoded_once(key, "resource", lambda: _resource_document(target, component))
+    encoded = _encoded_once(key, "resource", lambda: _resource_document(target, component))
+    return encoded._replace(served=served)
