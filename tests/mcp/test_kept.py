@@ -12,7 +12,6 @@ from typing import Any
 import httpx
 import pytest
 from django.db import connection
-from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
 from skills_app.infra import invalidation, usage
 from skills_app.mcp import fast
@@ -26,11 +25,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture(autouse=True)
 def _postgresql() -> None:
     require_service("PostgreSQL", connection.vendor == "postgresql", "set DATABASE_URL")
-
-
-@pytest.fixture(params=[MODERN, LATEST_HANDSHAKE_VERSION], ids=["2026-07-28", "handshake-era"])
-def era(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
 
 
 @pytest.fixture
@@ -138,10 +132,7 @@ def test_a_lost_listener_sends_nothing_again(live_url: str, settings: Any, hops:
     publish(user, personal_ws(user))
     token, secret = make_token(user)
     _warm(live_url, secret, hops)
-    listeners = "SELECT pid FROM pg_stat_activity WHERE application_name = %s AND datname = %s"
-    name = [invalidation.LOOP_LISTENER_NAME, connection.settings_dict["NAME"]]
-    commit_elsewhere(f"SELECT pg_terminate_backend(pid) FROM ({listeners}) AS x", name)
-    wait_until(lambda: not _rows(listeners, name), 5.0, message="the listener lives on")
+    _kill_listener()
     commit_elsewhere("UPDATE skills_app_apitoken SET revoked_at = now() WHERE id = %s", [token.pk])
     wait_until(lambda: _call(live_url, secret).status_code == 401, 1.0, interval=0.005)
 
@@ -151,19 +142,28 @@ def test_a_new_listener_takes_over_after_a_loss(live_url: str, hops: list[int]) 
     publish(user, personal_ws(user))
     _, secret = make_token(user)
     _warm(live_url, secret, hops)
-    listeners = "SELECT pid FROM pg_stat_activity WHERE application_name = %s AND datname = %s"
-    name = [invalidation.LOOP_LISTENER_NAME, connection.settings_dict["NAME"]]
-    commit_elsewhere(f"SELECT pg_terminate_backend(pid) FROM ({listeners}) AS x", name)
-    wait_until(lambda: not _rows(listeners, name), 5.0, message="the listener lives on")
+    _kill_listener()
     hops.clear()
     _warm(live_url, secret, hops)
-    assert len(_rows(listeners, name)) == 1
+    assert len(_listeners()) == 1
 
 
-def _rows(sql: str, params: list[Any]) -> list[Any]:
+_LISTENERS = "SELECT pid FROM pg_stat_activity WHERE application_name = %s AND datname = %s"
+
+
+def _listeners() -> list[Any]:
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(
+            _LISTENERS, [invalidation.LOOP_LISTENER_NAME, connection.settings_dict["NAME"]]
+        )
         return cursor.fetchall()
+
+
+def _kill_listener() -> None:
+    """End the loop listener's connection, as a restart or a network cut of the database would."""
+    name = [invalidation.LOOP_LISTENER_NAME, connection.settings_dict["NAME"]]
+    commit_elsewhere(f"SELECT pg_terminate_backend(pid) FROM ({_LISTENERS}) AS x", name)
+    wait_until(lambda: not _listeners(), 5.0, message="the listener lives on")
 
 
 def test_the_rate_limit_counts_answers_sent_again(
