@@ -225,7 +225,7 @@ def _root(
         encoded = _encoded("root", document(arguments))
     else:
         encoded = _encoded_once(key, "root", lambda: document(None))
-    return encoded._replace(served=_served(actor, target, 1))
+    return Encoded(encoded.kind, encoded.body, encoded.etag, _served(actor, target, 1))
 
 
 def _resource(
@@ -257,4 +257,4 @@ def _resource(
         return _resource_document(target, component)
     key = f"resjson:{target.revision_id}:{component.content_hash}:{_path_key(resource)}"
     encoded = _encoded_once(key, "resource", lambda: _resource_document(target, component))
-    return encoded._replace(served=served)
+    return Encoded(encoded.kind, encoded.body, encoded.etag, served)
