@@ -81,11 +81,13 @@ MIDDLEWARE = [
     "skills_app.ops.probes.ProbesMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # Django's session, sign-in and message middleware, gone around by an API call with a bearer
+    # token and no cookie (skills_app/ops/console_middleware.py).
+    "skills_app.ops.console_middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "skills_app.ops.console_middleware.AuthenticationMiddleware",
+    "skills_app.ops.console_middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, as django-axes asks: it turns a lockout raised during sign-in into its answer.
     "axes.middleware.AxesMiddleware",
