@@ -1,4 +1,5 @@
-"""bench/fast_paths.py: its interleaving, its verdict, and its measurements run small."""
+"""bench/fast_paths.py: its interleaving, its verdict, and its measurements run small; the
+served fast paths' verdict (bench/recall.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Callable
 import pytest
 from django.db import connection
 
+from bench import loadgen
 from bench.fast_paths import interleaved, measure_onnx, measure_prepared, saved, verdict_line
 from skills_app.access import Actor
 from tests.factories import make_user, personal_ws, publish
@@ -71,3 +73,26 @@ def test_the_integer_query_encoder_pair_runs(
     assert "model load: fast" in out
     assert "one query's embedding: fast" in out
     assert "Level 0 search: fast" in out
+
+
+def _served(rps: float, p99_ms: float) -> loadgen.Result:
+    return loadgen.Result(
+        "x", requests=int(rps * 10), seconds=10.0, p50_ms=1, p95_ms=2, p99_ms=p99_ms, errors=0
+    )
+
+
+@pytest.mark.parametrize(
+    ("fast", "fallback", "verdict"),
+    [
+        ((3000, 5.0), (2000, 5.0), "KEEP"),  # +50 % throughput
+        ((2000, 5.0), (2000, 10.0), "KEEP"),  # half the tail (the dealer's case)
+        ((2100, 9.0), (2000, 10.0), "DROP"),  # +5 %, 10 % off the tail
+    ],
+)
+def test_a_served_fast_path_is_kept_by_throughput_or_tail(
+    fast: tuple[float, float], fallback: tuple[float, float], verdict: str
+) -> None:
+    from bench.recall import fast_path_verdict
+
+    line = fast_path_verdict("x", _served(*fast), _served(*fallback))
+    assert line.startswith(verdict), line
