@@ -110,7 +110,7 @@ class Listener:
                     # Whatever happened while nobody listened is unknown: a new generation.
                     self.generation += 1
                 pgconn = pg.pgconn
-                self._drain(poller, pgconn)
+                self.generation += _waiting(poller, pgconn)
                 if pgconn.status != _CONNECTION_OK:
                     raise OSError("connection lost")
                 # psycopg keeps notifications it met during queries for a notifies() reader;
@@ -126,13 +126,6 @@ class Listener:
                 return None
             return self.generation
 
-    def _drain(self, poller: select.poll, pgconn: Any) -> None:
-        """Count the notifications waiting on the socket (a non-blocking poll)."""
-        if poller.poll(0):
-            pgconn.consume_input()
-            while pgconn.notifies() is not None:
-                self.generation += 1
-
     def _attach(self, pg: Any) -> select.poll:
         self.generation += 1
         # Notifications psycopg reads while running this connection's queries.
@@ -146,6 +139,16 @@ class Listener:
         if self._pollers.pop(pg, None) is not None:
             pg.remove_notify_handler(self.bump)
         self._listening.discard(pg)
+
+
+def _waiting(poller: select.poll, pgconn: Any) -> int:
+    """How many notifications wait on a listening connection's socket (a non-blocking poll)."""
+    count = 0
+    if poller.poll(0):
+        pgconn.consume_input()
+        while pgconn.notifies() is not None:
+            count += 1
+    return count
 
 
 listener = Listener()
@@ -246,11 +249,7 @@ class LoopListener:
         if pg is None or poller is None:
             return
         try:
-            if poller.poll(0):
-                pgconn = pg.pgconn
-                pgconn.consume_input()
-                while pgconn.notifies() is not None:
-                    self.generation += 1
+            self.generation += _waiting(poller, pg.pgconn)
             if pg.pgconn.status != _CONNECTION_OK:
                 raise OSError("connection lost")
         except Exception:  # any failure means: do not trust the caches

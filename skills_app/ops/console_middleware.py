@@ -16,6 +16,7 @@ from django.contrib.messages import middleware as messages_middleware
 from django.contrib.sessions import middleware as sessions_middleware
 from django.http import HttpRequest
 
+from skills_app.domain.tokens import bearer_secret
 from skills_app.gateway.errors import is_api_path
 
 
@@ -24,7 +25,7 @@ def token_only(request: HttpRequest) -> bool:
     meta = request.META
     return (
         not meta.get("HTTP_COOKIE")
-        and meta.get("HTTP_AUTHORIZATION", "")[:7].lower() == "bearer "
+        and bearer_secret(meta.get("HTTP_AUTHORIZATION", "")) is not None
         and is_api_path(request)
     )
 

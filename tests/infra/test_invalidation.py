@@ -215,13 +215,13 @@ def test_the_database_keeps_a_label_on_its_own_skill() -> None:
 def socket_polls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """One entry per poll of the LISTEN socket, in this process."""
     polls: list[int] = []
-    drain = invalidation.Listener._drain
+    waiting = invalidation._waiting
 
-    def counted(self: invalidation.Listener, *args: Any) -> None:
+    def counted(*args: Any) -> int:
         polls.append(1)
-        drain(self, *args)
+        return waiting(*args)
 
-    monkeypatch.setattr(invalidation.Listener, "_drain", counted)
+    monkeypatch.setattr(invalidation, "_waiting", counted)
     return polls
 
 
