@@ -60,7 +60,6 @@ MCP_P99_MS = 10.0
 # each is kept where it gains at least 15 % on its path.
 FAST_PATH_MIN_GAIN = 0.15
 MCP_SDK_DISPATCH = "MCP Level 1, SDK dispatch (fast path off)"
-MCP_NO_DEALER = "MCP Level 1, uvicorn's own workers (dealer off)"
 INDEX_WARMUP_SECONDS = 15.0
 MCP_WARMUP_SECONDS = 6.0
 WINDOW_PAUSE_SECONDS = 1.0
@@ -418,7 +417,7 @@ def _cpu_ms(windows: list[loadgen.Result], spent: list[float | None]) -> float:
 
 def fast_path_verdict(what: str, fast: loadgen.Result, fallback: loadgen.Result) -> str:
     """KEEP where the fast path gains ``FAST_PATH_MIN_GAIN`` on its fallback in throughput or
-    takes as much off its p99 (the dealer's reason to be is the tail), else DROP."""
+    takes as much off its p99 (the tail is a path's cost too), else DROP."""
     gain = fast.rps / fallback.rps - 1 if fallback.rps else float("inf")
     tail = 1 - fast.p99_ms / fallback.p99_ms if fallback.p99_ms else 0.0
     ok = max(gain, tail) >= FAST_PATH_MIN_GAIN
@@ -545,8 +544,6 @@ def main() -> None:
     # The MCP service on the one-step call's public fallback, the SDK's dispatch
     # (docs/operations.md).
     sdk_server, sdk_base = _start_mcp_server({**env, "XMEMO_MCP_FAST_PATH": "0"}, args.workers)
-    # And on the connection dealer's (xmemo/serve.py): uvicorn's own workers.
-    plain_server, plain_base = _start_mcp_server({**env, "XMEMO_SERVE_DEALER": "0"}, args.workers)
     results: list[loadgen.Result] = []
     try:
         for name in ("level0", "level1", "level2", "level1-labelled", "level1-label"):
@@ -555,7 +552,6 @@ def main() -> None:
             for name in MCP_LEVEL1:
                 _check(mcp_base, scenarios[name], auth)
             _check(sdk_base, scenarios[MCP_LEVEL1[0]], auth)
-            _check(plain_base, scenarios[MCP_LEVEL1[0]], auth)
             oauth_auth = f"Bearer {oauth_access_token(base)}"
             _check(base, scenarios["level1"], oauth_auth)
 
@@ -612,7 +608,6 @@ def main() -> None:
             for name in MCP_LEVEL1:
                 measure("(MCP warm-up)", name, MCP_WARMUP_SECONDS, at=mcp_base)
             measure("(MCP warm-up)", MCP_LEVEL1[0], MCP_WARMUP_SECONDS, at=sdk_base)
-            measure("(MCP warm-up)", MCP_LEVEL1[0], MCP_WARMUP_SECONDS, at=plain_base)
             # The scenarios compared with one another (bare view, Level 1 by both doors and both
             # kinds of token, Level 2) are measured in interleaved rounds and each one's windows
             # pooled: this machine's speed drifts by tens of percent within a minute, and one
@@ -639,7 +634,6 @@ def main() -> None:
             # the tokens' cost and not the machine's drift between two moments of a round.
             by_mcp: list[list[Scenario]] = [[(name, name, None, mcp_base)] for name in MCP_LEVEL1]
             by_mcp.append([(MCP_SDK_DISPATCH, MCP_LEVEL1[0], None, sdk_base)])
-            by_mcp.append([(MCP_NO_DEALER, MCP_LEVEL1[0], None, plain_base)])
             units: list[list[Scenario]] = [
                 [("bare view", "bare", None, "")],
                 [api_level1, oauth_level1],
@@ -675,7 +669,6 @@ def main() -> None:
                 counted_base: counted_server.pid,
                 mcp_base: mcp_server.pid,
                 sdk_base: sdk_server.pid,
-                plain_base: plain_server.pid,
             }
 
             def window(label: str, key: str, seconds: float, token: str | None, at: str) -> None:
@@ -728,7 +721,6 @@ def main() -> None:
         _stop(uncounted_server)
         _stop(counted_server)
         _stop(sdk_server)
-        _stop(plain_server)
 
     print()
     print(
@@ -776,12 +768,8 @@ def main() -> None:
                 f"{level1.rps:,.0f} (target >= {MCP_MIN_SHARE:.2f}x), p99 {r.p99_ms:.2f} ms "
                 f"(target <= {MCP_P99_MS:.0f} ms)"
             )
-        fast = by_name[MCP_LEVEL1[0]]
-        for label, what in (
-            (MCP_SDK_DISPATCH, "one-step tools/call (skills_app/mcp/fast.py)"),
-            (MCP_NO_DEALER, "connection dealer (xmemo/serve.py)"),
-        ):
-            print(fast_path_verdict(what, fast, by_name[label]))
+        what = "one-step tools/call (skills_app/mcp/fast.py)"
+        print(fast_path_verdict(what, by_name[MCP_LEVEL1[0]], by_name[MCP_SDK_DISPATCH]))
         api, oauth = by_name[API_LEVEL1], by_name[OAUTH_LEVEL1]
         ratio = api.rps / oauth.rps  # cost per request, OAuth over API token
         verdicts.append(ratio <= OAUTH_MAX_RATIO)

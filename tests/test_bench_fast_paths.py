@@ -85,7 +85,7 @@ def _served(rps: float, p99_ms: float) -> loadgen.Result:
     ("fast", "fallback", "verdict"),
     [
         ((3000, 5.0), (2000, 5.0), "KEEP"),  # +50 % throughput
-        ((2000, 5.0), (2000, 10.0), "KEEP"),  # half the tail (the dealer's case)
+        ((2000, 5.0), (2000, 10.0), "KEEP"),  # half the tail, no more calls
         ((2100, 9.0), (2000, 10.0), "DROP"),  # +5 %, 10 % off the tail
     ],
 )

@@ -361,8 +361,6 @@ XMEMO_USAGE_FLUSH_SECONDS = env_seconds("XMEMO_USAGE_FLUSH_SECONDS", 10)
 # Semantic retrieval beside the lexical ranking (docs/search.md): on wherever the embedding model
 # is installed; 0 makes Level 0 lexical only (and workers compute no embeddings).
 XMEMO_SEMANTIC_SEARCH = env_bool("XMEMO_SEMANTIC_SEARCH", True)
-# The MCP service's launcher deals connections to its workers (xmemo/serve.py); 0: uvicorn's own.
-XMEMO_SERVE_DEALER = env_bool("XMEMO_SERVE_DEALER", True)
 
 # --- Product knobs --------------------------------------------------------------------------
 XMEMO_SKILLS_DEFAULT_ENABLED = env_bool("XMEMO_SKILLS_DEFAULT_ENABLED", True)

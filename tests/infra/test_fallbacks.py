@@ -9,11 +9,8 @@ same answer, by the plain way. The MCP fast path's comparison lives beside it
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from django.conf import settings as django_settings
 from django.db import connection
@@ -22,15 +19,7 @@ from skills_app.access import Actor
 from skills_app.infra import cache as recall_cache
 from skills_app.infra import invalidation, redis_cache
 from skills_app.selectors.recall import clear_resolutions, recall
-from tests.e2e.processes import (
-    free_port,
-    mcp_service,
-    process_env,
-    require_production_services,
-    running,
-    wait_http,
-)
-from tests.factories import make_token, make_user, personal_ws, publish
+from tests.factories import make_user, personal_ws, publish
 from tests.support import require_service
 
 
@@ -126,44 +115,3 @@ def test_the_redis_cache_with_djangos_own_pools_reads_what_it_wrote(settings: An
         "answer": [1, 2]
     }
     first.delete("fallback-probe")
-
-
-# --- xmemo/serve.py: XMEMO_SERVE_DEALER ----------------------------------------------------------
-
-
-@pytest.mark.django_db(transaction=True)
-def test_the_mcp_service_on_uvicorns_own_workers_answers_the_same(tmp_path: Path) -> None:
-    require_production_services()
-    user = make_user()
-    publish(user, personal_ws(user), slug="deploy", name="Déploiement")
-    _, secret = make_token(user)
-    body = json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": 7,
-            "method": "tools/call",
-            "params": {"name": "recall_cloud_skill", "arguments": {"slug": "deploy"}},
-        }
-    )
-    headers = {
-        "Content-Type": "application/json",
-        "Accept": "application/json, text/event-stream",
-        "Authorization": f"Bearer {secret}",
-    }
-    answers = []
-    for dealer in ("1", "0"):
-        port = free_port()
-        log = tmp_path / f"serve-dealer-{dealer}.log"
-        env = process_env(XMEMO_SERVE_DEALER=dealer)
-        with running(mcp_service(port), env=env, log=log) as service:
-            # Two workers importing Django, the SDK and ONNX Runtime on a shared machine.
-            wait_http(f"http://127.0.0.1:{port}/v1/schema", service, log, timeout=120)
-            reply = httpx.post(
-                f"http://127.0.0.1:{port}/mcp", content=body, headers=headers, timeout=60
-            )
-            answers.append((reply.status_code, reply.headers["content-type"], reply.content))
-    dealt, plain = answers
-    assert dealt[0] == 200, dealt
-    assert json.loads(dealt[2])["result"]["isError"] is False
-    assert plain == dealt
-    assert "Started parent process" in (tmp_path / "serve-dealer-0.log").read_text()

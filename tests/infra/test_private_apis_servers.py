@@ -1,6 +1,5 @@
-"""The private uvicorn, MCP SDK and Django cache surface the fast paths stand on, checked by name.
+"""The private MCP SDK and Django cache surface the fast paths stand on, checked by name.
 
-``xmemo/serve.py`` serves sockets accepted elsewhere on a uvicorn server started without any;
 ``skills_app/mcp/fast.py`` runs the SDK's request checks and result shaping outside its
 dispatch; ``infra/redis_cache.py`` shares Redis pools through ``RedisCacheClient._pools`` and
 swaps the client class through ``RedisCache._class``. Some would degrade quietly, so each test
@@ -9,19 +8,14 @@ switch to the plain fallback). None needs a service."""
 
 from __future__ import annotations
 
-import asyncio
 import inspect
-import socket
-import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
-import uvicorn
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 
 from skills_app.infra import redis_cache
-from xmemo import serve
 
 
 def _fits(function: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
@@ -31,65 +25,6 @@ def _fits(function: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
     except TypeError as exc:
         name = getattr(function, "__qualname__", repr(function))
         pytest.fail(f"{function.__module__}.{name} no longer takes {args!r}, {kwargs!r}: {exc}")
-
-
-# --- xmemo/serve.py: a uvicorn server fed accepted sockets -------------------------------------
-
-
-def test_uvicorn_server_still_starts_and_stops_on_a_given_socket_list() -> None:
-    _fits(uvicorn.Server.startup, object(), sockets=[])
-    _fits(uvicorn.Server.shutdown, object(), sockets=[])
-    for attribute in ("should_exit", "started", "server_state", "config"):
-        server = uvicorn.Server(uvicorn.Config(lambda *_: None))
-        assert hasattr(server, attribute), f"uvicorn.Server has no {attribute} any more"
-
-
-async def _hello(scope: dict[str, Any], receive: Any, send: Any) -> None:
-    assert scope["type"] == "http"
-    await send({"type": "http.response.start", "status": 200, "headers": []})
-    await send({"type": "http.response.body", "body": b"handed"})
-
-
-def test_a_handed_server_serves_a_connection_accepted_elsewhere() -> None:
-    """The dealer's worker end to end on the real loop and parser: uvicorn's startup without
-    sockets leaves the protocol class, server state and lifespan state the worker builds each
-    connection's protocol from; a socket passed over the channel is served."""
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    config = uvicorn.Config(_hello, loop="uvloop", http="httptools", lifespan="off")
-    config.load()
-    server = serve._HandedServer(config, theirs)
-    failures: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            asyncio.run(server.serve(sockets=[]))
-        except BaseException as exc:  # reported below, with what broke
-            failures.append(exc)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    ours.settimeout(10)
-    try:
-        said = ours.recv(16)
-        assert not failures, f"uvicorn's startup without sockets broke: {failures[0]!r}"
-        assert said == serve.READY, "the handed server never started"
-        with socket.create_server(("127.0.0.1", 0)) as listener:
-            client = socket.create_connection(listener.getsockname(), timeout=10)
-            accepted, _ = listener.accept()
-            with accepted:  # the worker holds its own copy now, as from the dealer
-                socket.send_fds(ours, [b"c"], [accepted.fileno()])
-            with client:
-                client.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-                answer = b""
-                while chunk := client.recv(65536):
-                    answer += chunk
-        assert answer.startswith(b"HTTP/1.1 200 "), answer[:200]
-        assert b"\r\nhanded\r\n" in answer, answer[-200:]
-    finally:
-        ours.close()  # the accepting process gone: the worker stops
-        thread.join(timeout=15)
-    assert not thread.is_alive(), "the handed server did not stop when its channel closed"
-    assert not failures, f"the handed server failed: {failures[0]!r}"
 
 
 # --- skills_app/mcp/fast.py: the SDK's checks and shaping, called outside its dispatch ---------
