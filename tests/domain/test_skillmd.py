@@ -9,6 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from skills_app.domain.skillmd import (
+    DISPLAY_NAME_KEY,
+    LEGACY_DISPLAY_NAME_KEY,
+    METADATA_KEY,
     ParsedSkillMd,
     frontmatter_yaml,
     merge_frontmatter,
@@ -345,12 +348,33 @@ def test_merge_frontmatter_puts_name_and_description_first() -> None:
     assert list(merged) == ["name", "description", "license"]
 
 
+def _without_identity(frontmatter: dict[str, Any]) -> dict[str, Any]:
+    """``frontmatter`` with no key that names or describes the skill (a display name, in
+    ``metadata`` or at the top level, is the name)."""
+    identity = ("name", "description", LEGACY_DISPLAY_NAME_KEY)
+    kept = {k: v for k, v in frontmatter.items() if k not in identity}
+    if isinstance(kept.get(METADATA_KEY), dict):
+        kept[METADATA_KEY] = {k: v for k, v in kept[METADATA_KEY].items() if k != DISPLAY_NAME_KEY}
+    return kept
+
+
 @given(_FRONTMATTER)
 def test_split_then_merge_keeps_every_other_key(frontmatter: dict[str, Any]) -> None:
-    name, description, rest = split_frontmatter(
-        {k: v for k, v in frontmatter.items() if k not in ("name", "description")}
-    )
-    assert merge_frontmatter(name, description, rest) == {"name": "", "description": "", **rest}
+    kept = _without_identity(frontmatter)
+    name, description, rest = split_frontmatter(kept)
+    assert (name, description) == ("", "")
+    assert merge_frontmatter(name, description, rest) == {"name": "", "description": "", **kept}
+
+
+def test_split_then_merge_on_the_display_name_keys_hypothesis_found() -> None:
+    """The two cases hypothesis drew from the module's own constants: a display name is the
+    name, never kept among the other keys."""
+    for display in ({LEGACY_DISPLAY_NAME_KEY: False}, {METADATA_KEY: {DISPLAY_NAME_KEY: "D"}}):
+        name, _, rest = split_frontmatter(display)
+        assert name == ("False" if LEGACY_DISPLAY_NAME_KEY in display else "D")
+        assert rest == {}
+    with pytest.raises(ValidationFailed):
+        split_frontmatter({LEGACY_DISPLAY_NAME_KEY: []})
 
 
 # --- dialects ---------------------------------------------------------------------------------
