@@ -128,8 +128,8 @@ def uvicorn(port: int, *flags: str) -> list[str]:
     ]
 
 
-# The MCP service as `make serve-mcp`, docker/compose.yml and `make bench` run it: uvicorn's
-# own workers (uvloop, httptools) under its supervisor (xmemo/serve.py).
+# The MCP service as `make serve-mcp`, docker/compose.yml and `make bench` run it: uvicorn
+# workers (uvloop, httptools), each on a SO_REUSEPORT listener of its own (xmemo/serve.py).
 MCP_SERVICE = ("-m", "xmemo.serve")
 
 

@@ -134,7 +134,7 @@ def test_mcp_is_served_as_in_production(tmp_path: Path) -> None:
 
 def test_the_mcp_service_runs_with_the_same_command_everywhere() -> None:
     """`make serve-mcp`, docker/compose.yml, the tests above and `make bench` run one server
-    command: uvicorn's own workers under its supervisor (test_serve.py)."""
+    command: uvicorn workers on a listener each (test_serve.py)."""
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     serve_mcp = re.search(r"^serve-mcp:.*\n\t(.*)$", makefile, re.MULTILINE)
     assert serve_mcp is not None
