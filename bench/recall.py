@@ -459,6 +459,32 @@ def cost_verdict(title: str, ratios: list[float], target: float, detail: str) ->
     )
 
 
+def tail_verdict(
+    level1: list[loadgen.Result],
+    bare: list[loadgen.Result],
+    pooled: list[loadgen.Result],
+    target: float,
+) -> tuple[bool, str]:
+    """PASS when the median over rounds of Level 1's p99 over the bare view's in the same round
+    is at most ``target``: the two windows of a round are neighbours in time, so a hiccup of
+    the machine lands in one ratio, not in the verdict. ``pooled`` (Level 1, bare) is printed."""
+    ratios = [mine.p99_ms / theirs.p99_ms for mine, theirs in zip(level1, bare, strict=True)]
+    pooled_level1, pooled_bare = pooled
+    figures = (
+        f"pooled {pooled_level1.p99_ms:.2f} vs {pooled_bare.p99_ms:.2f} ms, "
+        f"{pooled_level1.p99_ms / pooled_bare.p99_ms:.2f}x"
+    )
+    if len(ratios) < 3:
+        return False, f"FAIL  Level 1 tail: {len(ratios)} rounds measured, too few ({figures})"
+    median = statistics.median(ratios)
+    ok = median <= target
+    return ok, (
+        f"{'PASS' if ok else 'FAIL'}  Level 1 tail: p99 over the bare view's in the same round, "
+        f"median of {len(ratios)} rounds {median:.2f}x (range {min(ratios):.2f}-"
+        f"{max(ratios):.2f}; target <= {target}x); {figures}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=int(os.environ.get("N", "10000")))
@@ -751,13 +777,11 @@ def main() -> None:
             f"{'PASS' if ok else 'FAIL'}  Level 2 resource: {r.rps / bare.rps:.0%} of bare "
             f"throughput (target >= 50%), p99 {r.p99_ms:.2f} ms (target <= 10 ms)"
         )
-        tail = level1.p99_ms / bare.p99_ms
-        ok = tail <= LEVEL1_TAIL_RATIO
-        verdicts.append(ok)
-        print(
-            f"{'PASS' if ok else 'FAIL'}  Level 1 tail: p99 {level1.p99_ms:.2f} ms vs the bare "
-            f"view's {bare.p99_ms:.2f} ms, {tail:.2f}x (target <= {LEVEL1_TAIL_RATIO}x)"
+        ok, line = tail_verdict(
+            windows[API_LEVEL1], windows[bare.name], [level1, bare], LEVEL1_TAIL_RATIO
         )
+        verdicts.append(ok)
+        print(line)
         for label in MCP_LEVEL1:
             r = by_name[label]
             share = r.rps / level1.rps

@@ -129,3 +129,29 @@ def test_priming_sends_every_request_the_times_asked_and_counts_failures(
     failed = loadgen.prime(counting_server, requests, times=6, connections=4)
     assert _Counting.seen == {"/a": 6, "/b": 6, "/missing": 6}
     assert failed == 6
+
+
+def _p99(*p99s: float) -> list[loadgen.Result]:
+    return [loadgen.Result("w", 7000, 2.0, 4.0, 5.0, p99, 0) for p99 in p99s]
+
+
+def test_the_tail_is_judged_round_by_round_beside_the_bare_views_window() -> None:
+    """A hiccup of the machine in one round's Level 1 window does not decide the tail; a tail
+    longer than the bare view's in most rounds does."""
+    from bench.recall import tail_verdict
+
+    level1, bare = _p99(7.0, 7.2, 19.0, 6.9), _p99(6.5, 6.4, 6.6, 6.3)
+    pooled_level1, pooled_bare = _p99(9.1, 6.5)  # what one slow window does to the pooled p99
+    ok, line = tail_verdict(level1, bare, [pooled_level1, pooled_bare], 1.2)
+    assert ok
+    assert line.startswith("PASS  Level 1 tail: p99 ")
+    assert "median of 4 rounds 1.11x" in line
+    assert "range 1.08-2.88" in line
+    assert "pooled 9.10 vs 6.50 ms, 1.40x" in line
+    level1 = _p99(8.0, 8.1, 7.9, 8.2)
+    ok, line = tail_verdict(level1, bare, [pooled_level1, pooled_bare], 1.2)
+    assert not ok
+    assert line.startswith("FAIL")
+    ok, line = tail_verdict(level1[:1], bare[:1], [pooled_level1, pooled_bare], 1.2)
+    assert not ok
+    assert "too few" in line
