@@ -11,6 +11,8 @@ starts the workers, starts another when one dies and stops them on SIGTERM. Linu
 from __future__ import annotations
 
 import argparse
+import ctypes
+import functools
 import logging
 import os
 import selectors
@@ -30,6 +32,7 @@ LOG = logging.getLogger("xmemo.serve")
 # A worker that dies younger than this is started again only after the same pause, so a
 # worker that cannot start (no database, a broken setting) does not spin the machine.
 YOUNG_SECONDS = 1.0
+PR_SET_PDEATHSIG = 1  # prctl(2), linux/prctl.h
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -76,6 +79,14 @@ def _serve_worker(args: argparse.Namespace) -> None:
     uvicorn.Server(config).run(sockets=[_listener(args)])
 
 
+def _die_with(parent: int) -> None:
+    """In a new worker before it runs: SIGTERM when the launcher dies, even by SIGKILL, so no
+    orphan keeps serving (old code, perhaps) on the shared port beside the next launcher."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM) != 0 or os.getppid() != parent:
+        os._exit(1)  # already orphaned, or the kernel would not say
+
+
 @dataclass
 class _Worker:
     process: subprocess.Popen[bytes]
@@ -94,7 +105,7 @@ class _Supervisor:
 
     def _spawn(self) -> _Worker:
         command = [sys.executable, "-m", "xmemo.serve", "--worker", *self._worker_args()]
-        process = subprocess.Popen(command)
+        process = subprocess.Popen(command, preexec_fn=functools.partial(_die_with, os.getpid()))
         worker = _Worker(process=process, pidfd=os.pidfd_open(process.pid))
         self.selector.register(worker.pidfd, selectors.EVENT_READ, worker)
         return worker

@@ -164,3 +164,18 @@ def _zombie(pid: int) -> bool:
             return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
     except OSError:
         return True
+
+
+def test_workers_do_not_outlive_a_launcher_killed_outright(tmp_path: Path) -> None:
+    """No orphan keeps serving on the shared port beside the next launcher."""
+    log = tmp_path / "log"
+    with _service(log) as (launcher, port):
+        workers = _wait_for_workers(launcher.pid, 2, log)
+        launcher.kill()
+        launcher.wait(timeout=10)
+        deadline = time.monotonic() + 30
+        while any(Path(f"/proc/{w}").exists() and not _zombie(w) for w in workers):
+            assert time.monotonic() < deadline, "a worker outlived its launcher"
+            time.sleep(0.1)
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", port), timeout=1)
