@@ -462,7 +462,7 @@ def cost_verdict(title: str, ratios: list[float], target: float, detail: str) ->
 def tail_verdict(
     level1: list[loadgen.Result],
     bare: list[loadgen.Result],
-    pooled: list[loadgen.Result],
+    pooled: tuple[loadgen.Result, loadgen.Result],
     target: float,
 ) -> tuple[bool, str]:
     """PASS when the median over rounds of Level 1's p99 over the bare view's in the same round
@@ -778,7 +778,7 @@ def main() -> None:
             f"throughput (target >= 50%), p99 {r.p99_ms:.2f} ms (target <= 10 ms)"
         )
         ok, line = tail_verdict(
-            windows[API_LEVEL1], windows[bare.name], [level1, bare], LEVEL1_TAIL_RATIO
+            windows[API_LEVEL1], windows[bare.name], (level1, bare), LEVEL1_TAIL_RATIO
         )
         verdicts.append(ok)
         print(line)

@@ -142,16 +142,16 @@ def test_the_tail_is_judged_round_by_round_beside_the_bare_views_window() -> Non
 
     level1, bare = _p99(7.0, 7.2, 19.0, 6.9), _p99(6.5, 6.4, 6.6, 6.3)
     pooled_level1, pooled_bare = _p99(9.1, 6.5)  # what one slow window does to the pooled p99
-    ok, line = tail_verdict(level1, bare, [pooled_level1, pooled_bare], 1.2)
+    ok, line = tail_verdict(level1, bare, (pooled_level1, pooled_bare), 1.2)
     assert ok
     assert line.startswith("PASS  Level 1 tail: p99 ")
     assert "median of 4 rounds 1.11x" in line
     assert "range 1.08-2.88" in line
     assert "pooled 9.10 vs 6.50 ms, 1.40x" in line
     level1 = _p99(8.0, 8.1, 7.9, 8.2)
-    ok, line = tail_verdict(level1, bare, [pooled_level1, pooled_bare], 1.2)
+    ok, line = tail_verdict(level1, bare, (pooled_level1, pooled_bare), 1.2)
     assert not ok
     assert line.startswith("FAIL")
-    ok, line = tail_verdict(level1[:1], bare[:1], [pooled_level1, pooled_bare], 1.2)
+    ok, line = tail_verdict(level1[:1], bare[:1], (pooled_level1, pooled_bare), 1.2)
     assert not ok
     assert "too few" in line
