@@ -32,11 +32,15 @@ EVAL = Path(__file__).resolve().parent / "search_eval"
 # The second set (docs/search.md, *The evaluation sets*): other repositories, its own skills,
 # every task held out.
 UNSEEN = EVAL / "unseen"
+# The third set (docs/search.md, *The evaluation sets*): more tuning tasks, on other repositories.
+TUNE2 = EVAL / "tune2"
 DATABASE_NAME = "xmemo_search_eval"
 USERNAME = "search-eval"
 UNSEEN_USERNAME = f"{USERNAME}-unseen"  # the second set's own personal workspace
+TUNE2_USERNAME = f"{USERNAME}-tune2"
 METRICS = ("hit@1", "hit@3", "hit@10", "MRR", "para@3")
-SPLITS = ("tune", "held_out", "unseen")
+SPLITS = ("tune", "held_out", "unseen", "tune2")
+TUNING = ("tune", "tune2")  # what a choice may look at
 # What --sweep tries, on the tuning part only: the word ranking's weight, per normalization.
 SWEEP_WEIGHTS = (0.0, 0.1, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6)
 SWEEP_NORMALIZE = ("minmax", "z")
@@ -417,6 +421,19 @@ def _sweep(actor: Any, tasks: list[Task]) -> None:
     print(_table(rows))
 
 
+OFFLINE = "offline fusion (BM25 + encoder)"
+AGAINST = ("hit@1", "hit@3", "MRR")  # what a held-out part compares, served against offline
+
+
+def against_offline(served: dict[str, float], offline: dict[str, float]) -> str:
+    """Level 0 beside the offline fusion of the same parts, to three places, and where (if
+    anywhere) it is below."""
+    pairs = ", ".join(f"{n} {served[n]:.3f} / {offline[n]:.3f}" for n in AGAINST)
+    below = [n for n in AGAINST if served[n] < offline[n] - 1e-9]
+    verdict = f"BELOW on {', '.join(below)}" if below else "at least as good on each"
+    return f"Level 0 / offline fusion: {pairs}: {verdict}"
+
+
 def _report(
     actor: Any,
     skills: list[dict[str, str]],
@@ -424,7 +441,8 @@ def _report(
     mpnet: Path | None = None,
     *,
     workspace: str,
-) -> None:
+) -> dict[str, list[list[str]]]:
+    """Print each split's table for one set; return each system's rankings, one per task."""
     from skills_app.selectors.search import fuse_by_rank
 
     systems = {
@@ -436,7 +454,7 @@ def _report(
     from skills_app.encoder import embedding
 
     if embedding.encoder() is not None:
-        systems["offline fusion (BM25 + encoder)"] = _offline_fusion(skills, tasks, workspace)
+        systems[OFFLINE] = _offline_fusion(skills, tasks, workspace)
         if mpnet is not None:
             systems.update(_mpnet_systems(mpnet, skills, tasks, workspace))
     systems["Level 0"] = _level0(actor, tasks)
@@ -447,11 +465,29 @@ def _report(
         part = [tasks[i] for i in chosen]
         paraphrases = sum(t.kind == "other" for t in part)
         print(f"\n{split} ({len(part)} tasks, {paraphrases} in other words):")
-        print(_table({name: metrics([r[i] for i in chosen], part) for name, r in systems.items()}))
+        rows = {name: metrics([r[i] for i in chosen], part) for name, r in systems.items()}
+        print(_table(rows))
+        if split not in TUNING and OFFLINE in rows:
+            print(against_offline(rows["Level 0"], rows[OFFLINE]))
     if os.environ.get("BENCH_SEARCH_MISSES"):
         for slugs, task in zip(systems["Level 0"], tasks, strict=True):
-            if task.split == "tune" and task.expect not in slugs[:3]:
+            if task.split in TUNING and task.expect not in slugs[:3]:
                 print(f"  miss [{task.kind}] {task.query!r} -> {slugs[:3]} (want {task.expect})")
+    return systems
+
+
+def _pooled_tuning(reports: list[tuple[dict[str, list[list[str]]], list[Task]]]) -> str:
+    """Every set's tuning tasks as one part, for each system every set reported."""
+    names = [name for name in reports[0][0] if all(name in systems for systems, _ in reports)]
+    ranked: dict[str, list[list[str]]] = {name: [] for name in names}
+    part: list[Task] = []
+    for systems, tasks in reports:
+        chosen = [i for i, t in enumerate(tasks) if t.split in TUNING]
+        part += [tasks[i] for i in chosen]
+        for name in names:
+            ranked[name] += [systems[name][i] for i in chosen]
+    rows = {name: metrics(r, part) for name, r in ranked.items()}
+    return f"\ntuning, every set ({len(part)} tasks):\n{_table(rows, digits=3)}"
 
 
 def run(
@@ -488,10 +524,13 @@ def run(
     call_command("migrate", verbosity=0)
     skills, tasks = load_skills(), load_tasks()
     unseen_skills, unseen_tasks = load_skills(UNSEEN), load_tasks(UNSEEN)
+    tune2_skills, tune2_tasks = load_skills(TUNE2), load_tasks(TUNE2)
     print(f"{len(skills)} skills, {len(tasks)} tasks", end="; ")
-    print(f"unseen: {len(unseen_skills)} skills, {len(unseen_tasks)} tasks; {_integer_products()}")
+    print(f"unseen: {len(unseen_skills)} skills, {len(unseen_tasks)} tasks", end="; ")
+    print(f"tune2: {len(tune2_skills)} skills, {len(tune2_tasks)} tasks; {_integer_products()}")
     actor = _publish_all(skills)
     unseen_actor = _publish_all(unseen_skills, UNSEEN_USERNAME)
+    tune2_actor = _publish_all(tune2_skills, TUNE2_USERNAME)
     _embed_all()
     if sweep:
         _sweep(actor, tasks)
@@ -499,8 +538,10 @@ def run(
         print(f"Level 0, tuning part only ({sum(t.split == 'tune' for t in tasks)} tasks):")
         print(_table(_bm25f_sweep(actor, tasks), digits=3))
     else:
-        _report(actor, skills, tasks, mpnet, workspace=USERNAME)
+        first = _report(actor, skills, tasks, mpnet, workspace=USERNAME)
         _report(unseen_actor, unseen_skills, unseen_tasks, mpnet, workspace=UNSEEN_USERNAME)
+        third = _report(tune2_actor, tune2_skills, tune2_tasks, mpnet, workspace=TUNE2_USERNAME)
+        print(_pooled_tuning([(first, tasks), (third, tune2_tasks)]))
         if mpnet is not None:
             from bench.encoders import latency_report
 

@@ -116,3 +116,43 @@ def test_the_bm25f_sweep_ranks_as_served_under_each_setting_then_restores_the_se
     assert [round(row["MRR"], 3) for row in rows.values()] == [1.0, 0.5]
     assert list(rows) == ["b 0.50/0.00/0.75 k1 1.20", "b 0.50/1.00/0.75 k1 1.20"]
     assert served == (search_text.FIELD_B, search_text.K1)
+
+
+def test_the_served_ranking_is_held_against_the_offline_fusion_on_each_metric() -> None:
+    offline = {"hit@1": 0.74, "hit@3": 0.918, "MRR": 0.838}
+    even = search_quality.against_offline(dict(offline), offline)
+    assert even.endswith("at least as good on each")
+    line = search_quality.against_offline({**offline, "MRR": 0.8369}, offline)
+    assert line.endswith("BELOW on MRR")
+    assert "MRR 0.837 / 0.838" in line
+
+
+@pytest.mark.parametrize(
+    "folder", [search_quality.EVAL, search_quality.UNSEEN, search_quality.TUNE2]
+)
+def test_each_evaluation_set_holds_what_its_tasks_expect_and_the_registry_accepts(
+    folder: Path,
+) -> None:
+    """Every task's skill is in its own set, each slug once, each description within the
+    format's 1,024 characters (the save refuses longer: the whole run would stop there)."""
+    skills = search_quality.load_skills(folder)
+    slugs = [skill["slug"] for skill in skills]
+    assert len(slugs) == len(set(slugs))
+    assert all(0 < len(skill["description"]) <= 1024 for skill in skills)
+    tasks = search_quality.load_tasks(folder)
+    assert tasks
+    assert {task.expect for task in tasks} <= set(slugs)
+    assert len({task.split for task in tasks}) <= 2
+
+
+def test_every_sets_tuning_tasks_are_pooled_and_nothing_held_out() -> None:
+    tasks = [
+        Task(query="a", expect="x", kind="other", split="tune"),
+        Task(query="b", expect="y", kind="other", split="held_out"),
+    ]
+    third = [Task(query="c", expect="z", kind="other", split="tune2")]
+    table = search_quality._pooled_tuning(
+        [({"Level 0": [["x"], ["q"]]}, tasks), ({"Level 0": [["q", "z"]]}, third)]
+    )
+    assert "(2 tasks)" in table
+    assert "0.750" in table  # MRR (1 + 1/2) / 2; the held-out miss is not counted
