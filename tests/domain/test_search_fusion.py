@@ -74,15 +74,25 @@ def test_an_empty_ranking_adds_nothing() -> None:
     assert score > 0
 
 
-def test_level0_fusion_takes_a_full_rankings_last_score_as_its_floor() -> None:
-    # Skill 3 is found by words only. Cut at the pool (2 here), the meaning ranking says only
-    # that 3 is at most 0.61; had it ended on its own (pool 3), 3 is below MIN_SIMILARITY.
-    words = [(3, 10.0), (1, 9.0), (2, 1.0)]
-    meaning = [(1, 0.62), (2, 0.61)]
+def test_level0_fusion_takes_a_full_word_rankings_last_score_as_its_floor() -> None:
+    # Skill 3 is found by meaning only. Cut at the pool (2 here), the word ranking says only
+    # that 3 scores at most 9.0; had it ended on its own (pool 3), 3 holds none of the words.
+    words = [(1, 10.0), (2, 9.0)]
+    meaning = [(3, 0.9), (1, 0.5), (2, 0.4)]
     cut = dict(fuse_by_score(words, meaning, 2, lexical_weight=0.5))
     ended = dict(fuse_by_score(words, meaning, 3, lexical_weight=0.5))
     assert cut[3] > ended[3]
-    assert semantic.MIN_SIMILARITY < 0.61
+
+
+def test_a_skill_the_meaning_ranking_lacks_counts_as_its_last_cosine() -> None:
+    # The meaning ranking is the nearest skills whatever their cosine: one it does not hold
+    # (beyond the pool, or no vector yet) is no nearer than its last, even under
+    # MIN_SIMILARITY, and ties with it.
+    words = [(3, 10.0), (4, 10.0)]
+    meaning = [(1, 0.62), (4, 0.05)]
+    fused = dict(fuse_by_score(words, meaning, 50, lexical_weight=0.5))
+    assert fused[3] == pytest.approx(fused[4])
+    assert semantic.MIN_SIMILARITY > 0.05
 
 
 def test_the_rrf_baseline_is_reciprocal_rank() -> None:

@@ -201,3 +201,76 @@ def test_an_inverted_file_index_trains_on_a_bounded_sample() -> None:
     assert np.array_equal(sample, semantic.training_sample(vectors, lists))  # repeatable
     few = vectors[: semantic.TRAIN_PER_LIST * lists - 1]
     assert semantic.training_sample(few, lists) is few
+
+
+def _at_cosine(revision: SkillRevision, cosine: float, axis: int) -> None:
+    """Store a vector whose cosine with the unit query ``e0`` is exactly ``cosine``."""
+    import numpy as np
+
+    vector = np.zeros(embedding.DIM, dtype=np.float32)
+    vector[0], vector[axis] = cosine, (1.0 - cosine**2) ** 0.5
+    RevisionEmbedding.objects.create(
+        revision=revision,
+        model=embedding.MODEL,
+        model_version=embedding.model_version(),
+        dim=embedding.DIM,
+        vector=embedding.vector_bytes(vector),
+    )
+
+
+def test_level0_fuses_the_nearest_skills_whatever_their_cosine_but_answers_only_related_ones(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The meaning side's standard scores are taken over the 50 nearest skills, as an offline
+    fusion of the same parts takes them, not over those above ``MIN_SIMILARITY`` only (a cut
+    list made small margins large); a skill only meaning proposes, under that cosine, is still
+    not in the answer."""
+    import numpy as np
+
+    from skills_app.selectors.search import fuse_by_score, search_skills
+
+    query = np.zeros(embedding.DIM, dtype=np.float32)
+    query[0] = 1.0
+    monkeypatch.setattr(semantic, "query_vector", lambda text: query)
+    cosines = {
+        "zeppelin-charter": 0.15,  # every word, little meaning
+        "airship-routes": 0.5,  # one word in its body
+        "balloon-safety": 0.3,  # no word
+        "bread": 0.1,  # nothing: never answered
+        "knitting": 0.05,
+    }
+    bodies = {"airship-routes": "Plan routes; a zeppelin may fly them too."}
+    for axis, (slug, cosine) in enumerate(cosines.items(), start=1):
+        revision = publish(
+            env.owner,
+            env.personal,
+            slug=slug,
+            name=slug.replace("-", " ").title(),
+            description=f"About {slug.split('-')[0]}.",
+            instruction_body=bodies.get(slug, "Steps."),
+        ).revision
+        _at_cosine(revision, cosine, axis)
+    pk = dict(Skill.objects.values_list("slug", "pk"))
+    words: list[list[tuple[int, float]]] = []
+
+    def words_alone(by_words: Any, by_meaning: Any, pool: int) -> Any:
+        words.append(by_words)
+        return by_words
+
+    text = "zeppelin charter"
+    search_skills(
+        actor=actor_for(env.owner), text=text, workspace=None, limit=10, fusion=words_alone
+    )
+    nearest = sorted(((pk[s], c) for s, c in cosines.items()), key=lambda pair: -pair[1])
+    proposed = {p for p, _ in words[0]} | {p for p, c in nearest if c >= semantic.MIN_SIMILARITY}
+    offline = [(p, s) for p, s in fuse_by_score(words[0], nearest, 50) if p in proposed]
+    served = recall_search(actor=actor_for(env.owner), query=text)["data"]["results"]
+    assert [hit["skill_id"] for hit in served] == [
+        str(Skill.objects.get(pk=p).skill_id) for p, _ in offline
+    ]
+    assert [hit["score"] for hit in served] == [pytest.approx(s, abs=1e-6) for _, s in offline]
+    assert {hit["slug"] for hit in served} == {
+        "zeppelin-charter",
+        "airship-routes",
+        "balloon-safety",
+    }

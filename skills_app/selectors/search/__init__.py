@@ -78,17 +78,14 @@ def fuse_by_score(
     normalize: str = NORMALIZE,
 ) -> list[tuple[int, float]]:
     """Level 0's fusion: each skill scores ``lexical_weight`` times its standard (z) word score
-    plus the rest times its standard cosine, both over the skills being fused. A skill one
-    ranking did not propose counts, in that ranking, as its last proposal's score when the
-    ranking was cut at ``pool`` (it ranked no higher), else as holding none of the words (0) or
-    as the cosine below which nothing is proposed (``semantic.MIN_SIMILARITY``)."""
-
-    def floor(hits: list[tuple[int, float]], nothing: float) -> float:
-        return hits[-1][1] if len(hits) >= pool else nothing
-
+    plus the rest times its standard cosine, both over the skills being fused. A skill the words
+    did not propose counts as their last proposal's score when they were cut at ``pool`` (it
+    ranked no higher), else as holding none of them (0); one the meaning ranking (the nearest
+    ``pool``, whatever their cosine) did not propose, as its last proposal's cosine."""
+    meaning_floor = by_meaning[-1][1] if by_meaning else semantic.MIN_SIMILARITY
     fused = score_fusion(
-        ScoredRanking(by_words, lexical_weight, floor(by_words, 0.0)),
-        ScoredRanking(by_meaning, 1.0 - lexical_weight, floor(by_meaning, semantic.MIN_SIMILARITY)),
+        ScoredRanking(by_words, lexical_weight, by_words[-1][1] if len(by_words) >= pool else 0.0),
+        ScoredRanking(by_meaning, 1.0 - lexical_weight, meaning_floor),
         normalize=normalize,
     )
     return [(int(pk), score) for pk, score in fused]  # type: ignore[call-overload]
@@ -151,7 +148,9 @@ def search_gated(
             limit=pool,
             stand_in=None if stand_in is None else (stand_in.skill_pk, stand_in.vector),
         )
-        ranked = fusion(by_words, by_meaning, pool)
+        about = {pk for pk, _ in by_words}
+        about.update(pk for pk, cosine in by_meaning if cosine >= semantic.MIN_SIMILARITY)
+        ranked = [pair for pair in fusion(by_words, by_meaning, pool) if pair[0] in about]
     return _descriptors(gate, ranked, limit)
 
 

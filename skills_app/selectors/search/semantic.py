@@ -43,7 +43,8 @@ REBUILD_SECONDS = 600.0
 # stamp seen may still become visible later.
 COMMIT_MARGIN = timedelta(seconds=60)
 # Cosine below which a skill is not "about" the query at all (all-MiniLM-L6-v2: unrelated
-# texts score about 0 to 0.15).
+# texts score about 0 to 0.15): the ranking still proposes it, for the fusion's standard scores,
+# but Level 0 answers it only if the words found it too (``search_gated``).
 MIN_SIMILARITY = 0.2
 # Vectors kept per process over all workspaces (384 float32 each: 1.5 KiB).
 MAX_CACHED_VECTORS = 400_000
@@ -86,7 +87,7 @@ def rank(
         if vector is not None:
             found.append((pk, float(vector @ query)))
     found.sort(key=lambda pair: -pair[1])
-    return [(pk, score) for pk, score in found[:limit] if score >= MIN_SIMILARITY]
+    return found[:limit]
 
 
 _EMBEDDER = ThreadPoolExecutor(max_workers=2, thread_name_prefix="xmemo-embed")
@@ -130,7 +131,7 @@ def _rank_uncached(gate: Gate, query: np.ndarray, limit: int) -> list[tuple[int,
     matrix = matrix.reshape(len(rows), embedding.DIM)
     scores = matrix @ query
     order = np.argsort(-scores)[:limit]
-    return [(rows[i][0], float(scores[i])) for i in order if scores[i] >= MIN_SIMILARITY]
+    return [(rows[i][0], float(scores[i])) for i in order]
 
 
 @dataclass
