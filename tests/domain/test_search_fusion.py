@@ -85,14 +85,27 @@ def test_level0_fusion_takes_a_full_word_rankings_last_score_as_its_floor() -> N
 
 
 def test_a_skill_the_meaning_ranking_lacks_counts_as_its_last_cosine() -> None:
-    # The meaning ranking is the nearest skills whatever their cosine: one it does not hold
-    # (beyond the pool, or no vector yet) is no nearer than its last, even under
-    # MIN_SIMILARITY, and ties with it.
+    # The meaning ranking is the nearest skills whatever their cosine: one it does not hold is
+    # no nearer than its last, even under MIN_SIMILARITY, and ties with it.
     words = [(3, 10.0), (4, 10.0)]
     meaning = [(1, 0.62), (4, 0.05)]
     fused = dict(fuse_by_score(words, meaning, 50, lexical_weight=0.5))
     assert fused[3] == pytest.approx(fused[4])
     assert semantic.MIN_SIMILARITY > 0.05
+
+
+def test_a_skill_with_no_vector_yet_is_not_as_near_as_the_last_of_a_short_ranking() -> None:
+    # Shorter than the pool, the meaning ranking holds every skill with a vector: one it lacks
+    # has none yet (not embedded), and counts as not about the query (MIN_SIMILARITY), not as
+    # near as the only skill it holds. The words tie: meaning decides.
+    words = [(1, 5.0), (2, 5.0)]
+    meaning = [(2, 0.8)]
+    fused = dict(fuse_by_score(words, meaning, 50, lexical_weight=0.35))
+    assert fused[2] > fused[1]
+    full = [(2, 0.8), *((pk, 0.7) for pk in range(10, 59))]  # cut at the pool: 1 is at most 0.7
+    fused = dict(fuse_by_score(words, full, 50, lexical_weight=0.35))
+    ended = dict(fuse_by_score(words, full[:20], 50, lexical_weight=0.35))
+    assert fused[1] > ended[1]
 
 
 def test_the_rrf_baseline_is_reciprocal_rank() -> None:

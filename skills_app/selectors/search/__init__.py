@@ -81,8 +81,13 @@ def fuse_by_score(
     plus the rest times its standard cosine, both over the skills being fused. A skill the words
     did not propose counts as their last proposal's score when they were cut at ``pool`` (it
     ranked no higher), else as holding none of them (0); one the meaning ranking (the nearest
-    ``pool``, whatever their cosine) did not propose, as its last proposal's cosine."""
-    meaning_floor = by_meaning[-1][1] if by_meaning else semantic.MIN_SIMILARITY
+    ``pool``, whatever their cosine) did not propose, as its last cosine when it was cut at
+    ``pool``, else (it holds every skill with a vector: this one has none yet) as not about the
+    query, ``semantic.MIN_SIMILARITY``, or the last cosine if lower."""
+    meaning_floor = semantic.MIN_SIMILARITY
+    if by_meaning:
+        last = by_meaning[-1][1]
+        meaning_floor = last if len(by_meaning) >= pool else min(last, meaning_floor)
     fused = score_fusion(
         ScoredRanking(by_words, lexical_weight, by_words[-1][1] if len(by_words) >= pool else 0.0),
         ScoredRanking(by_meaning, 1.0 - lexical_weight, meaning_floor),
