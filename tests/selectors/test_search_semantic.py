@@ -44,12 +44,17 @@ def _embed(revision: SkillRevision) -> None:
     if model is None:
         pytest.fail("The embedding model is not installed (make install installs it).")
     text = f"{revision.name}\n{revision.description}\n{revision.instruction_body}"
+    _store(revision, model.encode([text])[0])
+
+
+def _store(revision: SkillRevision, vector: Any) -> None:
+    """``vector`` stored as the workers store a revision's embedding."""
     RevisionEmbedding.objects.create(
         revision=revision,
         model=embedding.MODEL,
         model_version=embedding.model_version(),
         dim=embedding.DIM,
-        vector=embedding.vector_bytes(model.encode([text])[0]),
+        vector=embedding.vector_bytes(vector),
     )
 
 
@@ -209,13 +214,7 @@ def _at_cosine(revision: SkillRevision, cosine: float, axis: int) -> None:
 
     vector = np.zeros(embedding.DIM, dtype=np.float32)
     vector[0], vector[axis] = cosine, (1.0 - cosine**2) ** 0.5
-    RevisionEmbedding.objects.create(
-        revision=revision,
-        model=embedding.MODEL,
-        model_version=embedding.model_version(),
-        dim=embedding.DIM,
-        vector=embedding.vector_bytes(vector),
-    )
+    _store(revision, vector)
 
 
 def test_level0_fuses_the_nearest_skills_whatever_their_cosine_but_answers_only_related_ones(
