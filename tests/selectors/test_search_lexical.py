@@ -265,6 +265,40 @@ def test_when_more_skills_hold_every_word_than_are_ranked_the_named_ones_are_kep
     assert _slugs(actor_for(env.owner), "rotate signing keystore")[0] == "keystore-rotation"
 
 
+def test_words_held_by_more_skills_than_are_read_are_looked_for_in_names_first(
+    env: Env, pg: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When more skills hold every word than EVERY_WORD_BUDGET reads (one common word at
+    100,000 skills: 16,000), the candidates are the skills whose name or description holds them
+    all, found through that smaller index, not whichever the word index listed first: the
+    skills that name a word lead its ranking, and those were missed when the first matches
+    read held it in their bodies only."""
+    from skills_app.selectors.search import lexical
+
+    for budget in ("MATCH_BUDGET", "EVERY_WORD_BUDGET", "CANDIDATES"):
+        monkeypatch.setattr(lexical, budget, 3)
+    for i in range(6):  # saved first, so listed first by the word index
+        publish(
+            env.owner,
+            env.personal,
+            slug=f"hangar-{i}",
+            name=f"Hangar {i}",
+            description="Keep the hangar tidy.",
+            instruction_body="The zeppelin is moored here.",
+        )
+    for i in range(3):
+        publish(
+            env.owner,
+            env.personal,
+            slug=f"zeppelin-{i}",
+            name=f"Zeppelin {i}",
+            description="Fly it.",
+            instruction_body="Check the gas cells.",
+        )
+    found = _slugs(actor_for(env.owner), "zeppelin")
+    assert sorted(found[:3]) == ["zeppelin-0", "zeppelin-1", "zeppelin-2"]
+
+
 def _plan_shape(plan: dict[str, Any]) -> list[tuple[Any, ...]]:
     """Each node of an EXPLAIN (FORMAT JSON) plan: its kind, table and estimated rows."""
     shape = [(plan["Node Type"], plan.get("Relation Name"), plan["Plan Rows"])]

@@ -50,15 +50,27 @@ def rank(*, gate: Gate, words: QueryWords, slug_guess: str, limit: int) -> list[
     if not gate.workspace_ids or not words.words:
         return []
     if connection.vendor == "postgresql":
-        terms = _terms(gate, words)
-        return _rank_postgresql(gate, terms, slug_guess, limit) if terms else []
+        documents, terms = _terms(gate, words)
+        if not terms:
+            return []
+        return _rank_postgresql(gate, terms, _held_by_many(documents, terms), slug_guess, limit)
     return _rank_fallback(gate, words, slug_guess, limit)
 
 
-def _terms(gate: Gate, words: QueryWords) -> list[_Term]:
-    """Each word's lexeme (stemmed by the English configuration) and IDF over the readable
-    workspaces. A word no readable skill holds is, if it is the last word being typed, a prefix
-    of the words that some do; else it stands for its nearest known word, if one is near."""
+def _held_by_many(documents: int, terms: Sequence[_Term]) -> bool:
+    """Whether more skills are expected to hold every word than EVERY_WORD_BUDGET reads (the
+    words taken as independent): then the skills naming them all are looked for first."""
+    expected = float(documents)
+    for term in terms:
+        expected *= term.documents / max(documents, 1)
+    return expected > EVERY_WORD_BUDGET
+
+
+def _terms(gate: Gate, words: QueryWords) -> tuple[int, list[_Term]]:
+    """The readable skills' count, and each word's lexeme (stemmed by the English
+    configuration) and IDF over them. A word no readable skill holds is, if it is the last word
+    being typed, a prefix of the words that some do; else it stands for its nearest known word,
+    if one is near."""
     readable = list(gate.workspace_ids)
     stems = [stem(word) for word in words.words]
     rows = db.fetch_all(
@@ -93,7 +105,7 @@ def _terms(gate: Gate, words: QueryWords) -> list[_Term]:
             if said is None
             else replace(said, weight=said.weight + weight)
         )
-    return list(terms.values())
+    return documents, list(terms.values())
 
 
 def _vocabulary_df(gate: Gate, condition: str, *params: object) -> int:
@@ -141,49 +153,64 @@ def _rarest_within_budget(terms: Sequence[_Term]) -> list[bool]:
 
 
 def _rank_postgresql(
-    gate: Gate, terms: Sequence[_Term], slug_guess: str, limit: int
+    gate: Gate, terms: Sequence[_Term], named_first: bool, slug_guess: str, limit: int
 ) -> list[tuple[int, float]]:
     where, gate_params = gate.sql("s")
     rare = _rarest_within_budget(terms)
     # Whether a match names a word in its name or description: the candidates' tie-breaker.
     any_word = " | ".join(t.query for t in terms)
+    every_word = " & ".join(t.query for t in terms)
     params: list[object] = [
         [t.query for t in terms],
         [t.weight for t in terms],
         [t.lexeme for t in terms],
         [t.prefix for t in terms],
         rare,
+        named_first,
+        every_word,
+        *gate_params,
+        CANDIDATES,
         any_word,
         *gate_params,
         MATCH_BUDGET,
         any_word,
+        CANDIDATES,  # read only if too few skills name every word
         # Skills holding every word (for one word: all of its matches, up to the budget).
-        " & ".join(t.query for t in terms),
+        every_word,
         *gate_params,
         EVERY_WORD_BUDGET,
         # What a skill holding every word scores for being anywhere: every word's IDF.
         sum(t.weight for t in terms),
         CANDIDATES,
     ]
-    # Each match arrives once per way it was found, with its small name/description vector: a
-    # rare word's match carries that word's IDF, a match of all the words the flag that it holds
-    # them all. The queries are typed once (tsquery[]), not cast per row. The planner sees no
-    # word (the rare ones come from ``t``, all of them through a sub-select): told that a word is
-    # common, it read the table from its start, testing each row's large word vector until
-    # EVERY_WORD_BUDGET matched — 110-150 ms for one common word at 100,000 skills, where the
-    # word index answers in 10. The CANDIDATES best come back with their fields' lengths and
-    # each word's counts (a prefix: the sum over the stems it begins), scored in Python.
+    # Each match arrives once per way it was found, with whether its small name/description
+    # vector holds a word: a rare word's match carries that word's IDF, a match of all the words
+    # the flag that it holds them all. Where more skills hold every word than the budget reads
+    # (``named_first``), those whose name or description holds them all are found first through
+    # that vector's own index (6,500 postings for "docker" at 100,000 skills, where the word
+    # index lists 16,500 and reading 1,000 of those rows took 3 ms), and the others are read
+    # only if too few do. The queries are typed once (tsquery[]), not cast per row. The planner
+    # sees no word (the rare ones come from ``t``, the others and the flag through
+    # sub-selects): told that a word is common, it read the table from its start, testing each
+    # row's large word vector until EVERY_WORD_BUDGET matched — 110-150 ms for one common word
+    # at 100,000 skills, where the word index answers in 10. The CANDIDATES best come back with
+    # their fields' lengths and each word's counts (a prefix: the sum over the stems it
+    # begins), scored in Python.
     sql = (
         "WITH t(q, idf, lexeme, prefix, rare, ord) AS"  # noqa: S608 - table and column names only; values are parameters
         " (SELECT * FROM unnest(%s::tsquery[], %s::float8[], %s::text[], %s::bool[],"
         " %s::bool[]) WITH ORDINALITY),"
+        f" named AS (SELECT s.id FROM {_SKILL} s WHERE (SELECT %s::bool)"
+        f" AND s.search_head @@ (SELECT %s::tsquery) AND {where} LIMIT %s),"
         # A rare word's matches, all of them (a common word's are found with the others).
         " hits AS (SELECT h.id, h.named, t.idf AS rare, 0 AS every FROM t"
         " CROSS JOIN LATERAL (SELECT s.id, s.search_head @@ (SELECT %s::tsquery) AS named"
         f" FROM {_SKILL} s WHERE t.rare AND s.search_vector @@ t.q AND {where} LIMIT %s) h"
+        " UNION ALL SELECT named.id, true, 0.0, 1 FROM named"
         " UNION ALL SELECT a.id, a.named, 0.0, 1 FROM"
-        f" (SELECT s.id, s.search_head @@ (SELECT %s::tsquery) AS named FROM {_SKILL} s"
-        f" WHERE s.search_vector @@ (SELECT %s::tsquery) AND {where} LIMIT %s) a),"
+        " (SELECT s.id, s.search_head @@ (SELECT %s::tsquery) AS named FROM"
+        f" {_SKILL} s WHERE (SELECT count(*) FROM named) < %s"
+        f" AND s.search_vector @@ (SELECT %s::tsquery) AND {where} LIMIT %s) a),"
         # One group per skill, not gathered with array_agg, whose per-group state made 2,000
         # matches spill to disk. The head is tested once per match, where it is read: stored
         # out of line (TOAST), grouping by it and testing it after read it three times.
