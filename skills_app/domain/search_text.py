@@ -6,7 +6,7 @@ import functools
 import math
 import re
 import threading
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
@@ -176,6 +176,34 @@ def bm25f(
 def idf(*, documents: int, containing: int) -> float:
     """BM25's inverse document frequency: rare words weigh more, never below zero."""
     return math.log(1.0 + (documents - containing + 0.5) / (containing + 0.5))
+
+
+def trigrams(word: str) -> frozenset[str]:
+    """pg_trgm's trigrams of one word (a stem: letters and digits only), padded as it pads
+    them: two spaces before, one after."""
+    padded = f"  {word} "
+    return frozenset(padded[i : i + 3] for i in range(len(padded) - 2))
+
+
+def trigram_similarity(mine: frozenset[str], theirs: frozenset[str]) -> float:
+    """pg_trgm's ``similarity``: the trigrams two words share over all of either's."""
+    shared = len(mine & theirs)
+    return shared / (len(mine) + len(theirs) - shared)
+
+
+def nearest_word(word: str, vocabulary: Mapping[str, int], *, at_least: float) -> str | None:
+    """The word of ``vocabulary`` (word: how many skills hold it) most like ``word`` by
+    ``trigram_similarity``, if ``at_least`` that; on a tie the one more skills hold, then the
+    first in order."""
+    mine = trigrams(word)
+    best: tuple[float, int, str] | None = None
+    for known, held in vocabulary.items():
+        similarity = trigram_similarity(mine, trigrams(known))
+        if similarity >= at_least and (
+            best is None or (-similarity, -held, known) < (-best[0], -best[1], best[2])
+        ):
+            best = (similarity, held, known)
+    return None if best is None else best[2]
 
 
 def reciprocal_rank_fusion(

@@ -1,5 +1,5 @@
 """Level 0 by words is BM25F, and the same on both databases: the same skills and queries give
-the same ranking and scores on PostgreSQL as on the embedded default (SQLite)."""
+the same ranking and scores on PostgreSQL as on the embedded default (SQLite), typos too."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from django.db import connection
 
-from skills_app.domain.search_text import K1, bm25f, term_statistics
+from skills_app.domain.search_text import K1, bm25f, nearest_word, term_statistics
 from tests.support import require_service, run_on_fresh_sqlite
 
 # Skills of the evaluation set (bench/search_eval): real SKILL.md text, near neighbours among them.
@@ -43,6 +43,9 @@ queries = [
     "systematic root cause", "mcp server builder for an api", "slack gif", "theme factory",
     "verification before completion", "subagent", "git worktrees isolation", "webapp testing",
     "tests for the testing skill",
+    # Typos: each stands for the nearest word a skill holds, on either database.
+    "systematik debuging", "brand colurs and fonts", "verifcation befor completion",
+    "git worktres", "subagnt driven developmnt",
 ]
 slugs = dict(Skill.objects.values_list("pk", "slug"))
 print(json.dumps({q: [[slugs[pk], round(score, 9)] for pk, score in lexical.rank(
@@ -79,3 +82,14 @@ def test_counts_saturate_and_long_fields_count_less() -> None:
     assert many > 50 / (K1 + 50) - 1e-9
     long_body = bm25f([[0, 0, 1]], [2, 8, 2000], [1.0])
     assert long_body < once  # the same count in a far longer body weighs less
+
+
+def test_a_typo_stands_for_the_most_similar_word_then_the_most_held() -> None:
+    """``nearest_word``, the embedded default's typo mapping, orders as PostgreSQL's query does:
+    the most similar word, then the one more skills hold; nothing under the threshold."""
+    vocabulary = {"rollout": 2, "rollback": 9, "kubernet": 1}
+    assert nearest_word("rolout", vocabulary, at_least=0.45) == "rollout"
+    assert nearest_word("zeppelin", vocabulary, at_least=0.45) is None
+    tied = {"abcx": 1, "abcy": 5}  # equally like "abcz"
+    assert nearest_word("abcz", tied, at_least=0.1) == "abcy"
+    assert nearest_word("abcz", {**tied, "abcy": 1}, at_least=0.1) == "abcx"

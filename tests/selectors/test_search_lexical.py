@@ -411,3 +411,18 @@ def test_a_stem_the_query_says_twice_weighs_twice_on_either_database(env: Env) -
     slugs = dict(Skill.objects.values_list("pk", "slug"))
     assert [slugs[pk] for pk, _ in ranked] == ["second", "first"]
     assert ranked[0][1] == pytest.approx(2 * ranked[1][1])
+
+
+def test_the_embedded_defaults_typo_similarity_is_pg_trgms(pg: None, db: None) -> None:
+    """SQLite has no pg_trgm: ``trigram_similarity`` stands in for its ``similarity``, and a
+    typo must pick the same word on both databases."""
+    from skills_app.domain.search_text import trigram_similarity, trigrams
+
+    words = ["kubernet", "kubernetes", "rollout", "rolout", "summari", "summaris", "aaaa", "aa"]
+    words += ["café", "cafe", "deploy", "deploi", "x1", "v2", "straße", "strasse", "k8s"]
+    with connection.cursor() as cursor:
+        for a in words:
+            for b in words:
+                cursor.execute("SELECT similarity(%s, %s)", [a, b])
+                expected = cursor.fetchone()[0]
+                assert trigram_similarity(trigrams(a), trigrams(b)) == pytest.approx(expected)

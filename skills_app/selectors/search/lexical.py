@@ -18,7 +18,7 @@ from typing import Any
 
 from django.db import connection
 
-from skills_app.domain.search_text import QueryWords, bm25f, idf, stem
+from skills_app.domain.search_text import QueryWords, bm25f, idf, nearest_word, stem
 from skills_app.infra import db
 from skills_app.models import Skill
 from skills_app.selectors.search.gate import Gate
@@ -257,30 +257,37 @@ def _rank_fallback(
 ) -> list[tuple[int, float]]:
     """The same stems, counts and BM25F as PostgreSQL's, the skills found by ``LIKE`` over
     ``search_lexemes`` and the words counted among every skill the caller may read."""
-    readable, readable_params = gate.sql("r")
     said = Counter(stem(word) for word in words.words)  # a stem said twice weighs twice
     stems = list(said)
-    holds = ["r.search_lexemes LIKE %s ESCAPE '\\'" for _ in stems]
-    whole = ["% " + _like_escape(s) + " %" for s in stems]
-    counts = db.fetch_all(
-        f"SELECT count(*), {', '.join(f'coalesce(sum({h}), 0)' for h in holds)}"  # noqa: S608 - fixed conditions
-        f" FROM {_SKILL} r WHERE {readable}",
-        [*whole, *readable_params],
-    )[0]
-    documents, held = int(counts[0]), [int(c) for c in counts[1:]]
-    patterns, prefixes = list(whole), [False] * len(stems)
+    documents, held = _fallback_counts(gate, stems)
+    prefixes = [False] * len(stems)
     if (
         words.last_is_prefix
         and stem(words.words[-1]) == stems[-1]
         and held[-1] == 0
         and len(stems[-1]) >= 3
     ):  # the last word, still being typed: the stems it begins
-        patterns[-1], prefixes[-1] = "% " + _like_escape(stems[-1]) + "%", True
-        held[-1] = _vocabulary_sum(gate, patterns[-1], stems[-1])
+        held[-1] = _vocabulary_sum(gate, "% " + _like_escape(stems[-1]) + "%", stems[-1])
+        prefixes[-1] = held[-1] > 0
+    weights: dict[tuple[str, bool], float] = {}  # two words for one stem: their IDFs summed
+    unknown = [i for i, n in enumerate(held) if n == 0 and len(stems[i]) >= 4]
+    vocabulary = _readable_vocabulary(gate) if unknown else {}
+    for index, (lexeme, prefix) in enumerate(zip(stems, prefixes, strict=True)):
+        if index in unknown:  # a typo: its nearest known word, as on PostgreSQL
+            nearest = nearest_word(lexeme, vocabulary, at_least=TYPO_SIMILARITY)
+            if nearest is not None:
+                lexeme, held[index] = nearest, vocabulary[nearest]
+        weight = idf(documents=documents, containing=min(held[index], documents))
+        weights[lexeme, prefix] = weights.get((lexeme, prefix), 0.0) + weight * said[stems[index]]
+    terms = list(weights)
+    patterns = [
+        "% " + _like_escape(lexeme) + (" %" if not prefix else "%") for lexeme, prefix in terms
+    ]
     where, params = gate.sql("s")
+    holds = " OR ".join("s.search_lexemes LIKE %s ESCAPE '\\'" for _ in terms)
     rows = db.fetch_all(
         f"SELECT s.id, s.slug, s.search_terms FROM {_SKILL} s WHERE {where}"  # noqa: S608 - names only
-        f" AND ({' OR '.join(h.replace('r.', 's.') for h in holds)}) LIMIT {_FALLBACK_CANDIDATES}",
+        f" AND ({holds}) LIMIT {_FALLBACK_CANDIDATES}",
         [*params, *patterns],
     )
     found = []
@@ -288,18 +295,39 @@ def _rank_fallback(
         statistics = _json(raw)
         table = statistics.get("t", {})
         per_word: list[Any] = []
-        for lexeme, prefix in zip(stems, prefixes, strict=True):
+        for lexeme, prefix in terms:
             if prefix:
                 begun = [c for key, c in table.items() if key.startswith(lexeme)]
                 per_word.append([sum(c[i] for c in begun) for i in range(3)] if begun else None)
             else:
                 per_word.append(table.get(lexeme))
         found.append((pk, slug, statistics.get("l", [0, 0, 0]), per_word))
-    idfs = [
-        idf(documents=documents, containing=min(df, documents)) * said[lexeme]
-        for lexeme, df in zip(stems, held, strict=True)
-    ]
-    return _scored(found, idfs, slug_guess, limit)
+    return _scored(found, list(weights.values()), slug_guess, limit)
+
+
+def _fallback_counts(gate: Gate, stems: Sequence[str]) -> tuple[int, list[int]]:
+    """How many skills the caller may read, and how many of them hold each stem."""
+    readable, readable_params = gate.sql("r")
+    holds = ["r.search_lexemes LIKE %s ESCAPE '\\'" for _ in stems]
+    counts = db.fetch_all(
+        f"SELECT count(*), {', '.join(f'coalesce(sum({h}), 0)' for h in holds)}"  # noqa: S608 - fixed conditions
+        f" FROM {_SKILL} r WHERE {readable}",
+        [*("% " + _like_escape(s) + " %" for s in stems), *readable_params],
+    )[0]
+    return int(counts[0]), [int(c) for c in counts[1:]]
+
+
+def _readable_vocabulary(gate: Gate) -> dict[str, int]:
+    """Each stem the readable skills hold, and how many hold it: PostgreSQL's vocabulary table,
+    read from the skills themselves (only for a query word no readable skill holds)."""
+    readable, params = gate.sql("r")
+    held: Counter[str] = Counter()
+    for (text,) in db.fetch_all(
+        f"SELECT r.search_lexemes FROM {_SKILL} r WHERE {readable}",  # noqa: S608 - names only
+        params,
+    ):
+        held.update(set(text.split()))
+    return dict(held)
 
 
 def _json(value: Any) -> Any:
