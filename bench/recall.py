@@ -612,15 +612,18 @@ def main() -> None:
             """Level 0 at ``at`` skills: concurrent (one connection per worker), then as an agent
             calls it — one client, each search sent when the last one has answered (the
             query's embedding included: the bench's queries are distinct, so the per-process
-            cache of recent query embeddings seldom answers)."""
+            cache of recent query embeddings seldom answers). First, not measured, Level 0 load
+            for INDEX_WARMUP_SECONDS: a new worker's first search builds its vector index (a
+            few seconds at 100,000 skills; docs/search.md), and after the minutes of Level 1
+            rounds the skills table's pages are no longer cached: this machine's kernel drops
+            file pages idle for a minute (DAMON ``pageout``), and the first Level 0 block read
+            them back from disk (25-107 MB/s; p95 33-37 ms where the block after it gave
+            17-20)."""
+            measure("(Level 0 warm-up)", "level0", INDEX_WARMUP_SECONDS)
             results.append(timed(f"Level 0 @ {at:,}", "level0"))
             results.append(timed(f"Level 0 @ {at:,}, {SHORT}", "level0-short"))
             results.append(timed(f"Level 0 @ {at:,}, {SEQUENTIAL}", "level0", connections=1))
 
-        # The first search of each worker builds its vector index (a few seconds at 100,000
-        # skills; docs/search.md): let that happen before anything is measured, or it counts in
-        # the first scenarios.
-        measure("(vector index warm-up)", "level0", INDEX_WARMUP_SECONDS)
         windows: dict[str, list[loadgen.Result]] = {}
         # The CPU seconds the serving processes spent in each window (bench/cpu.py; None
         # where a worker came or went).
@@ -739,7 +742,6 @@ def main() -> None:
             _analyze()
             print(f"  {added:,} added in {time.perf_counter() - started:.1f} s (vectors, VACUUM)")
             server, base = _start_server(env, args.workers)
-            measure("(vector index warm-up)", "level0", INDEX_WARMUP_SECONDS)  # new workers
             level0(args.level0_scale)
     finally:
         _stop(server)
