@@ -66,6 +66,16 @@ def test_migrations_run_once_before_everything_else(compose: dict[str, Any]) -> 
         ), name
 
 
+def test_postgresql_keeps_the_skills_in_its_own_buffers(compose: dict[str, Any]) -> None:
+    """Not the default 128 MB (docs/production.md, *PostgreSQL's memory*)."""
+    command = _services(compose)["postgres"]["command"]
+    settings = dict(arg.split("=", 1) for arg in command[2::2])
+    assert command[0] == "postgres"
+    assert set(command[1::2]) == {"-c"}
+    assert settings["shared_buffers"] == "1GB"
+    assert _services(compose)["postgres"]["shm_size"] == "256mb"
+
+
 def test_forwarded_headers_are_trusted_from_the_proxy_network_only(
     compose: dict[str, Any],
 ) -> None:
