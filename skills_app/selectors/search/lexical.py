@@ -5,8 +5,9 @@ Both databases match the stems of ``Skill.search_lexemes`` and score with the st
 ``Skill.search_terms`` (``domain.search_text``, computed at save), in the same Python, so they
 answer alike. PostgreSQL finds candidates through the GIN-indexed ``search_vector`` and
 ``search_head`` (migration 0031), within ``MATCH_BUDGET`` and ``EVERY_WORD_BUDGET``, weighs words
-by the per-workspace vocabulary of 0014 and maps an unknown word to its nearest known one;
-SQLite reads every readable skill holding a word."""
+by the per-workspace vocabulary of 0014 and maps an unknown word to its nearest known one
+(``pg_trgm``); SQLite reads every readable skill holding a word, and for an unknown word every
+readable skill's stems, to map it by the same similarity in Python."""
 
 from __future__ import annotations
 
@@ -255,8 +256,9 @@ _FALLBACK_CANDIDATES = 2000
 def _rank_fallback(
     gate: Gate, words: QueryWords, slug_guess: str, limit: int
 ) -> list[tuple[int, float]]:
-    """The same stems, counts and BM25F as PostgreSQL's, the skills found by ``LIKE`` over
-    ``search_lexemes`` and the words counted among every skill the caller may read."""
+    """The same stems, counts, typo mapping and BM25F as PostgreSQL's, the skills found by
+    ``LIKE`` over ``search_lexemes`` and the words counted among every skill the caller may
+    read."""
     said = Counter(stem(word) for word in words.words)  # a stem said twice weighs twice
     stems = list(said)
     documents, held = _fallback_counts(gate, stems)
