@@ -47,9 +47,12 @@ queries = [
     "systematik debuging", "brand colurs and fonts", "verifcation befor completion",
     "git worktres", "subagnt driven developmnt",
 ]
+queries = [q + "." for q in queries]
+# A last word still being typed: the stems it begins (or, if none, its nearest word).
+queries += ["brand colo", "systematic debu", "git worktr", "writing plxn"]
 slugs = dict(Skill.objects.values_list("pk", "slug"))
 print(json.dumps({q: [[slugs[pk], round(score, 9)] for pk, score in lexical.rank(
-    gate=gate, words=query_words(q + "."), slug_guess="", limit=50)] for q in queries}))
+    gate=gate, words=query_words(q), slug_guess="", limit=50)] for q in queries}))
 """.replace("EVAL", str(Path(__file__).resolve().parents[2] / "bench" / "search_eval"))
 
 

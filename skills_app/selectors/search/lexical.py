@@ -263,17 +263,22 @@ def _rank_fallback(
     stems = list(said)
     documents, held = _fallback_counts(gate, stems)
     prefixes = [False] * len(stems)
-    if (
+    typing = (
         words.last_is_prefix
         and stem(words.words[-1]) == stems[-1]
         and held[-1] == 0
         and len(stems[-1]) >= 3
-    ):  # the last word, still being typed: the stems it begins
-        held[-1] = _vocabulary_sum(gate, "% " + _like_escape(stems[-1]) + "%", stems[-1])
+    )
+    vocabulary = (
+        _readable_vocabulary(gate)
+        if typing or any(n == 0 and len(s) >= 4 for s, n in zip(stems, held, strict=True))
+        else {}
+    )
+    if typing:  # the last word, still being typed: the stems it begins
+        held[-1] = sum(n for known, n in vocabulary.items() if known.startswith(stems[-1]))
         prefixes[-1] = held[-1] > 0
     weights: dict[tuple[str, bool], float] = {}  # two words for one stem: their IDFs summed
     unknown = [i for i, n in enumerate(held) if n == 0 and len(stems[i]) >= 4]
-    vocabulary = _readable_vocabulary(gate) if unknown else {}
     for index, (lexeme, prefix) in enumerate(zip(stems, prefixes, strict=True)):
         if index in unknown:  # a typo: its nearest known word, as on PostgreSQL
             nearest = nearest_word(lexeme, vocabulary, at_least=TYPO_SIMILARITY)
@@ -321,7 +326,8 @@ def _fallback_counts(gate: Gate, stems: Sequence[str]) -> tuple[int, list[int]]:
 
 def _readable_vocabulary(gate: Gate) -> dict[str, int]:
     """Each stem the readable skills hold, and how many hold it: PostgreSQL's vocabulary table,
-    read from the skills themselves (only for a query word no readable skill holds)."""
+    read from the skills themselves (only for a query word no readable skill holds whole: a
+    prefix being typed, or a typo)."""
     readable, params = gate.sql("r")
     held: Counter[str] = Counter()
     for (text,) in db.fetch_all(
@@ -339,15 +345,3 @@ def _json(value: Any) -> Any:
 
 def _like_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-def _vocabulary_sum(gate: Gate, pattern: str, lexeme: str) -> int:
-    """As PostgreSQL's vocabulary counts a prefix: over every readable skill, how many of its
-    stems begin with ``lexeme``."""
-    readable, params = gate.sql("r")
-    rows = db.fetch_all(
-        f"SELECT r.search_lexemes FROM {_SKILL} r WHERE {readable}"  # noqa: S608 - names only
-        " AND r.search_lexemes LIKE %s ESCAPE '\\'",
-        [*params, pattern],
-    )
-    return sum(sum(1 for w in text.split() if w.startswith(lexeme)) for (text,) in rows)
