@@ -104,6 +104,9 @@ def wait_http(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: float
     )
 
 
+GUNICORN_WORKERS = 2
+
+
 def gunicorn(port: int) -> list[str]:
     return [
         str(BIN / "gunicorn"),
@@ -111,7 +114,7 @@ def gunicorn(port: int) -> list[str]:
         "--bind",
         f"127.0.0.1:{port}",
         "--workers",
-        "2",
+        str(GUNICORN_WORKERS),
     ]
 
 

@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from tests.e2e.processes import (
+    GUNICORN_WORKERS,
     celery_worker,
     free_port,
     gunicorn,
@@ -127,6 +128,14 @@ def test_refusals_write_only_their_json_line_and_metrics_has_its_route(tmp_path:
         running(gunicorn(port), env=env, ready_url=f"{base}/healthz", log=web_log),
         httpx.Client(base_url=base, headers={"Authorization": f"Bearer {secret}"}) as api,
     ):
+        # /healthz answers once one worker is up; gunicorn's own line for the next may come
+        # later. Count from after every worker's boot line, so only the requests' lines follow.
+        wait_until(
+            lambda: web_log.read_text(errors="replace").count("Booting worker") >= GUNICORN_WORKERS,
+            60,
+            interval=0.1,
+            message=lambda: f"not every gunicorn worker booted:\n{web_log.read_text()[-3000:]}",
+        )
         started = len(web_log.read_text(errors="replace").splitlines())
         ids = []
         for method, path, status in [
