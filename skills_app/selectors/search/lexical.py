@@ -172,14 +172,15 @@ def _rank_postgresql(
         *gate_params,
         CANDIDATES,
         any_word,
-        *gate_params,
-        MATCH_BUDGET,
-        any_word,
-        CANDIDATES,  # read only if too few skills name every word
-        # Skills holding every word (for one word: all of its matches, up to the budget).
+        CANDIDATES,
         every_word,
         *gate_params,
         EVERY_WORD_BUDGET,
+        any_word,
+        CANDIDATES,
+        CANDIDATES,
+        *gate_params,
+        MATCH_BUDGET,
         # What a skill holding every word scores for being anywhere: every word's IDF.
         sum(t.weight for t in terms),
         CANDIDATES,
@@ -189,29 +190,35 @@ def _rank_postgresql(
     # the flag that it holds them all. Where more skills hold every word than the budget reads
     # (``named_first``), those whose name or description holds them all are found first through
     # that vector's own index (6,500 postings for "docker" at 100,000 skills, where the word
-    # index lists 16,500 and reading 1,000 of those rows took 3 ms), and the others are read
-    # only if too few do. The queries are typed once (tsquery[]), not cast per row. The planner
-    # sees no word (the rare ones come from ``t``, the others and the flag through
-    # sub-selects): told that a word is common, it read the table from its start, testing each
-    # row's large word vector until EVERY_WORD_BUDGET matched — 110-150 ms for one common word
-    # at 100,000 skills, where the word index answers in 10. The CANDIDATES best come back with
-    # their fields' lengths and each word's counts (a prefix: the sum over the stems it
-    # begins), scored in Python.
+    # index lists 16,500 and reading 1,000 of those rows took 3 ms); the others holding every
+    # word are read only if too few do, and a rare word's matches (holding fewer words, they
+    # rank below) only if too few skills hold every word (at 10,000 skills one topic word is
+    # rare, and reading its 1,700 matches took 7 of the statement's 9 ms). The queries are typed
+    # once (tsquery[]), not cast per row. The planner sees no word (the rare ones come from
+    # ``t``, the others and the flag through sub-selects): told that a word is common, it read
+    # the table from its start, testing each row's large word vector until EVERY_WORD_BUDGET
+    # matched — 110-150 ms for one common word at 100,000 skills, where the word index answers
+    # in 10. The CANDIDATES best come back with their fields' lengths and each word's counts (a
+    # prefix: the sum over the stems it begins), scored in Python.
     sql = (
         "WITH t(q, idf, lexeme, prefix, rare, ord) AS"  # noqa: S608 - table and column names only; values are parameters
         " (SELECT * FROM unnest(%s::tsquery[], %s::float8[], %s::text[], %s::bool[],"
         " %s::bool[]) WITH ORDINALITY),"
         f" named AS (SELECT s.id FROM {_SKILL} s WHERE (SELECT %s::bool)"
         f" AND s.search_head @@ (SELECT %s::tsquery) AND {where} LIMIT %s),"
-        # A rare word's matches, all of them (a common word's are found with the others).
+        # Skills holding every word (for one word: all of its matches, up to the budget), read
+        # only if too few skills name every word.
+        " every AS (SELECT s.id, s.search_head @@ (SELECT %s::tsquery) AS named FROM"
+        f" {_SKILL} s WHERE (SELECT count(*) FROM named) < %s"
+        f" AND s.search_vector @@ (SELECT %s::tsquery) AND {where} LIMIT %s),"
+        # A rare word's matches, all of them, read only if too few skills hold every word.
         " hits AS (SELECT h.id, h.named, t.idf AS rare, 0 AS every FROM t"
         " CROSS JOIN LATERAL (SELECT s.id, s.search_head @@ (SELECT %s::tsquery) AS named"
-        f" FROM {_SKILL} s WHERE t.rare AND s.search_vector @@ t.q AND {where} LIMIT %s) h"
+        f" FROM {_SKILL} s WHERE t.rare AND (SELECT count(*) FROM named) < %s"
+        " AND (SELECT count(*) FROM every) < %s"
+        f" AND s.search_vector @@ t.q AND {where} LIMIT %s) h"
         " UNION ALL SELECT named.id, true, 0.0, 1 FROM named"
-        " UNION ALL SELECT a.id, a.named, 0.0, 1 FROM"
-        " (SELECT s.id, s.search_head @@ (SELECT %s::tsquery) AS named FROM"
-        f" {_SKILL} s WHERE (SELECT count(*) FROM named) < %s"
-        f" AND s.search_vector @@ (SELECT %s::tsquery) AND {where} LIMIT %s) a),"
+        " UNION ALL SELECT every.id, every.named, 0.0, 1 FROM every),"
         # One group per skill, not gathered with array_agg, whose per-group state made 2,000
         # matches spill to disk. The head is tested once per match, where it is read: stored
         # out of line (TOAST), grouping by it and testing it after read it three times.
