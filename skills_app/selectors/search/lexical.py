@@ -220,8 +220,8 @@ def _rank_postgresql(
         " UNION ALL SELECT named.id, true, 0.0, 1 FROM named"
         " UNION ALL SELECT every.id, every.named, 0.0, 1 FROM every),"
         # One group per skill, not gathered with array_agg, whose per-group state made 2,000
-        # matches spill to disk. The head is tested once per match, where it is read: stored
-        # out of line (TOAST), grouping by it and testing it after read it three times.
+        # matches spill to disk. The head is tested once per match, where its row is read
+        # (when it was in TOAST, grouping by it and testing it after read it three times).
         " cand AS (SELECT hits.id FROM hits GROUP BY hits.id"
         # Ties (every skill holding all the words, say) keep those named for a word first.
         " ORDER BY greatest(sum(hits.rare), max(hits.every) * %s::float8) DESC,"
