@@ -308,11 +308,9 @@ def _word_matches_read(plan: dict[str, Any]) -> int:
     return read + sum(_word_matches_read(child) for child in plan.get("Plans", []))
 
 
-def _found_and_read(
-    actor: Actor, query: str, monkeypatch: pytest.MonkeyPatch
-) -> tuple[list[str], int]:
-    """Level 0's answer to ``query``, and the rows its word statement, explained, read from the
-    skills table by a word test."""
+def _search_explained(actor: Actor, query: str, *, analyze: bool) -> tuple[list[str], Any]:
+    """Level 0's answer to ``query``, and the plan of its word statement (EXPLAIN, FORMAT JSON;
+    with ``analyze``, as it ran)."""
     from skills_app.infra import db
 
     statements: list[tuple[str, list[Any]]] = []
@@ -322,14 +320,15 @@ def _found_and_read(
         statements.append((sql, params))
         return fetch_all(sql, params, **kwargs)
 
-    monkeypatch.setattr(db, "fetch_all", recording)
-    found = _slugs(actor, query)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(db, "fetch_all", recording)
+        found = _slugs(actor, query)
     rank_sql, params = next((sql, p) for sql, p in statements if " hits AS " in sql)
     with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + rank_sql, params)
+        cursor.execute(f"EXPLAIN ({'ANALYZE, ' if analyze else ''}FORMAT JSON) {rank_sql}", params)
         (explained,) = cursor.fetchone()
     plan = explained if isinstance(explained, list) else json.loads(explained)
-    return found, _word_matches_read(plan[0]["Plan"])
+    return found, plan[0]["Plan"]
 
 
 def test_when_enough_skills_name_every_word_no_other_match_is_read(
@@ -355,9 +354,9 @@ def test_when_enough_skills_name_every_word_no_other_match_is_read(
         )
     for i in range(3):
         publish(env.owner, env.personal, slug=f"zeppelin-{i}", name=f"Zeppelin {i}")
-    found, read = _found_and_read(actor_for(env.owner), "zeppelin", monkeypatch)
+    found, plan = _search_explained(actor_for(env.owner), "zeppelin", analyze=True)
     assert sorted(found[:3]) == ["zeppelin-0", "zeppelin-1", "zeppelin-2"]
-    assert read == 3
+    assert _word_matches_read(plan) == 3
 
 
 def test_when_enough_skills_hold_every_word_the_rare_words_other_matches_are_not_read(
@@ -382,10 +381,10 @@ def test_when_enough_skills_hold_every_word_the_rare_words_other_matches_are_not
             name=f"Airship {i}",
             instruction_body="The zeppelin is moored in the hangar.",
         )
-    found, read = _found_and_read(actor_for(env.owner), "zeppelin hangar", monkeypatch)
+    found, plan = _search_explained(actor_for(env.owner), "zeppelin hangar", analyze=True)
     assert len(found) == 3
     assert {slug[:5] for slug in found} == {"both-"}
-    assert read == 4
+    assert _word_matches_read(plan) == 4
 
 
 def _plan_shape(plan: dict[str, Any]) -> list[tuple[Any, ...]]:
@@ -405,7 +404,6 @@ def test_a_common_word_is_planned_like_a_rare_one(
     skills 110-150 ms where the index answers in 10 (``make bench``, common words). The
     statement keeps the words from the planner: the plan is the same whatever the word, and at
     scale it is the index's."""
-    from skills_app.infra import db
     from skills_app.selectors.search import lexical
 
     monkeypatch.setattr(lexical, "MATCH_BUDGET", 5)
@@ -425,24 +423,11 @@ def test_a_common_word_is_planned_like_a_rare_one(
             " FROM skills_app_skill, generate_series(1, 300) g WHERE slug = 'z-0'"
         )
         cursor.execute("ANALYZE skills_app_skill")
-    statements: list[tuple[str, list[Any]]] = []
-    fetch_all = db.fetch_all
-
-    def recording(sql: str, params: list[Any], **kwargs: bool) -> list[tuple[Any, ...]]:
-        statements.append((sql, params))
-        return fetch_all(sql, params, **kwargs)
-
-    monkeypatch.setattr(db, "fetch_all", recording)
     shapes = []
     for word, found in (("zeppelin", 5), ("quasar", 1)):  # 5: the EVERY_WORD_BUDGET of 301
-        statements.clear()
-        assert len(_slugs(actor_for(env.owner), word)) == found
-        rank_sql, params = next((sql, p) for sql, p in statements if " hits AS " in sql)
-        with connection.cursor() as cursor:
-            cursor.execute("EXPLAIN (FORMAT JSON) " + rank_sql, params)
-            (explained,) = cursor.fetchone()
-        plan = explained if isinstance(explained, list) else json.loads(explained)
-        shapes.append(_plan_shape(plan[0]["Plan"]))
+        slugs, plan = _search_explained(actor_for(env.owner), word, analyze=False)
+        assert len(slugs) == found
+        shapes.append(_plan_shape(plan))
     assert shapes[0] == shapes[1]
 
 
